@@ -1,0 +1,69 @@
+#include "runtime/common/settings.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <strings.h>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::settings {
+namespace {
+
+constexpr Setting kTable[] = {
+    {"TUTTI_INIT_METHOD", "url", "env://",
+     "How ranks meet: tcp://HOST:PORT, file:///PATH or env:// (read the launcher's variables)."},
+    {"TUTTI_RANK", "int", "", "This process's rank in [0, TUTTI_WORLD_SIZE); set by tutti launch."},
+    {"TUTTI_WORLD_SIZE", "int", "", "How many ranks the job has; set by tutti launch."},
+    {"TUTTI_LOCAL_RANK", "int", "", "This process's rank among the ranks on its node."},
+    {"TUTTI_LOCAL_SIZE", "int", "", "How many ranks share this process's node."},
+    {"TUTTI_ADDR", "host:port", "", "Where the rendezvous store listens; set by tutti launch."},
+    {"TUTTI_PORT", "int", "",
+     "Port of the rendezvous store under Slurm, MPI or PMI; derived from the job and step ids when unset."},
+    {"TUTTI_HOST", "string", "",
+     "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
+    {"TUTTI_INIT_TIMEOUT_MS", "int", "120000", "How long rendezvous may take before it fails and names the missing ranks."},
+    {"TUTTI_OP_TIMEOUT_MS", "int", "300000", "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_LOG_LEVEL", "level", "warn", "error, warn, info or debug: what tutti writes to stderr."},
+};
+
+}  // namespace
+
+std::span<const Setting> table() { return kTable; }
+
+std::optional<std::string> text(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+std::optional<int64_t> integer(const char* name, int64_t min, int64_t max) {
+  auto value = text(name);
+  if (!value) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long long parsed = std::strtoll(value->c_str(), &end, 10);
+  if (errno != 0 || end == value->c_str() || *end != '\0' || parsed < min || parsed > max) {
+    fail(Status::kInvalidArgument,
+         concat(name, "=\"", *value, "\" is not an integer in [", min, ", ", max, "]; set it to one, or unset it"));
+  }
+  return parsed;
+}
+
+int log_level() {
+  auto value = text("TUTTI_LOG_LEVEL");
+  if (!value) return 1;
+  const char* names[] = {"error", "warn", "info", "debug"};
+  for (int level = 0; level < 4; ++level) {
+    if (strcasecmp(value->c_str(), names[level]) == 0) return level;
+  }
+  // The logger cannot report through itself; say it once on stderr and keep the default.
+  std::string line = concat("[tutti] WARN: TUTTI_LOG_LEVEL=\"", *value,
+                            "\" is not one of error, warn, info, debug; using warn\n");
+  fputs(line.c_str(), stderr);
+  return 1;
+}
+
+}  // namespace tutti::settings

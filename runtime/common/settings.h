@@ -1,0 +1,31 @@
+// Every TUTTI_* environment variable, in one table (STYLE G16): its type, default and
+// a one-sentence doc. `tutti info` prints it. Reading a variable through here is also
+// where an unparsable value becomes an error naming the variable and the accepted forms.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace tutti::settings {
+
+struct Setting {
+  const char* name;
+  const char* type;           // "int", "string", "host:port", "level", "url"
+  const char* default_value;  // as text, "" when there is none
+  const char* doc;
+};
+
+std::span<const Setting> table();
+
+// The variable's value, or nullopt when it is unset or empty.
+std::optional<std::string> text(const char* name);
+// The variable as an integer in [min, max]; throws Error(kInvalidArgument) naming the
+// variable when it is not one.
+std::optional<int64_t> integer(const char* name, int64_t min, int64_t max);
+
+// TUTTI_LOG_LEVEL as a number (0 error, 1 warn, 2 info, 3 debug); warn when unset.
+int log_level();
+
+}  // namespace tutti::settings

@@ -1,0 +1,110 @@
+#include "runtime/loop/loop.h"
+
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+
+namespace tutti::loop {
+
+std::shared_ptr<Loop> Loop::shared() {
+  // Weak, so that the thread goes away with the last communicator instead of at exit,
+  // where the order of static destructors would make joining it a gamble.
+  static std::mutex mutex;
+  static std::weak_ptr<Loop> current;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto loop = current.lock();
+  if (!loop) {
+    loop = std::make_shared<Loop>();
+    current = loop;
+  }
+  return loop;
+}
+
+Loop::Loop() {
+  int rc = uv_loop_init(&loop_);
+  if (rc != 0) fail(Status::kInternal, concat("uv_loop_init failed: ", uv_strerror(rc)));
+  rc = uv_async_init(&loop_, &wakeup_, &Loop::on_wakeup);
+  if (rc != 0) fail(Status::kInternal, concat("uv_async_init failed: ", uv_strerror(rc)));
+  wakeup_.data = this;
+  std::promise<void> started;
+  auto started_future = started.get_future();
+  thread_ = std::thread([this, &started] {
+    thread_id_ = std::this_thread::get_id();
+    started.set_value();
+    run_thread();
+  });
+  started_future.wait();
+}
+
+Loop::~Loop() {
+  assert(!on_loop_thread());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  uv_async_send(&wakeup_);
+  thread_.join();
+  uv_loop_close(&loop_);
+}
+
+bool Loop::post(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return false;
+    tasks_.push_back(std::move(task));
+  }
+  uv_async_send(&wakeup_);
+  return true;
+}
+
+void Loop::on_wakeup(uv_async_t* async) {
+  auto* self = static_cast<Loop*>(async->data);
+  self->drain_tasks_on_loop();
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    stopping = self->stopping_;
+  }
+  if (stopping) {
+    // Close whatever handle is still open (owners close theirs first; this is the net
+    // under them) so that uv_run returns.
+    uv_walk(
+        &self->loop_,
+        [](uv_handle_t* handle, void*) {
+          if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+        },
+        nullptr);
+  }
+}
+
+void Loop::drain_tasks_on_loop() {
+  std::vector<Task> batch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batch.swap(tasks_);
+  }
+  for (auto& task : batch) {
+    try {
+      task();
+    } catch (const std::exception& e) {
+      // A task must not take the loop down with it: the loop serves every communicator.
+      log::error("event loop task threw: ", e.what());
+    }
+  }
+}
+
+void Loop::run_thread() {
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  // Tasks posted between the last wake-up and stopping_ are still run, so that no
+  // promise a caller waits on is left unset.
+  drain_tasks_on_loop();
+}
+
+void Loop::fail_call_timeout() {
+  fail(Status::kTimeout, "the tutti event loop did not run a task before its deadline; the loop thread is busy or stuck");
+}
+
+void Loop::fail_stopped() {
+  fail(Status::kAborted, "the tutti event loop is stopping; no new work is accepted");
+}
+
+}  // namespace tutti::loop

@@ -1,0 +1,59 @@
+// A connection to the rendezvous store, for user threads. Every call blocks until the
+// server answers or the deadline passes, and throws Error on failure; the I/O itself
+// runs on the event loop. Calls may come from several threads at once.
+//
+// Errors, by status: kTimeout (deadline passed; the message names the key(s)),
+// kTransport (could not connect, or the connection broke; names the address),
+// kPeerLost (the store's host went away mid-call), kInvalidArgument (a limit of the
+// server broken, e.g. a value too large), kAborted (after shutdown()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/common/deadline.h"
+#include "runtime/common/status.h"
+#include "runtime/loop/loop.h"
+
+namespace tutti::store {
+
+class Client {
+ public:
+  // Connects to host:port, retrying refused or unreachable attempts with backoff until
+  // the deadline (the server may not be up yet). The final error says the address,
+  // how many tries over how long, and the last reason.
+  static std::unique_ptr<Client> connect(std::shared_ptr<loop::Loop> loop, const std::string& host,
+                                         uint16_t port, Deadline deadline);
+  virtual ~Client() = default;
+
+  virtual void set(const std::string& key, const std::string& value, Deadline deadline) = 0;
+  // Waits until key exists, then returns its value.
+  virtual std::string get(const std::string& key, Deadline deadline) = 0;
+  // Adds delta to the integer at key (absent counts as 0) and returns the new value.
+  virtual int64_t add(const std::string& key, int64_t delta, Deadline deadline) = 0;
+  // Sets key to desired if its value is expected ("" expects the key to be absent), and
+  // returns the value the key holds afterwards either way.
+  virtual std::string compare_set(const std::string& key, const std::string& expected,
+                                  const std::string& desired, Deadline deadline) = 0;
+  // Waits until every key exists.
+  virtual void wait_all(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  // Waits until at least one key exists; returns the index of one that does.
+  virtual size_t wait_any(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  // Which of keys exist now; never waits for a key.
+  virtual std::vector<bool> check(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  // Waits until every key exists, then returns their values in order.
+  virtual std::vector<std::string> multi_get(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  // Returns whether the key existed.
+  virtual bool remove(const std::string& key, Deadline deadline) = 0;
+
+  // Fails every pending and later call with `status` and `why`, and closes the
+  // connection. Any thread; returns without waiting for the server.
+  virtual void shutdown(Status status, const std::string& why) = 0;
+
+  // "host:port", for messages.
+  virtual std::string address() const = 0;
+};
+
+}  // namespace tutti::store

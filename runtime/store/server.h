@@ -1,0 +1,54 @@
+// The rendezvous store's server: a key-value store served over TCP on the event loop,
+// by rank 0 or by the launcher. Protocol in protocol.h.
+//
+// It never crashes and never grows without bound on bad input: a frame that is
+// garbage, oversized, truncated at close, or breaks a limit drops that connection
+// (or answers with an error status, for a well-formed request that breaks a limit on
+// keys or values) and writes one log line naming the peer's address.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/loop/loop.h"
+
+namespace tutti::store {
+
+struct ServerLimits {
+  size_t max_frame_bytes = 16u << 20;   // one request or reply on the wire
+  size_t max_key_bytes = 4096;
+  size_t max_value_bytes = 8u << 20;
+  size_t max_keys = 1u << 20;           // keys held at once
+  size_t max_total_bytes = 1u << 30;    // keys and values held at once
+  size_t max_connections = 16384;       // a process here holds at most 20,000 descriptors
+  size_t max_waiters_per_connection = 1024;
+};
+
+struct ServerStats {
+  size_t connections = 0;
+  size_t keys = 0;
+  size_t bytes = 0;              // keys and values held
+  uint64_t requests = 0;         // served since start
+  uint64_t dropped_connections = 0;  // for protocol violations
+};
+
+class Server {
+ public:
+  // Listens on host:port (port 0 picks a free one) on `loop`. Throws Error: kTransport
+  // when it cannot bind (the message says the address and why, e.g. in use), and
+  // kInvalidArgument for a host that does not resolve to a local address.
+  static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host,
+                                       uint16_t port, ServerLimits limits = {});
+  // Closes the listener and every connection; pending waits are answered kAborted.
+  // Any thread but the loop's; returns once the loop has let go of every handle.
+  virtual ~Server() = default;
+
+  virtual uint16_t port() const = 0;
+  virtual std::string host() const = 0;
+  // Thread-safe snapshot.
+  virtual ServerStats stats() const = 0;
+};
+
+}  // namespace tutti::store

@@ -1,0 +1,145 @@
+#define _GNU_SOURCE
+#include "processes.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char** environ;
+
+int tt_timeout_ms(int base_ms) {
+  const char* text = getenv("TUTTI_TEST_TIMEOUT_MULTIPLIER");
+  double factor = text ? atof(text) : 1.0;
+  if (factor < 1.0) factor = 1.0;
+  return (int)(base_ms * factor);
+}
+
+int tt_spawn(tt_process* process, char* const argv[], char* const env_add[]) {
+  memset(process, 0, sizeof *process);
+  snprintf(process->output_path, sizeof process->output_path, "/tmp/tutti-test-out-XXXXXX");
+  int out = mkstemp(process->output_path);
+  if (out < 0) return -1;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(out);
+    return -1;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* the parent died before prctl took hold */
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    close(out);
+    for (char* const* entry = env_add; entry && *entry; ++entry) putenv(*entry);
+    execv(argv[0], argv);
+    fprintf(stderr, "tt_spawn: cannot exec %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  close(out);
+  process->pid = pid;
+  return 0;
+}
+
+static void record_status(tt_process* process, int status) {
+  process->exited = 1;
+  process->pid = 0;
+  if (WIFSIGNALED(status)) {
+    process->signaled = WTERMSIG(status);
+  } else {
+    process->exit_code = WEXITSTATUS(status);
+  }
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tt_wait(tt_process* process, int timeout_ms) {
+  return tt_wait_all(process, 1, timeout_ms) == 1;
+}
+
+int tt_wait_all(tt_process* processes, int n, int timeout_ms) {
+  long long deadline = now_ms() + timeout_ms;
+  for (;;) {
+    int ended = 0;
+    for (int i = 0; i < n; ++i) {
+      tt_process* p = &processes[i];
+      if (!p->exited && p->pid > 0) {
+        int status;
+        if (waitpid(p->pid, &status, WNOHANG) == p->pid) record_status(p, status);
+      }
+      if (p->exited) ++ended;
+    }
+    if (ended == n || now_ms() >= deadline) return ended;
+    usleep(5000);
+  }
+}
+
+void tt_signal(tt_process* process, int sig) {
+  if (!process->exited && process->pid > 0) kill(process->pid, sig);
+}
+
+void tt_cleanup(tt_process* process) {
+  if (!process->exited && process->pid > 0) {
+    kill(process->pid, SIGKILL);
+    int status;
+    if (waitpid(process->pid, &status, 0) == process->pid) record_status(process, status);
+  }
+  if (process->output_path[0]) unlink(process->output_path);
+  process->output_path[0] = '\0';
+}
+
+void tt_cleanup_all(tt_process* processes, int n) {
+  for (int i = 0; i < n; ++i) tt_cleanup(&processes[i]);
+}
+
+char* tt_output(const tt_process* process) {
+  FILE* file = fopen(process->output_path, "rb");
+  if (!file) return strdup("");
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  char* text = malloc((size_t)size + 1);
+  size_t got = fread(text, 1, (size_t)size, file);
+  text[got] = '\0';
+  fclose(file);
+  return text;
+}
+
+int tt_spawn_ranks(tt_process* processes, int n, char* const argv[], tt_env_fn env_for, void* user) {
+  for (int rank = 0; rank < n; ++rank) {
+    char* const* env_add = NULL;
+    if (env_for) env_for(rank, &env_add, user);
+    if (tt_spawn(&processes[rank], argv, env_add) != 0) return -1;
+  }
+  return 0;
+}
+
+int tt_free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, (struct sockaddr*)&addr, sizeof addr) == 0 && getsockname(fd, (struct sockaddr*)&addr, &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
