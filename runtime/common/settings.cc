@@ -20,6 +20,8 @@ constexpr Setting kTable[] = {
     {"TUTTI_LOCAL_RANK", "int", "", "This process's rank among the ranks on its node."},
     {"TUTTI_LOCAL_SIZE", "int", "", "How many ranks share this process's node."},
     {"TUTTI_ADDR", "host:port", "", "Where the rendezvous store listens; set by tutti launch."},
+    {"TUTTI_STORE_SERVER", "string", "rank0",
+     "Who serves the store at TUTTI_ADDR: rank0, or launcher (set by tutti launch, which serves it itself)."},
     {"TUTTI_PORT", "int", "",
      "Port of the rendezvous store under Slurm, MPI or PMI; derived from the job and step ids when unset."},
     {"TUTTI_HOST", "string", "",

@@ -31,7 +31,7 @@ struct LaunchEnv {
 //   1. TUTTI_RANK / TUTTI_WORLD_SIZE / TUTTI_LOCAL_RANK / TUTTI_LOCAL_SIZE
 //   2. RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE (torch)
 //   3. SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID / SLURM_NODEID
-//   4. OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE / OMPI_COMM_WORLD_NODE_RANK
+//   4. OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE (its _NODE_RANK is not a node index)
 //   5. PMI_RANK / PMI_SIZE
 // The store address, whatever the launcher: TUTTI_ADDR ("host:port"), else
 // MASTER_ADDR + MASTER_PORT, else under Slurm the first host of SLURM_STEP_NODELIST

@@ -143,3 +143,20 @@ int tt_free_port(void) {
   close(fd);
   return port;
 }
+
+int tt_wait_for_port(int port, int timeout_ms) {
+  long long deadline = now_ms() + timeout_ms;
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons((uint16_t)port);
+  while (now_ms() < deadline) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int connected = connect(fd, (struct sockaddr*)&addr, sizeof addr) == 0;
+    close(fd);
+    if (connected) return 1;
+    usleep(10000);
+  }
+  return 0;
+}

@@ -52,6 +52,9 @@ void tt_cleanup_all(tt_process* processes, int n);
  * file, and the kernel does not hand a just-released port out again at once). */
 int tt_free_port(void);
 
+/* Waits until something accepts TCP connections on 127.0.0.1:port; 1 if so in time. */
+int tt_wait_for_port(int port, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

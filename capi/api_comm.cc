@@ -1,0 +1,107 @@
+// The communicator calls of tutti.h.
+#include "capi/config_options.h"
+#include "capi/guard.h"
+#include "capi/handle.h"
+
+namespace tutti::capi {
+
+comm::Comm* live_comm(const tutti_comm* handle, const char* api) {
+  if (handle == nullptr) {
+    invalid_argument(api, "comm is NULL; pass a communicator from tutti_comm_init or tutti_comm_split");
+    return nullptr;
+  }
+  if (handle->tag != tutti_comm::kLiveTag || !handle->impl) {
+    invalid_argument(api, "comm is not a live tutti_comm (already destroyed?); pass one from tutti_comm_init");
+    return nullptr;
+  }
+  return handle->impl.get();
+}
+
+namespace {
+
+tutti_status wrap_new_comm(std::unique_ptr<comm::Comm> impl, tutti_comm** out) {
+  if (!impl) return TUTTI_OK;  // *out stays NULL: e.g. a split with TUTTI_UNDEFINED
+  auto* handle = new tutti_comm();
+  handle->impl = std::move(impl);
+  *out = handle;
+  return TUTTI_OK;
+}
+
+// The getters share one shape: check the handle and the out pointer, then read.
+template <typename Read>
+tutti_status read_place(const tutti_comm* handle, int32_t* out, const char* api, Read read) {
+  comm::Comm* comm = live_comm(handle, api);
+  if (comm == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  if (out == nullptr) return invalid_argument(api, "the output pointer is NULL; pass the address of an int32_t");
+  *out = read(*comm);
+  return TUTTI_OK;
+}
+
+}  // namespace
+}  // namespace tutti::capi
+
+using tutti::capi::guarded;
+using tutti::capi::invalid_argument;
+using tutti::capi::live_comm;
+using tutti::capi::read_place;
+
+extern "C" {
+
+TUTTI_API tutti_status tutti_comm_init(const tutti_config* config, tutti_comm** out) {
+  const char* api = "tutti_comm_init";
+  if (out == nullptr) return invalid_argument(api, "out is NULL; pass the address of a tutti_comm*");
+  *out = nullptr;
+  return guarded(api, [&] {
+    tutti::comm::Options options = tutti::capi::comm_options(config);
+    tutti::capi::wrap_new_comm(tutti::comm::Comm::init(options), out);
+  });
+}
+
+TUTTI_API tutti_status tutti_comm_rank(const tutti_comm* comm, int32_t* rank) {
+  return read_place(comm, rank, "tutti_comm_rank", [](const tutti::comm::Comm& c) { return c.rank(); });
+}
+
+TUTTI_API tutti_status tutti_comm_size(const tutti_comm* comm, int32_t* size) {
+  return read_place(comm, size, "tutti_comm_size", [](const tutti::comm::Comm& c) { return c.size(); });
+}
+
+TUTTI_API tutti_status tutti_comm_local_rank(const tutti_comm* comm, int32_t* local_rank) {
+  return read_place(comm, local_rank, "tutti_comm_local_rank",
+                    [](const tutti::comm::Comm& c) { return c.local_rank(); });
+}
+
+TUTTI_API tutti_status tutti_comm_local_size(const tutti_comm* comm, int32_t* local_size) {
+  return read_place(comm, local_size, "tutti_comm_local_size",
+                    [](const tutti::comm::Comm& c) { return c.local_size(); });
+}
+
+TUTTI_API tutti_status tutti_comm_node_rank(const tutti_comm* comm, int32_t* node_rank) {
+  return read_place(comm, node_rank, "tutti_comm_node_rank", [](const tutti::comm::Comm& c) { return c.node_rank(); });
+}
+
+TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t key, tutti_comm** out) {
+  const char* api = "tutti_comm_split";
+  if (out == nullptr) return invalid_argument(api, "out is NULL; pass the address of a tutti_comm*");
+  *out = nullptr;
+  tutti::comm::Comm* parent = live_comm(comm, api);
+  if (parent == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->split(color, key), out); });
+}
+
+TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm) {
+  tutti::comm::Comm* impl = live_comm(comm, "tutti_comm_abort");
+  if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return guarded("tutti_comm_abort", [&] { impl->abort(); });
+}
+
+TUTTI_API tutti_status tutti_comm_destroy(tutti_comm* comm) {
+  if (comm == nullptr) return TUTTI_OK;
+  if (live_comm(comm, "tutti_comm_destroy") == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return guarded("tutti_comm_destroy", [&] {
+    comm->tag = tutti_comm::kDeadTag;
+    comm->impl.reset();
+    delete comm;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,14 @@
+// tutti_config, checked and resolved into the runtime's comm::Options.
+#pragma once
+
+#include "runtime/comm/comm.h"
+#include "tutti.h"
+
+namespace tutti::capi {
+
+// NULL means all defaults. Throws Error(kInvalidArgument) for a config that was never
+// initialised or holds values out of range. TUTTI_INIT_TIMEOUT_MS and
+// TUTTI_OP_TIMEOUT_MS override the config's timeouts, with a log line saying so.
+comm::Options comm_options(const tutti_config* config);
+
+}  // namespace tutti::capi

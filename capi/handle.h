@@ -1,0 +1,24 @@
+// The opaque handles behind tutti.h, each starting with a tag that every entry point
+// checks (STYLE G4): a stray or released pointer is then, most of the time, a clear
+// TUTTI_ERR_INVALID_ARGUMENT instead of a crash.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "runtime/comm/comm.h"
+
+struct tutti_comm {
+  static constexpr uint32_t kLiveTag = 0x4d4f4354;  // "TCOM"
+  static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
+  uint32_t tag = kLiveTag;
+  std::unique_ptr<tutti::comm::Comm> impl;
+};
+
+namespace tutti::capi {
+
+// The comm behind handle, or nullptr (with the last error set) when handle is NULL or
+// not a live tutti_comm.
+tutti::comm::Comm* live_comm(const tutti_comm* handle, const char* api);
+
+}  // namespace tutti::capi

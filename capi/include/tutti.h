@@ -1,0 +1,228 @@
+/* tutti.h: the whole public C API of tutti, a collective-communication runtime.
+ *
+ * Plain C99, for C and C++ programs and for every FFI (Python's ctypes, Lua, ...):
+ * opaque handles, fixed-width integers, plain enums, no macros you must expand.
+ *
+ * Thread safety and blocking
+ *   - A tutti_comm may be used by one thread at a time, except tutti_comm_abort,
+ *     which any thread may call at any time.
+ *   - The version, status and config functions may be called from any thread.
+ *   - tutti_last_error() is per thread: it holds the message of the last call that
+ *     failed on the calling thread, until the next call that fails on that thread.
+ *   - Every call that waits has a bound (a timeout in the config or in the call) and
+ *     returns TUTTI_ERR_TIMEOUT past it; none waits forever.
+ *   Each declaration carries one line in the form
+ *     [which threads] [how long it may block] [the statuses it returns].
+ *
+ * Handles
+ *   A constructor that fails leaves *out == NULL: there is nothing to release. A
+ *   handle passed after it was destroyed is reported as TUTTI_ERR_INVALID_ARGUMENT
+ *   on a best-effort basis (reading freed memory is still undefined): clear your
+ *   pointer when you destroy it.
+ *
+ * ABI
+ *   Symbols are only ever added while the major version stays the same, and struct
+ *   fields only ever appended. TUTTI_VERSION_MAJOR changes on an ABI break; the
+ *   library's SONAME is libtutti.so.0 until 1.0.
+ */
+#ifndef TUTTI_H
+#define TUTTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TUTTI_API __attribute__((visibility("default")))
+#else
+#define TUTTI_API
+#endif
+
+/* ---------------------------------------------------------------- versions */
+
+#define TUTTI_VERSION_MAJOR 0
+#define TUTTI_VERSION_MINOR 1
+#define TUTTI_VERSION_PATCH 0
+#define TUTTI_VERSION_HEX ((TUTTI_VERSION_MAJOR << 16) | (TUTTI_VERSION_MINOR << 8) | TUTTI_VERSION_PATCH)
+
+/* The library's TUTTI_VERSION_HEX; compare its major (>> 16) with the header's.
+ * [any thread] [never blocks] */
+TUTTI_API uint32_t tutti_version(void);
+/* "0.1.0". [any thread] [never blocks] */
+TUTTI_API const char* tutti_version_string(void);
+
+/* ---------------------------------------------------------------- statuses */
+
+/* XX(name, value, message). Values are stable forever and never reused. */
+#define TUTTI_STATUS_MAP(XX)                                                                        \
+  XX(OK, 0, "success")                                                                              \
+  XX(ERR_INVALID_ARGUMENT, -1, "invalid argument (tutti_last_error() says which and how to fix it)") \
+  XX(ERR_TIMEOUT, -2, "timed out (tutti_last_error() names what was waited for, and which ranks)")  \
+  XX(ERR_PEER_LOST, -3, "a peer rank or the rendezvous store was lost (tutti_last_error() names it)") \
+  XX(ERR_MISMATCH, -4, "ranks disagree (tutti_last_error() names the ranks and the fields)")       \
+  XX(ERR_ABORTED, -5, "the communicator was aborted")                                               \
+  XX(ERR_TRANSPORT, -6, "a network or transport failure (tutti_last_error() names the address)")    \
+  XX(ERR_UNSUPPORTED, -7, "not supported by this build or on this communicator")                   \
+  XX(ERR_NO_MEMORY, -8, "out of memory")                                                            \
+  XX(ERR_DENIED, -9, "denied: authentication or permission failed")                                 \
+  XX(ERR_INTERNAL, -10, "internal error in tutti (please report it with tutti_last_error())")
+
+typedef enum tutti_status {
+#define TUTTI_STATUS_ENUM_ENTRY(name, value, message) TUTTI_##name = value,
+  TUTTI_STATUS_MAP(TUTTI_STATUS_ENUM_ENTRY)
+#undef TUTTI_STATUS_ENUM_ENTRY
+} tutti_status;
+
+/* The message of a status, e.g. "timed out (...)"; never NULL, also for unknown values.
+ * [any thread] [never blocks] */
+TUTTI_API const char* tutti_status_string(tutti_status status);
+/* The name of a status, e.g. "TUTTI_ERR_TIMEOUT"; "TUTTI_ERR_UNKNOWN" for other values.
+ * [any thread] [never blocks] */
+TUTTI_API const char* tutti_status_name(tutti_status status);
+/* The detailed message of the last call that failed on this thread ("" if none):
+ * what went wrong, where, and how to fix it. Valid until the next failing call on
+ * this thread. [any thread] [never blocks] */
+TUTTI_API const char* tutti_last_error(void);
+
+/* ---------------------------------------------------------------- configuration */
+
+/* Settings for tutti_comm_init. Fill it with tutti_config_init, then set fields.
+ * Fields are only ever appended; the library reads config_size bytes of it. */
+typedef struct tutti_config {
+  size_t struct_size;   /* set by tutti_config_init; do not touch */
+  uint32_t abi_magic;   /* set by tutti_config_init; do not touch */
+  /* This process's rank and the number of ranks; -1 takes them from the launcher's
+   * environment (tutti launch, torchrun-style RANK/WORLD_SIZE, Slurm, Open MPI, PMI). */
+  int32_t rank;
+  int32_t world_size;
+  /* "tcp://HOST:PORT" (rank 0 listens there), "file:///PATH" (a file on a shared file
+   * system where ranks meet) or "env://" (the launcher's variables); NULL takes
+   * TUTTI_INIT_METHOD, else "env://". Copied during tutti_comm_init. */
+  const char* init_method;
+  /* How long rendezvous may take; -1: TUTTI_INIT_TIMEOUT_MS, else 120000. */
+  int64_t init_timeout_ms;
+  /* How long one operation may take; -1: TUTTI_OP_TIMEOUT_MS, else 300000. */
+  int64_t op_timeout_ms;
+  /* A name for messages and logs; NULL: "world". Copied during tutti_comm_init. */
+  const char* name;
+} tutti_config;
+
+/* Fills config with defaults; pass sizeof(tutti_config) as config_size, so that a
+ * newer library never writes past an older caller's struct.
+ * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_config_init(tutti_config* config, size_t config_size);
+
+/* ---------------------------------------------------------------- communicators */
+
+typedef struct tutti_comm tutti_comm; /* opaque; always used as tutti_comm* */
+
+/* Joins the job: finds this rank's place (config, else the environment), meets the
+ * other ranks at the rendezvous and returns a communicator of all of them. config may
+ * be NULL for all defaults. Collective: every rank of the job must call it.
+ * [any thread] [blocks <= init_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never arrived)
+ *  | ERR_TRANSPORT | ERR_MISMATCH | ERR_PEER_LOST | ERR_NO_MEMORY] */
+TUTTI_API tutti_status tutti_comm_init(const tutti_config* config, tutti_comm** out);
+
+/* This rank's place. [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_comm_rank(const tutti_comm* comm, int32_t* rank);
+TUTTI_API tutti_status tutti_comm_size(const tutti_comm* comm, int32_t* size);
+/* Rank among the ranks of this comm on the same node, how many those are, and the
+ * index of this node among the comm's nodes (nodes numbered by their lowest rank).
+ * [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_comm_local_rank(const tutti_comm* comm, int32_t* local_rank);
+TUTTI_API tutti_status tutti_comm_local_size(const tutti_comm* comm, int32_t* local_size);
+TUTTI_API tutti_status tutti_comm_node_rank(const tutti_comm* comm, int32_t* node_rank);
+
+/* Passed as color to tutti_comm_split by ranks that join no new communicator. */
+#define TUTTI_UNDEFINED (-1)
+
+/* Splits comm as MPI_Comm_split does: ranks passing the same color form a new
+ * communicator, ordered by key, then by their rank in comm. A rank passing
+ * TUTTI_UNDEFINED gets *out == NULL. Collective over comm.
+ * [one thread per comm] [blocks <= op_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never joined)
+ *  | ERR_ABORTED | ERR_PEER_LOST] */
+TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t key, tutti_comm** out);
+
+/* Aborts comm: every pending and later operation on it fails with ERR_ABORTED.
+ * The handle must still be destroyed. [any thread, any time] [returns within 1 s]
+ * [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm);
+
+/* Releases comm. Not collective, but the rank that hosts the rendezvous store waits
+ * (at most init_timeout_ms) for the others to leave before closing it.
+ * NULL is accepted and does nothing. [one thread per comm] [blocks <= init_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_comm_destroy(tutti_comm* comm);
+
+/* ---------------------------------------------------------------- data types and reductions */
+
+/* Element types of collective buffers. 16-bit floats are reduced in float32 and
+ * rounded to nearest even. */
+typedef enum tutti_dtype {
+  TUTTI_DTYPE_INT8 = 0,
+  TUTTI_DTYPE_UINT8 = 1,
+  TUTTI_DTYPE_INT32 = 2,
+  TUTTI_DTYPE_INT64 = 3,
+  TUTTI_DTYPE_FLOAT16 = 4,
+  TUTTI_DTYPE_BFLOAT16 = 5,
+  TUTTI_DTYPE_FLOAT32 = 6,
+  TUTTI_DTYPE_FLOAT64 = 7
+} tutti_dtype;
+
+typedef enum tutti_op {
+  TUTTI_OP_SUM = 0,
+  TUTTI_OP_PROD = 1,
+  TUTTI_OP_MIN = 2,
+  TUTTI_OP_MAX = 3,
+  TUTTI_OP_AVG = 4
+} tutti_op;
+
+/* ---------------------------------------------------------------- collectives (draft) */
+
+#ifdef TUTTI_BUILD_DRAFT_API
+/* The collectives' names and argument order, fixed now so that bindings can be
+ * written against them. They are not built yet: they arrive with the host transport
+ * (UCX), and leave the draft section then. Arguments, in one order for all: the
+ * communicator; send buffer, receive buffer, count (per rank for all_gather,
+ * reduce_scatter, gather, scatter and all_to_all), dtype, op, root or peer (and tag);
+ * the work out-parameter last (NULL: the call blocks). Buffers belong to the
+ * operation from the call until it completes. */
+typedef struct tutti_work tutti_work; /* opaque; always used as tutti_work* */
+
+TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_op op, tutti_work** work);
+TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                    tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                       tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_work** work);
+TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                            tutti_dtype dtype, tutti_op op, tutti_work** work);
+TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                    tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                     tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_work** work);
+TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
+TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
+                                  int32_t peer, int32_t tag, tutti_work** work);
+TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype,
+                                  int32_t peer, int32_t tag, tutti_work** work);
+
+TUTTI_API tutti_status tutti_work_wait(tutti_work* work, int64_t timeout_ms);
+TUTTI_API tutti_status tutti_work_test(tutti_work* work, int* done);
+TUTTI_API tutti_status tutti_work_release(tutti_work* work);
+#endif /* TUTTI_BUILD_DRAFT_API */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUTTI_H */

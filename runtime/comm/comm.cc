@@ -1,0 +1,114 @@
+#include "runtime/comm/comm.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/rendezvous/file_method.h"
+#include "runtime/store/server.h"
+
+namespace tutti::comm {
+
+struct HostedStore {
+  std::unique_ptr<store::Server> server;
+  std::string published_file;  // file:// only; removed with the store, as torch's FileStore does
+
+  ~HostedStore() {
+    server.reset();
+    if (!published_file.empty()) std::remove(published_file.c_str());
+  }
+};
+
+namespace {
+
+// Each world communicator a process creates gets the next generation, so a program
+// that destroys and re-creates its world under one long-lived store (tutti launch)
+// meets under fresh keys. Every rank creates its worlds in the same order.
+std::string next_world_prefix() {
+  static std::atomic<int> generation{0};
+  return concat("world.", generation++, "/");
+}
+
+std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop, const rendezvous::Plan& plan) {
+  auto hosted = std::make_shared<HostedStore>();
+  try {
+    hosted->server = store::Server::start(loop, plan.store_host, plan.store_port);
+  } catch (const Error& error) {
+    fail(error.status(),
+         concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ",
+                error.what(),
+                plan.store_port ? "; pick a free port, or use tutti launch, which picks one itself" : ""));
+  }
+  if (!plan.file_path.empty()) {
+    rendezvous::publish_store_address(plan.file_path, hosted->server->host(), hosted->server->port());
+    hosted->published_file = plan.file_path;
+  }
+  return hosted;
+}
+
+}  // namespace
+
+std::string Comm::process_identity() {
+  char host[HOST_NAME_MAX + 1] = {};
+  gethostname(host, sizeof host - 1);
+  return concat(host, ":", getpid());
+}
+
+std::unique_ptr<Comm> Comm::init(const Options& options) {
+  rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
+  log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
+  auto deadline = Deadline::after_ms(options.init_timeout_ms);
+
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->loop_ = loop::Loop::shared();
+  comm->name_ = options.name;
+  comm->init_method_ = plan.init_method;
+  comm->init_timeout_ms_ = options.init_timeout_ms;
+  comm->op_timeout_ms_ = options.op_timeout_ms;
+  comm->node_key_ = plan.node_key;
+  comm->prefix_ = next_world_prefix();
+  comm->store_host_ = plan.store_host;
+  comm->store_port_ = plan.store_port;
+  if (plan.serve_store) {
+    comm->hosted_ = serve_store(comm->loop_, plan);
+    comm->waits_for_all_on_leave_ = true;
+    comm->store_host_ = comm->hosted_->server->host();
+    comm->store_port_ = comm->hosted_->server->port();
+  }
+  if (!plan.file_path.empty() && !plan.serve_store) {
+    comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, &comm->store_host_,
+                                                    &comm->store_port_);
+  } else {
+    comm->store_ = store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline);
+  }
+  comm->place_ = rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
+  comm->joined_ = true;
+  log::info("joined ", comm->describe(), " through ", plan.init_method, " (launcher: ", plan.launcher, ")");
+  return comm;
+}
+
+Comm::~Comm() {
+  if (!joined_ || aborted_.load()) return;
+  rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
+}
+
+std::string Comm::describe() const {
+  return concat("comm \"", name_, "\" (rank ", rank(), " of ", size(), ")");
+}
+
+void Comm::check_usable(const char* api) const {
+  if (aborted_.load()) {
+    fail(Status::kAborted, concat(api, ": ", describe(), " was aborted; destroy it and create a new one"));
+  }
+}
+
+void Comm::abort() {
+  if (aborted_.exchange(true)) return;
+  store_->shutdown(Status::kAborted, concat("tutti_comm_abort was called on ", describe()));
+}
+
+}  // namespace tutti::comm

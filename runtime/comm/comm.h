@@ -1,0 +1,77 @@
+// A communicator: a group of ranks that met at the rendezvous store and know their
+// places in it. The world communicator comes from init(); split() makes others.
+// One thread at a time may use a Comm, except abort(), which any thread may call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/loop/loop.h"
+#include "runtime/rendezvous/meeting.h"
+#include "runtime/rendezvous/plan.h"
+#include "runtime/store/client.h"
+
+namespace tutti::comm {
+
+struct Options {
+  rendezvous::Request request;
+  std::string name = "world";
+  int64_t init_timeout_ms = 120000;
+  int64_t op_timeout_ms = 300000;
+};
+
+// The store this process serves (rank 0 without a launcher), shared by the
+// communicators that use it so it outlives whichever of them goes first.
+struct HostedStore;
+
+class Comm {
+ public:
+  // Meets the other ranks; throws Error (see tutti_comm_init in tutti.h).
+  static std::unique_ptr<Comm> init(const Options& options);
+  // Leaves the meeting; the rank serving the store waits for the others first.
+  ~Comm();
+
+  int rank() const { return place_.rank; }
+  int size() const { return place_.size; }
+  int local_rank() const { return place_.local_rank; }
+  int local_size() const { return place_.local_size; }
+  int node_rank() const { return place_.node_rank; }
+  const std::string& name() const { return name_; }
+  // "comm \"world\" (rank 2 of 4)", for messages.
+  std::string describe() const;
+
+  // MPI_Comm_split; nullptr for a negative color. Collective; bounded by the op timeout.
+  std::unique_ptr<Comm> split(int color, int key);
+
+  // Fails every pending and later operation with kAborted. Any thread, never blocks.
+  void abort();
+
+ private:
+  Comm() = default;
+  void check_usable(const char* api) const;
+  // "host:pid", naming this process in other ranks' messages.
+  static std::string process_identity();
+  // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
+  void publish_split(const std::string& prefix, Deadline deadline);
+
+  std::shared_ptr<loop::Loop> loop_;
+  std::shared_ptr<HostedStore> hosted_;  // set on the process serving the store
+  bool waits_for_all_on_leave_ = false;  // the world comm of the process serving the store
+  std::unique_ptr<store::Client> store_;
+  std::string store_host_;
+  uint16_t store_port_ = 0;
+  std::string prefix_;       // this comm's keys in the store
+  std::string node_key_;     // what tells this rank's node apart, for sub-communicators
+  std::string init_method_;
+  rendezvous::Place place_;
+  std::string name_;
+  int64_t init_timeout_ms_ = 0;
+  int64_t op_timeout_ms_ = 0;
+  uint64_t splits_ = 0;
+  bool joined_ = false;  // the meeting completed, so there is something to leave
+  std::atomic<bool> aborted_{false};
+};
+
+}  // namespace tutti::comm

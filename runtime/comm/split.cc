@@ -1,0 +1,108 @@
+// Comm::split: MPI_Comm_split through the store. Every rank writes its (color, key);
+// rank 0 reads them all, orders each color's ranks by (key, old rank) and writes each
+// rank its new rank and size; the ranks of each color then meet as a new communicator
+// under keys of their own. O(N) requests for N ranks.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "runtime/comm/comm.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::comm {
+namespace {
+
+std::string rank_key(const std::string& prefix, const char* what, int rank) {
+  return concat(prefix, what, "/", rank);
+}
+
+}  // namespace
+
+void Comm::publish_split(const std::string& prefix, Deadline deadline) {
+  std::vector<std::string> keys;
+  for (int rank = 0; rank < size(); ++rank) keys.push_back(rank_key(prefix, "entry", rank));
+  std::vector<std::string> entries = store_->multi_get(keys, deadline);
+  // color -> (key, old rank), sorted to give the new ranks.
+  std::map<int, std::vector<std::pair<int, int>>> groups;
+  std::vector<int> color_of(size());
+  for (int rank = 0; rank < size(); ++rank) {
+    int color = 0, key = 0;
+    if (sscanf(entries[rank].c_str(), "%d %d", &color, &key) != 2) {
+      fail(Status::kInternal, concat("tutti_comm_split: malformed entry \"", entries[rank], "\" from rank ", rank,
+                                     " on ", describe(), "; please report this"));
+    }
+    color_of[rank] = color;
+    if (color >= 0) groups[color].emplace_back(key, rank);
+  }
+  std::vector<std::string> results(size(), "-1 -1 -1");
+  for (auto& [color, members] : groups) {
+    std::sort(members.begin(), members.end());
+    for (size_t new_rank = 0; new_rank < members.size(); ++new_rank) {
+      results[members[new_rank].second] = concat(color, " ", new_rank, " ", members.size());
+    }
+  }
+  for (int rank = 0; rank < size(); ++rank) store_->set(rank_key(prefix, "result", rank), results[rank], deadline);
+}
+
+std::unique_ptr<Comm> Comm::split(int color, int key) {
+  check_usable("tutti_comm_split");
+  if (color < -1) {
+    fail(Status::kInvalidArgument, concat("tutti_comm_split: color ", color, " on ", describe(),
+                                          " is negative; use a color >= 0, or TUTTI_UNDEFINED (-1) to join none"));
+  }
+  uint64_t number = splits_++;
+  std::string prefix = concat(prefix_, "split.", number, "/");
+  auto deadline = Deadline::after_ms(op_timeout_ms_);
+  std::string result;
+  rendezvous::enter(*store_, prefix, deadline);
+  try {
+    store_->set(rank_key(prefix, "entry", rank()), concat(color, " ", key), deadline);
+    if (rank() == 0) publish_split(prefix, deadline);
+    result = store_->get(rank_key(prefix, "result", rank()), deadline);
+  } catch (const Error& error) {
+    if (error.status() != Status::kTimeout) {
+      rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
+      throw;
+    }
+    std::string missing = rendezvous::absent_ranks(*store_, prefix, "entry", size(), Deadline::after_ms(2000));
+    rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
+    fail(Status::kTimeout,
+         concat("tutti_comm_split: timed out after ", op_timeout_ms_, " ms on ", describe(), " (split #", number,
+                "): ranks ", missing.empty() ? "?" : missing,
+                " never called it; check that every rank calls tutti_comm_split in the same order, or raise "
+                "op_timeout_ms"));
+  }
+  int new_color = 0, new_rank = 0, new_size = 0;
+  if (sscanf(result.c_str(), "%d %d %d", &new_color, &new_rank, &new_size) != 3) {
+    fail(Status::kInternal, concat("tutti_comm_split: malformed result \"", result, "\" on ", describe(),
+                                   "; please report this"));
+  }
+  if (color < 0) return nullptr;
+
+  std::unique_ptr<Comm> sub(new Comm());
+  sub->loop_ = loop_;
+  sub->hosted_ = hosted_;
+  sub->store_host_ = store_host_;
+  sub->store_port_ = store_port_;
+  sub->prefix_ = concat(prefix, "color.", color, "/");
+  sub->node_key_ = node_key_;
+  sub->init_method_ = init_method_;
+  sub->name_ = concat(name_, ".split", number, ".color", color);
+  sub->init_timeout_ms_ = init_timeout_ms_;
+  sub->op_timeout_ms_ = op_timeout_ms_;
+  // A connection of its own, so that aborting one communicator fails only its own calls.
+  sub->store_ = store::Client::connect(loop_, store_host_, store_port_, deadline);
+
+  rendezvous::Plan plan;
+  plan.init_method = concat("split #", number, " of ", describe());
+  plan.rank = new_rank;
+  plan.world_size = new_size;
+  plan.node_key = node_key_;
+  sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, "tutti_comm_split");
+  sub->joined_ = true;
+  return sub;
+}
+
+}  // namespace tutti::comm

@@ -1,0 +1,202 @@
+#include "runtime/rendezvous/meeting.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <thread>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+
+namespace tutti::rendezvous {
+namespace {
+
+// Short waits for reading what went wrong, once the real wait has already failed.
+constexpr int64_t kDiagnosisMs = 2000;
+// How long the process serving the store keeps it up for the others after a failure.
+constexpr int64_t kLingerMs = 3000;
+
+std::string key(const std::string& prefix, const std::string& what, int rank) {
+  return concat(prefix, what, "/", rank);
+}
+
+// Tells every rank of the meeting why it cannot complete, then fails this one.
+[[noreturn]] void abort_meeting(store::Client& store, const std::string& prefix, Status status,
+                                const std::string& message, Deadline deadline) {
+  try {
+    store.set(prefix + "abort", concat(static_cast<int>(status), "\n", message), deadline);
+  } catch (const Error&) {
+    // The others then time out instead, naming the missing rank: still bounded.
+  }
+  fail(status, message);
+}
+
+[[noreturn]] void fail_from_abort_key(store::Client& store, const std::string& prefix, Deadline deadline) {
+  std::string text = store.get(prefix + "abort", deadline);
+  size_t newline = text.find('\n');
+  int code = std::atoi(text.substr(0, newline).c_str());
+  std::string message = newline == std::string::npos ? text : text.substr(newline + 1);
+  fail(static_cast<Status>(code), concat(message, " (reported by another rank)"));
+}
+
+void claim_rank(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
+                const std::string& where, Deadline deadline, const char* api) {
+  int64_t claims = store.add(key(prefix, "claim", plan.rank), 1, deadline);
+  if (claims > 1) {
+    std::string first = "another process";
+    try {
+      first = store.get(key(prefix, "who", plan.rank), Deadline::after_ms(kDiagnosisMs));
+      first = first.substr(0, first.find('\n'));
+    } catch (const Error&) {
+    }
+    abort_meeting(store, prefix, Status::kInvalidArgument,
+                  concat(api, ": rank ", plan.rank, " is claimed twice ", where, ": by ", first, " and by ",
+                         identity, "; give every process its own rank (check TUTTI_RANK, RANK or the launcher)"),
+                  deadline);
+  }
+  std::string size_text = std::to_string(plan.world_size);
+  std::string agreed = store.compare_set(prefix + "world_size", "", size_text, deadline);
+  if (agreed != size_text) {
+    abort_meeting(store, prefix, Status::kMismatch,
+                  concat(api, ": rank ", plan.rank, " (", identity, ") was told the world has ",
+                         plan.world_size, " ranks, but a rank before it was told ", agreed, " ", where,
+                         "; give every rank the same world size"),
+                  deadline);
+  }
+  store.set(key(prefix, "who", plan.rank), identity + "\n" + plan.node_key, deadline);
+}
+
+// Rank 0 numbers the nodes in order of their lowest rank and tells every rank its
+// place on its node.
+void publish_places(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
+  std::vector<std::string> keys;
+  keys.reserve(size);
+  for (int rank = 0; rank < size; ++rank) keys.push_back(key(prefix, "who", rank));
+  std::vector<std::string> who = store.multi_get(keys, deadline);
+  std::map<std::string, int> node_of_key;
+  std::vector<int> node_of_rank(size), local_rank(size);
+  std::vector<int> node_sizes;
+  for (int rank = 0; rank < size; ++rank) {
+    std::string node_key = who[rank].substr(who[rank].find('\n') + 1);
+    auto [it, added] = node_of_key.emplace(node_key, static_cast<int>(node_sizes.size()));
+    if (added) node_sizes.push_back(0);
+    node_of_rank[rank] = it->second;
+    local_rank[rank] = node_sizes[it->second]++;
+  }
+  for (int rank = 0; rank < size; ++rank) {
+    store.set(key(prefix, "place", rank),
+              concat(local_rank[rank], " ", node_sizes[node_of_rank[rank]], " ", node_of_rank[rank]), deadline);
+  }
+}
+
+}  // namespace
+
+Place meet_entered(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
+                   Deadline deadline, const char* api);
+
+std::string absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
+                         Deadline deadline) {
+  std::vector<std::string> keys;
+  keys.reserve(size);
+  for (int rank = 0; rank < size; ++rank) keys.push_back(key(prefix, what, rank));
+  std::vector<bool> present;
+  try {
+    present = store.check(keys, deadline);
+  } catch (const Error&) {
+    return "";
+  }
+  std::string list;
+  int named = 0, more = 0;
+  for (int rank = 0; rank < size && rank < static_cast<int>(present.size()); ++rank) {
+    if (present[rank]) continue;
+    if (named < 32) {
+      list += concat(named ? ", " : "", rank);
+      ++named;
+    } else {
+      ++more;
+    }
+  }
+  if (more) list += concat(" and ", more, " more");
+  return list;
+}
+
+void enter(store::Client& store, const std::string& prefix, Deadline deadline) {
+  store.add(prefix + "entered", 1, deadline);
+}
+
+void depart_after_failure(store::Client& store, const std::string& prefix, bool serves_store) {
+  auto deadline = Deadline::after_ms(kLingerMs);
+  try {
+    store.add(prefix + "departed", 1, deadline);
+    while (serves_store && !deadline.expired() &&
+           store.add(prefix + "departed", 0, deadline) < store.add(prefix + "entered", 0, deadline)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const Error&) {
+    // The store is gone or aborted: nobody is left to wait for.
+  }
+}
+
+Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
+           Deadline deadline, const char* api) {
+  enter(store, prefix, deadline);
+  try {
+    return meet_entered(store, prefix, plan, identity, deadline, api);
+  } catch (const Error&) {
+    depart_after_failure(store, prefix, plan.serve_store);
+    throw;
+  }
+}
+
+Place meet_entered(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
+                   Deadline deadline, const char* api) {
+  std::string where = concat("at the rendezvous ", plan.init_method, " (store ", store.address(), ")");
+  claim_rank(store, prefix, plan, identity, where, deadline, api);
+
+  if (store.add(prefix + "arrived", 1, deadline) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
+  size_t which = 0;
+  try {
+    which = store.wait_any({prefix + "all_arrived", prefix + "abort"}, deadline);
+  } catch (const Error& error) {
+    if (error.status() != Status::kTimeout) throw;
+    std::string missing = absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    fail(Status::kTimeout,
+         concat(api, ": rank ", plan.rank, " timed out ", where, ": ranks ", missing.empty() ? "?" : missing,
+                " of ", plan.world_size,
+                " never arrived; start every rank with the same init method and world size, or raise "
+                "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)"));
+  }
+  if (which == 1) fail_from_abort_key(store, prefix, deadline);
+
+  if (plan.rank == 0) publish_places(store, prefix, plan.world_size, deadline);
+  std::string place_text = store.get(key(prefix, "place", plan.rank), deadline);
+  Place place;
+  place.rank = plan.rank;
+  place.size = plan.world_size;
+  if (sscanf(place_text.c_str(), "%d %d %d", &place.local_rank, &place.local_size, &place.node_rank) != 3) {
+    fail(Status::kInternal, concat(api, ": the store holds a malformed place \"", place_text,
+                                   "\" for rank ", plan.rank, "; please report this"));
+  }
+  // What the launcher said wins over what the meeting inferred from node names.
+  if (plan.local_rank >= 0) place.local_rank = plan.local_rank;
+  if (plan.local_size >= 0) place.local_size = plan.local_size;
+  if (plan.node_rank >= 0) place.node_rank = plan.node_rank;
+  return place;
+}
+
+void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
+           Deadline deadline) {
+  try {
+    store.set(key(prefix, "left", rank), "", deadline);
+    if (store.add(prefix + "left", 1, deadline) == size) store.set(prefix + "all_left", "", deadline);
+    if (wait_for_all) store.wait_all({prefix + "all_left"}, deadline);
+  } catch (const Error& error) {
+    if (!wait_for_all) return;
+    std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
+    log::warn("closing the rendezvous store although ranks ", staying.empty() ? "?" : staying,
+              " have not left it (", error.what(), "); they will see the store as lost");
+  }
+}
+
+}  // namespace tutti::rendezvous

@@ -1,0 +1,50 @@
+// The meeting: how the ranks of a plan find each other in the store and learn their
+// place (local rank, local size, node rank), and how they leave it. Every rank sends a
+// fixed handful of requests whatever the world size, so a meeting of N ranks costs the
+// store O(N) work, not O(N^2); rank 0 alone reads all N arrivals, to number the nodes.
+#pragma once
+
+#include <string>
+
+#include "runtime/common/deadline.h"
+#include "runtime/rendezvous/plan.h"
+#include "runtime/store/client.h"
+
+namespace tutti::rendezvous {
+
+struct Place {
+  int rank = -1;
+  int size = -1;
+  int local_rank = -1;
+  int local_size = -1;
+  int node_rank = -1;
+};
+
+// Meets the plan's ranks under key prefix `prefix`. identity ("host:pid") names this
+// rank in other ranks' messages; api ("tutti_comm_init") starts every message. Throws Error: kTimeout naming the ranks that never
+// arrived; kInvalidArgument when two processes claim one rank; kMismatch when ranks
+// disagree on the world size; and whatever the store throws.
+Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
+           Deadline deadline, const char* api);
+
+// Says this rank is done with the meeting's keys. The rank serving the store calls it
+// with wait_for_all, so that it keeps the store up until every rank has left (or the
+// deadline passes, which it logs with the ranks still there). Never throws.
+void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
+           Deadline deadline);
+
+// Failure etiquette for steps that meet through the store (init, split). Each rank
+// counts itself in when the step starts (enter) and, when the step fails on it, out
+// (depart_after_failure). The process serving the store then waits, at most a few
+// seconds, until every rank that came in has gone out: programs exit on errors, and
+// the others could otherwise not read why the step failed, only that the store went.
+void enter(store::Client& store, const std::string& prefix, Deadline deadline);
+void depart_after_failure(store::Client& store, const std::string& prefix, bool serves_store);
+
+// The ranks in [0, size) whose key prefix+"<what>/<rank>" is absent, as "2, 5, 7"
+// (at most 32 named, then "and N more"); "" when every key is there or the store
+// cannot tell before the deadline.
+std::string absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
+                         Deadline deadline);
+
+}  // namespace tutti::rendezvous

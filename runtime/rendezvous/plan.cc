@@ -1,0 +1,131 @@
+#include "runtime/rendezvous/plan.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::rendezvous {
+namespace {
+
+constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
+
+std::string this_hostname() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text.empty() ? "none" : text;
+}
+
+// Rank and world size: the config's when given, else the launcher's.
+void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, Plan* plan) {
+  if (request.world_size == 0 || request.world_size < -1) {
+    fail(Status::kInvalidArgument, concat("tutti_comm_init: config.world_size is ", request.world_size,
+                                          "; use a world size of at least 1, or -1 to read it from the environment"));
+  }
+  if (request.rank < -1) {
+    fail(Status::kInvalidArgument, concat("tutti_comm_init: config.rank is ", request.rank,
+                                          "; use a rank of at least 0, or -1 to read it from the environment"));
+  }
+  plan->rank = request.rank >= 0 ? request.rank : (launch ? launch->rank : -1);
+  plan->world_size = request.world_size > 0 ? request.world_size : (launch ? launch->world_size : -1);
+  plan->launcher = launch ? launch->launcher : "config";
+  if (launch) plan->variables = launch->variables;
+  if (plan->rank < 0 || plan->world_size < 0) {
+    fail(Status::kInvalidArgument,
+         concat("tutti_comm_init: this process's ", plan->rank < 0 ? "rank" : "world size",
+                " is unknown: config.", plan->rank < 0 ? "rank" : "world_size",
+                " is -1 and no launcher said it (variables read: ", joined(plan->variables),
+                "); run under tutti launch, srun or mpirun, or set config.rank and config.world_size"));
+  }
+  if (plan->rank >= plan->world_size) {
+    const char* source_rank = request.rank >= 0 ? "config.rank" : "the environment";
+    fail(Status::kInvalidArgument,
+         concat("tutti_comm_init: rank ", plan->rank, " (from ", source_rank, ") is outside a world of ",
+                plan->world_size, " ranks (variables read: ", joined(plan->variables), "); use a rank in [0, ",
+                plan->world_size - 1, "]"));
+  }
+  if (launch) {
+    plan->local_rank = launch->local_rank;
+    plan->local_size = launch->local_size;
+    plan->node_rank = launch->node_rank;
+  }
+  plan->node_key = plan->node_rank >= 0 ? concat("node#", plan->node_rank) : this_hostname();
+}
+
+std::string advertised_host(const Environment& env) {
+  auto host = env("TUTTI_HOST");
+  return host ? *host : this_hostname();
+}
+
+}  // namespace
+
+void split_host_port(const std::string& text, const std::string& what, std::string* host, uint16_t* port) {
+  auto bad = [&](const char* why) {
+    fail(Status::kInvalidArgument,
+         concat(what, ": \"", text, "\" is not HOST:PORT (", why, "); write it as 127.0.0.1:29500 or [::1]:29500"));
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) bad("no port");
+  std::string name = text.substr(0, colon);
+  if (name.size() >= 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+  if (name.empty()) bad("no host");
+  std::string digits = text.substr(colon + 1);
+  char* end = nullptr;
+  long value = std::strtol(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || value < 1 || value > 65535) bad("the port is not in 1..65535");
+  *host = name;
+  *port = static_cast<uint16_t>(value);
+}
+
+Plan make_plan(const Request& request, const Environment& env) {
+  Plan plan;
+  plan.init_method = !request.init_method.empty() ? request.init_method : env("TUTTI_INIT_METHOD").value_or("env://");
+  const std::string& method = plan.init_method;
+
+  // An unknown method is reported before anything else is read: it is the first thing wrong.
+  bool is_tcp = method.rfind("tcp://", 0) == 0;
+  bool is_file = method.rfind("file://", 0) == 0;
+  bool is_env = method == "env://";
+  if (!is_tcp && !is_file && !is_env) {
+    fail(Status::kInvalidArgument, concat("tutti_comm_init: init method \"", method, "\" is not known; ", kMethods));
+  }
+
+  const std::optional<LaunchEnv> launch = read_launch_env(env);
+  place_rank(request, launch, &plan);
+
+  if (is_tcp) {
+    split_host_port(method.substr(6), concat("tutti_comm_init: init method ", method), &plan.store_host,
+                    &plan.store_port);
+    plan.serve_store = plan.rank == 0;
+  } else if (is_file) {
+    plan.file_path = method.substr(7);
+    if (plan.file_path.empty() || plan.file_path.front() != '/') {
+      fail(Status::kInvalidArgument, concat("tutti_comm_init: init method \"", method,
+                                            "\" has no absolute path; write file:///shared/dir/rendezvous-file"));
+    }
+    plan.store_host = advertised_host(env);
+    plan.serve_store = plan.rank == 0;
+  } else {
+    if (!launch || launch->store_host.empty()) {
+      fail(Status::kInvalidArgument,
+           concat("tutti_comm_init: env:// found no rendezvous address (variables read: ", joined(plan.variables),
+                  "); set TUTTI_ADDR=HOST:PORT, or MASTER_ADDR and MASTER_PORT, or run under tutti launch or srun"));
+    }
+    plan.store_host = launch->store_host;
+    plan.store_port = static_cast<uint16_t>(launch->store_port);
+    // tutti launch serves the store itself and says so; otherwise rank 0 serves it.
+    plan.serve_store = plan.rank == 0 && env("TUTTI_STORE_SERVER").value_or("rank0") != "launcher";
+  }
+  return plan;
+}
+
+}  // namespace tutti::rendezvous

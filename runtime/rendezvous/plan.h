@@ -1,0 +1,47 @@
+// Turns what a program asked for (config fields, the init method) and what its
+// launcher said (the environment) into a plan: this rank's place, where the store is,
+// and whether this rank serves it. Pure: no I/O but reading the environment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/rendezvous/launch_env.h"
+
+namespace tutti::rendezvous {
+
+struct Request {
+  int rank = -1;            // -1: from the environment
+  int world_size = -1;      // -1: from the environment
+  std::string init_method;  // "": TUTTI_INIT_METHOD, else env://
+};
+
+struct Plan {
+  std::string init_method;  // as resolved, for messages
+  int rank = -1;
+  int world_size = -1;
+  // From the launcher when it says; computed at the meeting otherwise (-1 here).
+  int local_rank = -1;
+  int local_size = -1;
+  int node_rank = -1;
+  // What tells nodes apart: the launcher's node id where it gives one (Slurm's
+  // emulated nodes share a hostname), the hostname otherwise.
+  std::string node_key;
+  std::string launcher;                // "tutti", "slurm", ... or "config"
+  std::vector<std::string> variables;  // "NAME=value" read, for messages
+  std::string store_host;
+  uint16_t store_port = 0;             // 0 with file://: rank 0 picks one and publishes it
+  bool serve_store = false;            // this rank starts the store
+  std::string file_path;               // file:// only
+};
+
+// Throws Error(kInvalidArgument) with what is missing or contradictory, the
+// variables read, and what to set.
+Plan make_plan(const Request& request, const Environment& env);
+
+// "host:port" or "[v6]:port" split in two; throws Error(kInvalidArgument) naming
+// `what` (e.g. "tcp:// init method") when malformed.
+void split_host_port(const std::string& text, const std::string& what, std::string* host, uint16_t* port);
+
+}  // namespace tutti::rendezvous

@@ -1,0 +1,173 @@
+/* The communicator calls through tutti.h alone, in one process: a world of one rank,
+ * and every bad input that needs no second process. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/processes.h"
+#include "tutti.h"
+
+static char method[64];
+
+/* A config for a world of one, meeting at a free loopback port, with short timeouts. */
+static tutti_config solo_config(void) {
+  tutti_config config;
+  tutti_config_init(&config, sizeof config);
+  snprintf(method, sizeof method, "tcp://127.0.0.1:%d", tt_free_port());
+  config.rank = 0;
+  config.world_size = 1;
+  config.init_method = method;
+  config.init_timeout_ms = 5000;
+  config.op_timeout_ms = 5000;
+  return config;
+}
+
+static void expect_error(tutti_status got, tutti_status want, const char* fragment) {
+  cr_expect_eq(got, want, "expected %s, got %s: %s", tutti_status_name(want), tutti_status_name(got),
+               tutti_last_error());
+  cr_expect(strstr(tutti_last_error(), fragment) != NULL, "expected \"%s\" in the last error: %s", fragment,
+            tutti_last_error());
+}
+
+/* Each test runs in its own process: clear what the launcher of the test run may have set. */
+static void clear_launcher_environment(void) {
+  const char* names[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_ADDR", "TUTTI_INIT_METHOD", "RANK", "WORLD_SIZE",
+                         "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
+                         "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "TUTTI_INIT_TIMEOUT_MS",
+                         "TUTTI_OP_TIMEOUT_MS"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unsetenv(names[i]);
+}
+
+TestSuite(comm, .init = clear_launcher_environment);
+
+Test(comm, config_init_fills_defaults) {
+  tutti_config config;
+  memset(&config, 0x5a, sizeof config);
+  cr_assert_eq(tutti_config_init(&config, sizeof config), TUTTI_OK);
+  cr_expect_eq(config.struct_size, sizeof config);
+  cr_expect_eq(config.rank, -1);
+  cr_expect_eq(config.world_size, -1);
+  cr_expect_null(config.init_method);
+  cr_expect_eq(config.init_timeout_ms, -1);
+  cr_expect_eq(config.op_timeout_ms, -1);
+  cr_expect_null(config.name);
+}
+
+Test(comm, config_init_never_writes_past_an_older_callers_struct) {
+  unsigned char buffer[sizeof(tutti_config) + 16];
+  memset(buffer, 0xee, sizeof buffer);
+  size_t old_size = offsetof(tutti_config, op_timeout_ms); /* a struct that ended earlier */
+  cr_assert_eq(tutti_config_init((tutti_config*)buffer, old_size), TUTTI_OK);
+  for (size_t i = old_size; i < sizeof buffer; ++i) cr_expect_eq(buffer[i], 0xee, "byte %zu was written", i);
+}
+
+Test(comm, config_init_rejects_null_and_tiny_sizes) {
+  expect_error(tutti_config_init(NULL, sizeof(tutti_config)), TUTTI_ERR_INVALID_ARGUMENT, "config is NULL");
+  tutti_config config;
+  expect_error(tutti_config_init(&config, 4), TUTTI_ERR_INVALID_ARGUMENT, "pass sizeof(tutti_config)");
+}
+
+Test(comm, world_of_one, .timeout = 30) {
+  tutti_config config = solo_config();
+  config.name = "solo";
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  int32_t rank = -1, size = -1, local_rank = -1, local_size = -1, node = -1;
+  cr_expect_eq(tutti_comm_rank(comm, &rank), TUTTI_OK);
+  cr_expect_eq(tutti_comm_size(comm, &size), TUTTI_OK);
+  cr_expect_eq(tutti_comm_local_rank(comm, &local_rank), TUTTI_OK);
+  cr_expect_eq(tutti_comm_local_size(comm, &local_size), TUTTI_OK);
+  cr_expect_eq(tutti_comm_node_rank(comm, &node), TUTTI_OK);
+  cr_expect(rank == 0 && size == 1 && local_rank == 0 && local_size == 1 && node == 0);
+
+  tutti_comm* none = (tutti_comm*)1;
+  cr_expect_eq(tutti_comm_split(comm, TUTTI_UNDEFINED, 0, &none), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_null(none);
+  tutti_comm* sub = NULL;
+  cr_assert_eq(tutti_comm_split(comm, 7, 0, &sub), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_comm_size(sub, &size), TUTTI_OK);
+  cr_expect_eq(size, 1);
+  cr_expect_eq(tutti_comm_destroy(sub), TUTTI_OK);
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+}
+
+Test(comm, abort_fails_later_calls_with_aborted, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_comm_abort(comm), TUTTI_OK);
+  cr_expect_eq(tutti_comm_abort(comm), TUTTI_OK, "a second abort is harmless");
+  tutti_comm* sub = NULL;
+  expect_error(tutti_comm_split(comm, 0, 0, &sub), TUTTI_ERR_ABORTED, "was aborted");
+  cr_expect_null(sub);
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+}
+
+Test(comm, init_rejects_bad_arguments, .timeout = 30) {
+  tutti_comm* comm = (tutti_comm*)1;
+  tutti_config config = solo_config();
+  expect_error(tutti_comm_init(&config, NULL), TUTTI_ERR_INVALID_ARGUMENT, "out is NULL");
+
+  config.world_size = 0;
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "config.world_size is 0");
+  cr_expect_null(comm, "a failing constructor leaves *out NULL");
+
+  config = solo_config();
+  config.rank = 5;
+  config.world_size = 4;
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "rank 5 (from config.rank) is outside");
+
+  config = solo_config();
+  config.init_method = "carrier-pigeon://coop";
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "is not known");
+
+  config = solo_config();
+  config.init_method = "tcp://127.0.0.1";
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "is not HOST:PORT");
+
+  config = solo_config();
+  config.init_timeout_ms = 0;
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "config.init_timeout_ms is 0");
+
+  tutti_config raw;
+  memset(&raw, 0, sizeof raw);
+  expect_error(tutti_comm_init(&raw, &comm), TUTTI_ERR_INVALID_ARGUMENT, "call tutti_config_init");
+}
+
+Test(comm, init_without_any_launcher_says_what_to_set, .timeout = 30) {
+  tutti_comm* comm = NULL;
+  expect_error(tutti_comm_init(NULL, &comm), TUTTI_ERR_INVALID_ARGUMENT, "run under tutti launch, srun or mpirun");
+  setenv("TUTTI_RANK", "0", 1);
+  setenv("TUTTI_WORLD_SIZE", "1", 1);
+  expect_error(tutti_comm_init(NULL, &comm), TUTTI_ERR_INVALID_ARGUMENT, "set TUTTI_ADDR=HOST:PORT");
+}
+
+Test(comm, unparsable_timeout_variable_is_named, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  setenv("TUTTI_OP_TIMEOUT_MS", "soon", 1);
+  expect_error(tutti_comm_init(&config, &comm), TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_OP_TIMEOUT_MS=\"soon\"");
+}
+
+Test(comm, handles_are_checked) {
+  int32_t value = 0;
+  expect_error(tutti_comm_rank(NULL, &value), TUTTI_ERR_INVALID_ARGUMENT, "comm is NULL");
+  /* Memory that is not a tutti_comm: the tag check catches it. */
+  uint64_t not_a_comm[8] = {0};
+  expect_error(tutti_comm_size((tutti_comm*)not_a_comm, &value), TUTTI_ERR_INVALID_ARGUMENT,
+               "not a live tutti_comm");
+  expect_error(tutti_comm_abort((tutti_comm*)not_a_comm), TUTTI_ERR_INVALID_ARGUMENT, "not a live tutti_comm");
+  expect_error(tutti_comm_destroy((tutti_comm*)not_a_comm), TUTTI_ERR_INVALID_ARGUMENT, "not a live tutti_comm");
+  cr_expect_eq(tutti_comm_destroy(NULL), TUTTI_OK);
+}
+
+Test(comm, getters_reject_null_output, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  expect_error(tutti_comm_rank(comm, NULL), TUTTI_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+  expect_error(tutti_comm_split(comm, 0, 0, NULL), TUTTI_ERR_INVALID_ARGUMENT, "out is NULL");
+  expect_error(tutti_comm_split(comm, -5, 0, &comm), TUTTI_ERR_INVALID_ARGUMENT, "color -5");
+  tutti_comm_destroy(comm);
+}

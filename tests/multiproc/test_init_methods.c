@@ -1,0 +1,137 @@
+/* Worlds of 1, 2, 3, 4 and 8 real processes meeting through each init method and each
+ * launcher's variables: every rank must learn its place and its place in a split. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/support/processes.h"
+#include "tests/support/rank_setup.h"
+
+#define RANK_PROGRAM TUTTI_TEST_BINARY_DIR "/tests/programs/rank_report"
+#define MAX_RANKS 8
+typedef void (*method_fn)(tt_rank_setup* setup, int rank, int n, int port, const char* dir);
+
+static void tcp_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_arg(s, "--method");
+  tt_setup_arg(s, "tcp://127.0.0.1:%d", port);
+  tt_setup_arg(s, "--rank");
+  tt_setup_arg(s, "%d", rank);
+  tt_setup_arg(s, "--world");
+  tt_setup_arg(s, "%d", n);
+}
+
+static void file_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)port;
+  tt_setup_arg(s, "--method");
+  tt_setup_arg(s, "file://%s/rendezvous", dir);
+  tt_setup_arg(s, "--rank");
+  tt_setup_arg(s, "%d", rank);
+  tt_setup_arg(s, "--world");
+  tt_setup_arg(s, "%d", n);
+  tt_setup_env(s, "TUTTI_HOST=127.0.0.1");
+}
+
+static void tutti_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_env(s, "TUTTI_RANK=%d", rank);
+  tt_setup_env(s, "TUTTI_WORLD_SIZE=%d", n);
+  tt_setup_env(s, "TUTTI_ADDR=127.0.0.1:%d", port);
+}
+
+static void torch_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_env(s, "RANK=%d", rank);
+  tt_setup_env(s, "WORLD_SIZE=%d", n);
+  tt_setup_env(s, "LOCAL_RANK=%d", rank);
+  tt_setup_env(s, "MASTER_ADDR=127.0.0.1");
+  tt_setup_env(s, "MASTER_PORT=%d", port);
+}
+
+static void slurm_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_env(s, "SLURM_PROCID=%d", rank);
+  tt_setup_env(s, "SLURM_NTASKS=%d", n);
+  tt_setup_env(s, "SLURM_LOCALID=%d", rank);
+  tt_setup_env(s, "SLURM_NODEID=0");
+  tt_setup_env(s, "SLURM_STEP_NODELIST=localhost");
+  tt_setup_env(s, "SLURM_JOB_ID=4242");
+  tt_setup_env(s, "SLURM_STEP_ID=0");
+  tt_setup_env(s, "TUTTI_PORT=%d", port);
+}
+
+static void openmpi_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_env(s, "OMPI_COMM_WORLD_RANK=%d", rank);
+  tt_setup_env(s, "OMPI_COMM_WORLD_SIZE=%d", n);
+  tt_setup_env(s, "OMPI_COMM_WORLD_LOCAL_RANK=%d", rank);
+  tt_setup_env(s, "MASTER_ADDR=127.0.0.1");
+  tt_setup_env(s, "MASTER_PORT=%d", port);
+}
+
+static void pmi_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {
+  (void)dir;
+  tt_setup_env(s, "PMI_RANK=%d", rank);
+  tt_setup_env(s, "PMI_SIZE=%d", n);
+  tt_setup_env(s, "TUTTI_ADDR=127.0.0.1:%d", port);
+}
+
+/* Where world rank `rank` lands in the even/odd split ordered by descending rank. */
+static void expected_split(int rank, int n, int* half_rank, int* half_size) {
+  *half_rank = 0;
+  *half_size = 0;
+  for (int other = 0; other < n; ++other) {
+    if (other % 2 != rank % 2) continue;
+    ++*half_size;
+    if (other > rank) ++*half_rank;
+  }
+}
+
+static void run_world(method_fn method, int n) {
+  static tt_rank_setup setups[MAX_RANKS];
+  tt_process ranks[MAX_RANKS];
+  char dir[] = "/tmp/tutti-test-rdzv-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  int port = tt_free_port();
+  for (int rank = 0; rank < n; ++rank) {
+    tt_rank_setup* setup = &setups[rank];
+    tt_setup_init(setup, RANK_PROGRAM);
+    method(setup, rank, n, port, dir);
+    cr_assert_eq(tt_spawn(&ranks[rank], setup->argv, setup->env), 0);
+  }
+  int ended = tt_wait_all(ranks, n, tt_timeout_ms(30000));
+  for (int rank = 0; rank < n; ++rank) {
+    char* output = tt_output(&ranks[rank]);
+    char place[96], split[96];
+    int half_rank, half_size;
+    expected_split(rank, n, &half_rank, &half_size);
+    snprintf(place, sizeof place, "PLACE rank=%d size=%d local=%d/%d node=0", rank, n, rank, n);
+    snprintf(split, sizeof split, "SPLIT color=%d rank=%d size=%d", rank % 2, half_rank, half_size);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d of %d did not exit 0 (ended %d):\n%s", rank,
+              n, ended, output);
+    cr_expect(strstr(output, place) != NULL, "rank %d of %d: expected \"%s\" in:\n%s", rank, n, place, output);
+    cr_expect(strstr(output, split) != NULL, "rank %d of %d: expected \"%s\" in:\n%s", rank, n, split, output);
+    free(output);
+  }
+  tt_cleanup_all(ranks, n);
+  char path[64];
+  snprintf(path, sizeof path, "%s/rendezvous", dir);
+  cr_expect_eq(access(path, F_OK), -1, "rank 0 should remove the rendezvous file %s when it leaves", path);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void run_sizes(method_fn method) {
+  const int sizes[] = {1, 2, 3, 4, 8};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) run_world(method, sizes[i]);
+}
+
+Test(init_methods, tcp, .timeout = 180) { run_sizes(tcp_method); }
+Test(init_methods, file, .timeout = 180) { run_sizes(file_method); }
+Test(init_methods, env_tutti_variables, .timeout = 180) { run_sizes(tutti_env_method); }
+Test(init_methods, env_torch_variables, .timeout = 180) { run_sizes(torch_env_method); }
+Test(init_methods, env_slurm_variables, .timeout = 180) { run_sizes(slurm_env_method); }
+Test(init_methods, env_openmpi_variables, .timeout = 180) { run_sizes(openmpi_env_method); }
+Test(init_methods, env_pmi_variables, .timeout = 180) { run_sizes(pmi_env_method); }
