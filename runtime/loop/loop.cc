@@ -58,12 +58,17 @@ bool Loop::post(Task task) {
 
 void Loop::on_wakeup(uv_async_t* async) {
   auto* self = static_cast<Loop*>(async->data);
-  self->drain_tasks_on_loop();
+  // Read stopping_ before draining: once it is set no task can be queued, so the drain
+  // below is the last, and no task runs after the handles are closed (a task that
+  // wrote to a closed socket, or opened a handle after the walk, would crash the loop
+  // or keep uv_run from returning). Read after draining, a task posted in between would
+  // be left for the drain after uv_run, with every handle already closed under it.
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(self->mutex_);
     stopping = self->stopping_;
   }
+  self->drain_tasks_on_loop();
   if (stopping) {
     // Close whatever handle is still open (owners close theirs first; this is the net
     // under them) so that uv_run returns.
@@ -88,6 +93,8 @@ void Loop::drain_tasks_on_loop() {
     } catch (const std::exception& e) {
       // A task must not take the loop down with it: the loop serves every communicator.
       log::error("event loop task threw: ", e.what());
+    } catch (...) {
+      log::error("event loop task threw something that is not a std::exception");
     }
   }
 }

@@ -41,7 +41,7 @@ class Server {
   // kInvalidArgument for a host that does not resolve to a local address.
   static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host,
                                        uint16_t port, ServerLimits limits = {});
-  // Closes the listener and every connection; pending waits are answered kAborted.
+  // Closes the listener and every connection; clients with calls pending see kPeerLost.
   // Any thread but the loop's; returns once the loop has let go of every handle.
   virtual ~Server() = default;
 

@@ -1,0 +1,149 @@
+// The rendezvous store's wire protocol: length-prefixed binary frames. Pure encoding and
+// decoding, no I/O, so that a test can feed it garbage.
+//
+// Frame = 12-byte header, then body. All integers are little endian.
+//   u32 body length | u8 version (=1) | u8 opcode | u16 flags | u32 request id
+// A reply has the request's opcode and id, with kFlagReply set. Body fields are
+//   u32 (counts), i32 (status), i64 (numbers) and str (u32 length + bytes).
+//
+// Request bodies:
+//   HELLO        i64 version, str client ("host:pid"), str auth (empty: no credentials)
+//   SET          str key, str value
+//   GET          str key, i64 timeout_ms (waits for the key)
+//   ADD          str key, i64 delta
+//   COMPARE_SET  str key, str expected, str desired
+//   WAIT         u32 n, n × str key, i64 timeout_ms; kFlagWaitAny: any key, else all
+//   CHECK        u32 n, n × str key
+//   MULTI_GET    u32 n, n × str key, i64 timeout_ms (waits for all keys)
+//   DELETE       str key
+// Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
+// is kOk:
+//   HELLO        i64 version, str server, i64 max_frame_bytes, str challenge
+//   GET          str value            ADD          i64 value
+//   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all)
+//   CHECK        str flags (one byte per key, 0 or 1)
+//   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
+//   SET          nothing
+//
+// The handshake leaves room for authentication without a version bump: a server that
+// wants credentials answers HELLO with a non-empty challenge, and the client sends a
+// second HELLO whose auth field answers it. Today's servers always send an empty
+// challenge, and today's clients refuse a non-empty one with a clear error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/common/error.h"
+#include "runtime/common/status.h"
+
+namespace tutti::store::protocol {
+
+constexpr uint8_t kVersion = 1;
+constexpr size_t kHeaderBytes = 12;
+
+enum class Op : uint8_t {
+  kHello = 1,
+  kSet = 2,
+  kGet = 3,
+  kAdd = 4,
+  kCompareSet = 5,
+  kWait = 6,
+  kCheck = 7,
+  kMultiGet = 8,
+  kDelete = 9,
+};
+
+// "SET", "MULTI_GET", ...; "op 0x2a" for a value outside the enum.
+std::string op_name(Op op);
+bool is_known_op(uint8_t op);
+
+constexpr uint16_t kFlagReply = 1u << 0;
+constexpr uint16_t kFlagWaitAny = 1u << 1;
+// Other flag bits are reserved: senders leave them 0 and receivers ignore them.
+
+struct Header {
+  uint32_t body_bytes = 0;
+  uint8_t version = kVersion;
+  Op op = Op::kHello;
+  uint16_t flags = 0;
+  uint32_t id = 0;
+};
+
+struct Frame {
+  Header header;
+  std::string body;
+};
+
+// A request, with the fields its op uses (see the table above); others stay empty.
+struct Request {
+  Op op = Op::kHello;
+  uint32_t id = 0;
+  bool wait_any = false;          // WAIT
+  std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE
+  std::string value;              // SET value, COMPARE_SET desired, HELLO client
+  std::string expected;           // COMPARE_SET expected, HELLO auth
+  int64_t number = 0;             // GET/WAIT/MULTI_GET timeout_ms, ADD delta, HELLO version
+};
+
+struct Reply {
+  Op op = Op::kHello;
+  uint32_t id = 0;
+  Status status = Status::kOk;
+  std::string message;              // why, when status is not kOk
+  std::vector<std::string> values;  // GET/COMPARE_SET: one; MULTI_GET: n; HELLO: server, challenge
+  std::vector<bool> flags;          // CHECK
+  int64_t number = 0;               // ADD value, WAIT index, DELETE existed, HELLO version
+  int64_t max_frame_bytes = 0;      // HELLO
+};
+
+// What a peer did wrong on the wire; the connection cannot continue after it.
+class ProtocolError : public Error {
+ public:
+  explicit ProtocolError(const std::string& message) : Error(Status::kTransport, message) {}
+};
+
+// Whole frames, ready to write. Throw Error(kInvalidArgument) when the body would not
+// fit the u32 length.
+std::string encode(const Request& request);
+std::string encode(const Reply& reply);
+
+// Parse a frame's body. Throw ProtocolError for a body that does not match its op: a
+// string or count running past the end, trailing bytes, a reply flag where a request
+// belongs (or the reverse), a status that is not a tutti::Status.
+Request decode_request(const Frame& frame);
+Reply decode_reply(const Frame& frame);
+
+// Cuts a byte stream into frames. The header is checked as soon as its 12 bytes are
+// in, before the body is buffered, so an oversized or foreign stream fails after at
+// most one read's worth of bytes. The caller drains next() after each feed().
+class Decoder {
+ public:
+  explicit Decoder(size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+
+  // Throws ProtocolError when the header of the frame now in progress is bad.
+  void feed(const char* data, size_t size);
+  // The next whole frame, or nullopt until more bytes come. Throws ProtocolError for a
+  // bad header (wrong version, unknown opcode, header and body over max_frame_bytes).
+  std::optional<Frame> next();
+
+  // Lets a connection raise its limit once it is past the handshake.
+  void set_max_frame_bytes(size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
+  // Bytes received that are not yet part of a frame handed out.
+  size_t buffered() const { return buffer_.size() - offset_; }
+
+ private:
+  void check_header() const;
+
+  size_t max_frame_bytes_;  // header and body
+  std::string buffer_;
+  size_t offset_ = 0;       // start of the first byte not handed out
+};
+
+Header parse_header(std::string_view bytes);  // bytes.size() >= kHeaderBytes; no checks
+
+}  // namespace tutti::store::protocol

@@ -1,0 +1,433 @@
+#include "runtime/store/server.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <unordered_set>
+
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/store/key_space.h"
+#include "runtime/store/protocol.h"
+#include "runtime/store/socket_address.h"
+
+namespace tutti::store {
+namespace {
+
+using protocol::Op;
+using protocol::ProtocolError;
+using protocol::Reply;
+using protocol::Request;
+
+// Before HELLO a peer is a stranger: its frames may not be big.
+constexpr size_t kHandshakeFrameBytes = 64 * 1024;
+// Parked requests wait at most this long whatever they ask for, so that deadlines on
+// the loop's clock never overflow.
+constexpr int64_t kMaxWaitMs = int64_t{1} << 40;
+// How long ~Server waits for the loop to release the server's handles.
+constexpr auto kCloseWait = std::chrono::seconds(10);
+
+class ServerCore;
+
+struct Connection {
+  explicit Connection(ServerCore* server_core) : core(server_core), decoder(kHandshakeFrameBytes) {}
+
+  uv_tcp_t tcp;
+  ServerCore* core;
+  std::string peer;
+  protocol::Decoder decoder;
+  bool greeted = false;
+  bool closing = false;
+  std::unordered_set<Waiter*> waiters;
+};
+
+struct WriteRequest {
+  uv_write_t req;
+  std::string bytes;
+};
+
+// The server's loop-side half. It owns itself (keep_alive_) while any of its handles
+// is open, so that a ~Server that gives up waiting never frees memory the loop uses.
+class ServerCore : public std::enable_shared_from_this<ServerCore> {
+ public:
+  ServerCore(loop::Loop* loop, const std::string& host, const ServerLimits& limits)
+      : loop_(loop),
+        host_(host),
+        limits_(limits),
+        keys_(limits, [this](std::unique_ptr<Waiter> waiter) { answer_ready_on_loop(std::move(waiter)); }),
+        closed_future_(closed_.get_future().share()) {}
+
+  void start_on_loop(const sockaddr_storage& address, uint16_t requested_port);
+  void close_all_on_loop();
+
+  uint16_t port() const { return port_.load(); }
+  const std::string& host() const { return host_; }
+  std::shared_future<void> closed_future() const { return closed_future_; }
+  ServerStats stats() const {
+    ServerStats s;
+    s.connections = connections_count_.load();
+    s.keys = keys_count_.load();
+    s.bytes = bytes_count_.load();
+    s.requests = requests_.load();
+    s.dropped_connections = dropped_.load();
+    return s;
+  }
+
+ private:
+  static void on_connection(uv_stream_t* listener, int status);
+  static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void on_timer(uv_timer_t* timer);
+  static void on_write(uv_write_t* req, int status);
+  static void on_connection_closed(uv_handle_t* handle);
+  static void on_own_handle_closed(uv_handle_t* handle);  // listener_, timer_
+
+  void accept_on_loop();
+  void read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf);
+  void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
+  void greet_on_loop(Connection* conn, const Request& request);
+  void send_on_loop(Connection* conn, const Reply& reply);
+  void answer_ready_on_loop(std::unique_ptr<Waiter> waiter);
+  void arm_timer_on_loop();
+  void expire_on_loop();
+  void drop_on_loop(Connection* conn, const std::string& why);
+  void close_on_loop(Connection* conn);
+  void handle_closed_on_loop();
+  void update_stats_on_loop();
+  std::string where() const { return concat("rendezvous store on ", host_, ":", port_.load()); }
+
+  loop::Loop* loop_;
+  std::string host_;
+  ServerLimits limits_;
+  std::atomic<uint16_t> port_{0};
+  uv_tcp_t listener_;
+  uv_timer_t timer_;
+  KeySpace keys_;
+  std::unordered_set<Connection*> connections_;
+  size_t open_handles_ = 0;
+  bool closing_ = false;
+  std::shared_ptr<ServerCore> keep_alive_;
+  std::promise<void> closed_;
+  std::shared_future<void> closed_future_;
+
+  std::atomic<size_t> connections_count_{0};
+  std::atomic<size_t> keys_count_{0};
+  std::atomic<size_t> bytes_count_{0};
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port) {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  keep_alive_ = shared_from_this();
+  uv_tcp_init(loop_->uv(), &listener_);
+  listener_.data = this;
+  ++open_handles_;
+  uv_timer_init(loop_->uv(), &timer_);
+  timer_.data = this;
+  ++open_handles_;
+
+  // libuv reports some bind errors (EADDRINUSE) only at listen(), so both are checked.
+  int rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0);
+  // The backlog is the kernel's cap (somaxconn): thousands of ranks connect at once.
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 65535, &ServerCore::on_connection);
+  if (rc != 0) {
+    close_all_on_loop();
+    const char* hint = "check the address and port";
+    Status status = Status::kTransport;
+    if (rc == UV_EADDRINUSE) {
+      hint = "another process (an earlier job?) holds the port; pick another port or stop that process";
+    } else if (rc == UV_EADDRNOTAVAIL) {
+      hint = "the address is not one of this machine's; use one of its addresses, or 0.0.0.0";
+      status = Status::kInvalidArgument;
+    } else if (rc == UV_EACCES) {
+      hint = "ports below 1024 need privileges; use a higher port";
+    }
+    fail(status, concat("rendezvous store: cannot listen on ", host_, ":", requested_port, ": ", uv_strerror(rc),
+                        " (", uv_err_name(rc), "); ", hint));
+  }
+  sockaddr_storage bound{};
+  int length = sizeof(bound);
+  uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &length);
+  port_ = socket_address_port(bound);
+  log::info(where(), ": listening");
+}
+
+void ServerCore::on_connection(uv_stream_t* listener, int status) {
+  auto* self = static_cast<ServerCore*>(listener->data);
+  if (status < 0) {
+    log::warn(self->where(), ": accepting a connection failed: ", uv_strerror(status));
+    return;
+  }
+  self->accept_on_loop();
+}
+
+void ServerCore::accept_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  auto* conn = new Connection(this);
+  uv_tcp_init(loop_->uv(), &conn->tcp);
+  conn->tcp.data = conn;
+  ++open_handles_;
+  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), reinterpret_cast<uv_stream_t*>(&conn->tcp)) != 0) {
+    conn->closing = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+    return;
+  }
+  sockaddr_storage peer{};
+  int length = sizeof(peer);
+  if (uv_tcp_getpeername(&conn->tcp, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+    conn->peer = socket_address_text(peer);
+  } else {
+    conn->peer = "an unknown peer";
+  }
+  if (closing_ || connections_.size() >= limits_.max_connections) {
+    if (!closing_) {
+      log::warn(where(), ": refusing the connection from ", conn->peer, ": max_connections (",
+                limits_.max_connections, ") are open already; raise the limit or use fewer clients");
+    }
+    conn->closing = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+    return;
+  }
+  connections_.insert(conn);
+  update_stats_on_loop();
+  uv_tcp_nodelay(&conn->tcp, 1);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->tcp), &ServerCore::on_alloc, &ServerCore::on_read);
+}
+
+void ServerCore::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
+  // One buffer for every connection: libuv calls read right after alloc, and the
+  // decoder copies what it keeps, so 10,000 idle connections cost no read buffers.
+  static thread_local char buffer[64 * 1024];
+  *buf = uv_buf_init(buffer, sizeof(buffer));
+}
+
+void ServerCore::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* conn = static_cast<Connection*>(stream->data);
+  conn->core->read_on_loop(conn, nread, buf);
+}
+
+void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf) {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  if (conn->closing) return;
+  if (nread < 0) {
+    if (conn->decoder.buffered() > 0) {
+      drop_on_loop(conn, concat("the connection ended in the middle of a frame (", conn->decoder.buffered(),
+                                " bytes of it received; ", uv_strerror(static_cast<int>(nread)), ")"));
+    } else {
+      if (nread != UV_EOF) log::debug(where(), ": connection from ", conn->peer, " failed: ", uv_strerror(nread));
+      close_on_loop(conn);
+    }
+    return;
+  }
+  // A peer that sends requests but never reads the replies would grow this queue.
+  size_t queued = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn->tcp));
+  if (queued > 4 * limits_.max_frame_bytes) {
+    drop_on_loop(conn, concat("it does not read its replies (", queued, " bytes queued)"));
+    return;
+  }
+  try {
+    conn->decoder.feed(buf->base, static_cast<size_t>(nread));
+    while (!conn->closing) {
+      auto frame = conn->decoder.next();
+      if (!frame) break;
+      handle_frame_on_loop(conn, *frame);
+    }
+  } catch (const ProtocolError& e) {
+    drop_on_loop(conn, e.what());
+  }
+}
+
+void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& frame) {
+  Request request = protocol::decode_request(frame);
+  ++requests_;
+  if (!conn->greeted) {
+    if (request.op != Op::kHello) {
+      throw ProtocolError(concat("sent ", protocol::op_name(request.op), " before HELLO (is it a tutti store client?)"));
+    }
+    greet_on_loop(conn, request);
+    return;
+  }
+  if (request.op == Op::kHello) throw ProtocolError("sent HELLO a second time");
+
+  std::optional<Reply> reply = keys_.handle(request);
+  if (!reply) {
+    if (conn->waiters.size() >= limits_.max_waiters_per_connection) {
+      reply = Reply{};
+      reply->op = request.op;
+      reply->id = request.id;
+      reply->status = Status::kInvalidArgument;
+      reply->message = concat("this connection has max_waiters_per_connection (", limits_.max_waiters_per_connection,
+                              ") requests waiting already; wait for fewer keys at once or raise the limit");
+    } else {
+      uint64_t wait_ms = static_cast<uint64_t>(std::min(request.number, kMaxWaitMs));
+      conn->waiters.insert(keys_.park(conn, request, uv_now(loop_->uv()) + wait_ms));
+      arm_timer_on_loop();
+    }
+  }
+  // Stats first: a caller that has its reply then sees them.
+  update_stats_on_loop();
+  if (reply) send_on_loop(conn, *reply);
+}
+
+void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
+  if (request.number < protocol::kVersion) {
+    throw ProtocolError(concat("its HELLO offers protocol version ", request.number, ", below ",
+                               static_cast<int>(protocol::kVersion)));
+  }
+  conn->greeted = true;
+  conn->decoder.set_max_frame_bytes(limits_.max_frame_bytes);
+  log::debug(where(), ": ", conn->peer, " is \"", request.value, "\"");
+  Reply reply;
+  reply.op = Op::kHello;
+  reply.id = request.id;
+  reply.number = protocol::kVersion;
+  reply.max_frame_bytes = static_cast<int64_t>(limits_.max_frame_bytes);
+  reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};  // no challenge: no auth yet
+  send_on_loop(conn, reply);
+}
+
+void ServerCore::send_on_loop(Connection* conn, const Reply& reply) {
+  if (conn->closing) return;
+  auto* write = new WriteRequest;
+  write->bytes = protocol::encode(reply);
+  write->req.data = write;
+  uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
+  int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&conn->tcp), &buf, 1, &ServerCore::on_write);
+  // A failed write needs no action here: the read side sees the broken connection.
+  if (rc != 0) delete write;
+}
+
+void ServerCore::on_write(uv_write_t* req, int) { delete static_cast<WriteRequest*>(req->data); }
+
+void ServerCore::answer_ready_on_loop(std::unique_ptr<Waiter> waiter) {
+  auto* conn = static_cast<Connection*>(waiter->owner);
+  conn->waiters.erase(waiter.get());
+  send_on_loop(conn, keys_.answer(*waiter, Status::kOk));
+}
+
+void ServerCore::arm_timer_on_loop() {
+  auto next = keys_.next_deadline();
+  if (!next) {
+    uv_timer_stop(&timer_);
+    return;
+  }
+  uint64_t now = uv_now(loop_->uv());
+  uv_timer_start(&timer_, &ServerCore::on_timer, *next > now ? *next - now : 0, 0);
+}
+
+void ServerCore::on_timer(uv_timer_t* timer) { static_cast<ServerCore*>(timer->data)->expire_on_loop(); }
+
+void ServerCore::expire_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  for (auto& waiter : keys_.take_expired(uv_now(loop_->uv()))) {
+    auto* conn = static_cast<Connection*>(waiter->owner);
+    conn->waiters.erase(waiter.get());
+    send_on_loop(conn, keys_.answer(*waiter, Status::kTimeout));
+  }
+  arm_timer_on_loop();
+}
+
+void ServerCore::drop_on_loop(Connection* conn, const std::string& why) {
+  log::warn(where(), ": dropping the connection from ", conn->peer, ": ", why);
+  ++dropped_;
+  close_on_loop(conn);
+}
+
+void ServerCore::close_on_loop(Connection* conn) {
+  if (conn->closing) return;
+  conn->closing = true;
+  for (Waiter* waiter : conn->waiters) keys_.drop(waiter);
+  conn->waiters.clear();
+  connections_.erase(conn);
+  update_stats_on_loop();
+  uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+}
+
+void ServerCore::on_connection_closed(uv_handle_t* handle) {
+  auto* conn = static_cast<Connection*>(handle->data);
+  ServerCore* self = conn->core;
+  delete conn;
+  self->handle_closed_on_loop();
+}
+
+void ServerCore::on_own_handle_closed(uv_handle_t* handle) {
+  static_cast<ServerCore*>(handle->data)->handle_closed_on_loop();
+}
+
+void ServerCore::handle_closed_on_loop() {
+  if (--open_handles_ > 0 || !closing_) return;
+  closed_.set_value();
+  // Last: this may free *this.
+  auto self = std::move(keep_alive_);
+}
+
+void ServerCore::close_all_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  if (closing_) return;
+  closing_ = true;
+  // Parked requests are told why, best effort: a write that would block is skipped,
+  // since the connection closes right after and the client sees that anyway.
+  for (auto& waiter : keys_.take_all()) {
+    auto* conn = static_cast<Connection*>(waiter->owner);
+    conn->waiters.erase(waiter.get());
+    std::string bytes = protocol::encode(keys_.answer(*waiter, Status::kAborted));
+    uv_buf_t buf = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+    uv_try_write(reinterpret_cast<uv_stream_t*>(&conn->tcp), &buf, 1);
+  }
+  std::vector<Connection*> open(connections_.begin(), connections_.end());
+  for (Connection* conn : open) close_on_loop(conn);
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
+}
+
+void ServerCore::update_stats_on_loop() {
+  connections_count_ = connections_.size();
+  keys_count_ = keys_.keys();
+  bytes_count_ = keys_.bytes();
+}
+
+class ServerImpl final : public Server {
+ public:
+  ServerImpl(std::shared_ptr<loop::Loop> loop, std::shared_ptr<ServerCore> core)
+      : loop_(std::move(loop)), core_(std::move(core)) {}
+
+  ~ServerImpl() override {
+    auto closed = core_->closed_future();
+    bool posted = loop_->post([core = core_] { core->close_all_on_loop(); });
+    if (posted && closed.wait_for(kCloseWait) != std::future_status::ready) {
+      log::error("rendezvous store on ", core_->host(), ":", core_->port(), ": the event loop did not close the ",
+                 "server within ", std::chrono::seconds(kCloseWait).count(), " s; leaving its handles to the loop");
+    }
+  }
+
+  uint16_t port() const override { return core_->port(); }
+  std::string host() const override { return core_->host(); }
+  ServerStats stats() const override { return core_->stats(); }
+
+ private:
+  std::shared_ptr<loop::Loop> loop_;
+  std::shared_ptr<ServerCore> core_;
+};
+
+}  // namespace
+
+std::unique_ptr<Server> Server::start(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
+                                      ServerLimits limits) {
+  sockaddr_storage address{};
+  std::string why = resolve_socket_address(host, port, /*passive=*/true, &address);
+  if (!why.empty()) {
+    fail(Status::kInvalidArgument, concat("rendezvous store: cannot listen on ", host, ":", port, ": ", why,
+                                          "; use a name or address of this machine"));
+  }
+  auto core = std::make_shared<ServerCore>(loop.get(), host, limits);
+  loop->call([core, address, port] { core->start_on_loop(address, port); }, Deadline::after_ms(30000));
+  return std::make_unique<ServerImpl>(std::move(loop), std::move(core));
+}
+
+}  // namespace tutti::store

@@ -1,0 +1,328 @@
+// The store's client (runtime/store/client.cc) against a real server on 127.0.0.1:
+// every call's semantics, its errors and their messages, and that every wait is bounded.
+#include <criterion/criterion.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/common/error.h"
+#include "runtime/store/client.h"
+#include "runtime/store/server.h"
+#include "tests/support/processes.h"
+
+using tutti::Deadline;
+using tutti::Status;
+using tutti::loop::Loop;
+using tutti::store::Client;
+using tutti::store::Server;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Deadline soon() { return Deadline::after_ms(tt_timeout_ms(10000)); }
+
+int64_t ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A server and a client on loops of their own, as rank 0 and another rank would have.
+struct Store {
+  Store() {
+    server = Server::start(server_loop, "127.0.0.1", 0);
+    client = Client::connect(client_loop, "127.0.0.1", server->port(), soon());
+  }
+  std::unique_ptr<Client> connect() { return Client::connect(client_loop, "127.0.0.1", server->port(), soon()); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
+
+  std::shared_ptr<Loop> server_loop = std::make_shared<Loop>();
+  std::shared_ptr<Loop> client_loop = std::make_shared<Loop>();
+  std::unique_ptr<Server> server;
+  std::unique_ptr<Client> client;
+};
+
+// Runs fn, which must throw tutti::Error; returns it.
+template <typename Fn>
+tutti::Error error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const tutti::Error& e) {
+    return e;
+  }
+  cr_assert_fail("no tutti::Error was thrown");
+  return tutti::Error(Status::kOk, "");
+}
+
+}  // namespace
+
+Test(client, set_then_get, .timeout = 20) {
+  Store store;
+  store.client->set("a", "1", soon());
+  cr_assert_eq(store.client->get("a", soon()), "1");
+  std::string binary("\0\xff\n", 3);
+  store.client->set("b", binary, soon());
+  cr_assert_eq(store.client->get("b", soon()), binary);
+  store.client->set("a", "2", soon());
+  cr_assert_eq(store.client->get("a", soon()), "2");
+  std::string big(1 << 20, 'x');
+  store.client->set("big", big, soon());
+  cr_assert_eq(store.client->get("big", soon()), big);
+  store.client->set("empty", "", soon());
+  cr_assert_eq(store.client->get("empty", soon()), "");
+  cr_assert_eq(store.client->address(), store.address());
+}
+
+Test(client, get_waits_until_another_thread_sets, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    other->set("late", "here", soon());
+  });
+  auto start = Clock::now();
+  cr_assert_eq(store.client->get("late", soon()), "here");
+  cr_assert_geq(ms_since(start), 150);
+  setter.join();
+}
+
+Test(client, get_times_out_with_the_key_in_the_message, .timeout = 20) {
+  Store store;
+  auto start = Clock::now();
+  auto e = error_of([&] { store.client->get("rdzv/done", Deadline::after_ms(300)); });
+  int64_t took = ms_since(start);
+  cr_assert(e.status() == Status::kTimeout);
+  std::string want = "store get \"rdzv/done\" timed out after ";
+  cr_assert(contains(e.what(), want) && contains(e.what(), " ms on " + store.address()), "%s", e.what());
+  cr_assert(took >= 250 && took < tt_timeout_ms(3000), "took %lld ms", static_cast<long long>(took));
+  // The connection is still good afterwards.
+  store.client->set("rdzv/done", "1", soon());
+  cr_assert_eq(store.client->get("rdzv/done", soon()), "1");
+  // A deadline already past answers at once.
+  start = Clock::now();
+  cr_assert(error_of([&] { store.client->get("never", Deadline::after_ms(0)); }).status() == Status::kTimeout);
+  cr_assert_lt(ms_since(start), tt_timeout_ms(2000));
+}
+
+Test(client, add_from_eight_threads_is_exact, .timeout = 60) {
+  Store store;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int t = 0; t < 4; ++t) clients.push_back(store.connect());
+  std::vector<std::thread> threads;
+  std::atomic<int64_t> largest{0};
+  for (int t = 0; t < 8; ++t) {
+    // Two threads share each client, so replies must find their callers by id.
+    Client* client = clients[t % 4].get();
+    threads.emplace_back([&, client] {
+      for (int i = 0; i < 1000; ++i) {
+        int64_t v = client->add("counter", 1, soon());
+        int64_t seen = largest.load();
+        while (v > seen && !largest.compare_exchange_weak(seen, v)) {
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_assert_eq(store.client->add("counter", 0, soon()), 8000);
+  cr_assert_eq(largest.load(), 8000);
+  cr_assert_eq(store.client->get("counter", soon()), "8000");
+  cr_assert_eq(store.client->add("counter", -8001, soon()), -1);
+  store.client->set("text", "abc", soon());
+  auto e = error_of([&] { store.client->add("text", 1, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "not a decimal integer"), "%s", e.what());
+}
+
+Test(client, compare_set, .timeout = 20) {
+  Store store;
+  // "" expects the key to be absent.
+  cr_assert_eq(store.client->compare_set("k", "", "first", soon()), "first");
+  cr_assert_eq(store.client->get("k", soon()), "first");
+  // A wrong expectation leaves the value and returns it.
+  cr_assert_eq(store.client->compare_set("k", "", "second", soon()), "first");
+  cr_assert_eq(store.client->compare_set("k", "nope", "second", soon()), "first");
+  cr_assert_eq(store.client->compare_set("k", "first", "second", soon()), "second");
+  cr_assert_eq(store.client->get("k", soon()), "second");
+  // Absent key, non-empty expectation: nothing set, nothing held.
+  cr_assert_eq(store.client->compare_set("absent", "x", "y", soon()), "");
+  cr_assert(!store.client->check({"absent"}, soon())[0]);
+}
+
+Test(client, compare_set_wakes_a_waiting_get, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    other->compare_set("cas", "", "won", soon());
+  });
+  cr_assert_eq(store.client->get("cas", soon()), "won");
+  setter.join();
+}
+
+Test(client, wait_all_and_wait_any, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  store.client->wait_all({}, soon());
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    other->set("b", "1", soon());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    other->set("a", "1", soon());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    other->set("c", "1", soon());
+  });
+  cr_assert_eq(store.client->wait_any({"x", "b", "y"}, soon()), 1u);
+  store.client->wait_all({"a", "b", "c", "a"}, soon());
+  setter.join();
+  cr_assert_eq(store.client->wait_any({"nope", "c"}, soon()), 1u);
+  auto e = error_of([&] { store.client->wait_all({"a", "zz"}, Deadline::after_ms(100)); });
+  cr_assert(e.status() == Status::kTimeout);
+  cr_assert(contains(e.what(), "store wait_all \"a\", \"zz\" timed out after"), "%s", e.what());
+  e = error_of([&] { store.client->wait_any({"p", "q", "r", "s", "t"}, Deadline::after_ms(50)); });
+  cr_assert(contains(e.what(), "store wait_any \"p\", \"q\", \"r\" and 2 more timed out"), "%s", e.what());
+  cr_assert(error_of([&] { store.client->wait_any({}, soon()); }).status() == Status::kInvalidArgument);
+}
+
+Test(client, wait_all_survives_a_key_deleted_in_between, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    other->set("a", "1", soon());
+    other->remove("a", soon());
+    other->set("b", "1", soon());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    other->set("a", "2", soon());
+  });
+  cr_assert_eq(store.client->multi_get({"a", "b"}, soon()), (std::vector<std::string>{"2", "1"}));
+  setter.join();
+}
+
+Test(client, check_never_waits, .timeout = 20) {
+  Store store;
+  store.client->set("yes", "1", soon());
+  auto start = Clock::now();
+  cr_assert_eq(store.client->check({"yes", "no", "yes"}, soon()), (std::vector<bool>{true, false, true}));
+  cr_assert(store.client->check({}, soon()).empty());
+  cr_assert_lt(ms_since(start), tt_timeout_ms(2000));
+}
+
+Test(client, multi_get_waits_for_every_key, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  store.client->set("m1", "one", soon());
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    other->set("m2", "two", soon());
+  });
+  auto values = store.client->multi_get({"m1", "m2", "m1"}, soon());
+  cr_assert_eq(values, (std::vector<std::string>{"one", "two", "one"}));
+  setter.join();
+  cr_assert(store.client->multi_get({}, soon()).empty());
+  cr_assert(error_of([&] { store.client->multi_get({"m1", "m3"}, Deadline::after_ms(50)); }).status() ==
+            Status::kTimeout);
+}
+
+Test(client, remove, .timeout = 20) {
+  Store store;
+  store.client->set("r", "1", soon());
+  cr_assert(store.client->remove("r", soon()));
+  cr_assert(!store.client->remove("r", soon()));
+  cr_assert(!store.client->check({"r"}, soon())[0]);
+  cr_assert_eq(store.server->stats().keys, 0u);
+  cr_assert_eq(store.server->stats().bytes, 0u);
+}
+
+Test(client, connect_to_nobody_fails_within_the_deadline, .timeout = 20) {
+  auto loop = std::make_shared<Loop>();
+  int port = tt_free_port();
+  auto start = Clock::now();
+  auto e = error_of([&] { Client::connect(loop, "127.0.0.1", static_cast<uint16_t>(port), Deadline::after_ms(400)); });
+  int64_t took = ms_since(start);
+  cr_assert(e.status() == Status::kTransport);
+  std::string want = "rendezvous store at 127.0.0.1:" + std::to_string(port) + ": connection refused after ";
+  cr_assert(contains(e.what(), want), "%s", e.what());
+  cr_assert(contains(e.what(), " tries over ") &&
+                contains(e.what(), "; is rank 0 (or tutti launch) running, and is the address right?"),
+            "%s", e.what());
+  cr_assert(took >= 350 && took < tt_timeout_ms(2000), "took %lld ms", static_cast<long long>(took));
+}
+
+Test(client, connect_retries_until_the_server_is_up, .timeout = 20) {
+  auto loop = std::make_shared<Loop>();
+  auto server_loop = std::make_shared<Loop>();
+  int port = tt_free_port();
+  std::unique_ptr<Server> server;
+  std::thread starter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    server = Server::start(server_loop, "127.0.0.1", static_cast<uint16_t>(port));
+  });
+  auto client = Client::connect(loop, "127.0.0.1", static_cast<uint16_t>(port), soon());
+  starter.join();
+  client->set("up", "1", soon());
+  cr_assert_eq(client->get("up", soon()), "1");
+}
+
+Test(client, unresolvable_host_is_a_transport_error, .timeout = 30) {
+  auto loop = std::make_shared<Loop>();
+  auto e = error_of([&] { Client::connect(loop, "no-such-host.invalid", 1, soon()); });
+  cr_assert(e.status() == Status::kTransport);
+  cr_assert(contains(e.what(), "no-such-host.invalid:1"), "%s", e.what());
+}
+
+Test(client, shutdown_fails_a_waiting_get_at_once, .timeout = 20) {
+  Store store;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    store.client->shutdown(Status::kAborted, "rank 3 failed; aborting");
+  });
+  auto start = Clock::now();
+  auto e = error_of([&] { store.client->get("never", Deadline::after_ms(30000)); });
+  cr_assert(e.status() == Status::kAborted);
+  cr_assert_str_eq(e.what(), "rank 3 failed; aborting");
+  cr_assert_lt(ms_since(start), tt_timeout_ms(2000));
+  stopper.join();
+  // Later calls fail the same way, at once.
+  e = error_of([&] { store.client->set("x", "1", soon()); });
+  cr_assert(e.status() == Status::kAborted);
+  store.client->shutdown(Status::kTimeout, "second shutdown is harmless");
+}
+
+Test(client, many_threads_share_one_client, .timeout = 30) {
+  Store store;
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        std::string key = "t" + std::to_string(t) + "/" + std::to_string(i);
+        store.client->set(key, key, soon());
+        if (store.client->get(key, soon()) == key) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_assert_eq(ok.load(), 1600);
+}
+
+Test(client, destroying_a_client_from_another_thread_is_bounded, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  std::thread waiter([&] {
+    auto e = error_of([&] { other->get("never", Deadline::after_ms(30000)); });
+    cr_assert(e.status() == Status::kAborted, "%s", e.what());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  other->shutdown(Status::kAborted, "closing");
+  waiter.join();
+  auto start = Clock::now();
+  other.reset();
+  cr_assert_lt(ms_since(start), tt_timeout_ms(2000));
+  // The server dropped the closed connection's waiter; setting the key later is harmless.
+  store.client->set("never", "now", soon());
+  cr_assert_eq(store.client->get("never", soon()), "now");
+}

@@ -1,0 +1,105 @@
+// The store's state without I/O (runtime/store/key_space.cc): parked requests wake
+// only for their own keys, expire in deadline order, and leave no trace when dropped.
+#include <criterion/criterion.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/store/key_space.h"
+
+using tutti::Status;
+using tutti::store::KeySpace;
+using tutti::store::ServerLimits;
+using tutti::store::Waiter;
+using namespace tutti::store::protocol;
+
+namespace {
+
+struct Fixture {
+  Fixture() : keys(ServerLimits{}, [this](std::unique_ptr<Waiter> w) { ready.push_back(std::move(w)); }) {}
+
+  Reply run(Op op, std::vector<std::string> k, std::string value = "", int64_t number = 0) {
+    Request r;
+    r.op = op;
+    r.keys = std::move(k);
+    r.value = std::move(value);
+    r.number = number;
+    auto reply = keys.handle(r);
+    cr_assert(reply.has_value(), "%s was parked", op_name(op).c_str());
+    return *reply;
+  }
+  Waiter* park(Op op, std::vector<std::string> k, uint64_t deadline, bool any = false) {
+    Request r;
+    r.op = op;
+    r.keys = std::move(k);
+    r.wait_any = any;
+    r.number = 1000;
+    cr_assert(!keys.handle(r).has_value());
+    return keys.park(nullptr, r, deadline);
+  }
+
+  std::vector<std::unique_ptr<Waiter>> ready;
+  KeySpace keys;
+};
+
+}  // namespace
+
+Test(key_space, a_set_wakes_only_the_waiters_of_its_key, .timeout = 10) {
+  Fixture f;
+  Waiter* a = f.park(Op::kGet, {"a"}, 100);
+  f.park(Op::kGet, {"b"}, 100);
+  f.run(Op::kSet, {"c"}, "x");
+  cr_assert(f.ready.empty());
+  f.run(Op::kSet, {"a"}, "1");
+  cr_assert_eq(f.ready.size(), 1u);
+  cr_assert_eq(f.ready[0].get(), a);
+  Reply reply = f.keys.answer(*f.ready[0], Status::kOk);
+  cr_assert_eq(reply.values.at(0), "1");
+}
+
+Test(key_space, wait_all_needs_every_key_and_any_needs_one, .timeout = 10) {
+  Fixture f;
+  f.park(Op::kMultiGet, {"x", "y", "x"}, 100);
+  f.park(Op::kWait, {"p", "y"}, 100, /*any=*/true);
+  f.run(Op::kSet, {"x"}, "1");
+  cr_assert(f.ready.empty());
+  f.run(Op::kSet, {"y"}, "2");
+  cr_assert_eq(f.ready.size(), 2u);
+  for (auto& w : f.ready) {
+    Reply r = f.keys.answer(*w, Status::kOk);
+    if (w->request.op == Op::kMultiGet) {
+      cr_assert_eq(r.values, (std::vector<std::string>{"1", "2", "1"}));
+    } else {
+      cr_assert_eq(r.number, 1);
+    }
+  }
+}
+
+Test(key_space, expiry_goes_by_deadline_and_drop_forgets, .timeout = 10) {
+  Fixture f;
+  f.park(Op::kGet, {"k"}, 300);
+  Waiter* early = f.park(Op::kGet, {"k"}, 100);
+  Waiter* dropped = f.park(Op::kGet, {"k"}, 200);
+  cr_assert_eq(*f.keys.next_deadline(), 100u);
+  f.keys.drop(dropped);
+  auto expired = f.keys.take_expired(150);
+  cr_assert_eq(expired.size(), 1u);
+  cr_assert_eq(expired[0].get(), early);
+  cr_assert(f.keys.answer(*expired[0], Status::kTimeout).status == Status::kTimeout);
+  cr_assert_eq(*f.keys.next_deadline(), 300u);
+  f.run(Op::kSet, {"k"}, "v");
+  cr_assert_eq(f.ready.size(), 1u);
+  cr_assert(!f.keys.next_deadline().has_value());
+}
+
+Test(key_space, immediate_answers_and_zero_timeouts, .timeout = 10) {
+  Fixture f;
+  cr_assert(f.run(Op::kGet, {"none"}, "", 0).status == Status::kTimeout);
+  cr_assert_eq(f.run(Op::kAdd, {"n"}, "", 5).number, 5);
+  cr_assert_eq(f.run(Op::kGet, {"n"}, "", 0).values.at(0), "5");
+  cr_assert_eq(f.run(Op::kDelete, {"n"}).number, 1);
+  cr_assert_eq(f.run(Op::kDelete, {"n"}).number, 0);
+  cr_assert_eq(f.keys.keys(), 0u);
+  cr_assert_eq(f.keys.bytes(), 0u);
+}

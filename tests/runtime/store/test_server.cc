@@ -1,0 +1,401 @@
+// The store's server (runtime/store/server.cc, key_space.cc): it binds or says why,
+// drops peers that break the protocol without harm to the others, answers broken
+// limits with kInvalidArgument, and lets go of everything promptly when destroyed.
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/common/error.h"
+#include "runtime/store/client.h"
+#include "runtime/store/protocol.h"
+#include "runtime/store/server.h"
+#include "tests/support/processes.h"
+
+using tutti::Deadline;
+using tutti::Status;
+using tutti::loop::Loop;
+using tutti::store::Client;
+using tutti::store::Server;
+using tutti::store::ServerLimits;
+namespace protocol = tutti::store::protocol;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Deadline soon() { return Deadline::after_ms(tt_timeout_ms(10000)); }
+
+int64_t ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+template <typename Fn>
+tutti::Error error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const tutti::Error& e) {
+    return e;
+  }
+  cr_assert_fail("no tutti::Error was thrown");
+  return tutti::Error(Status::kOk, "");
+}
+
+// Polls cond every few ms until it holds or ms pass.
+template <typename Cond>
+bool eventually(Cond cond, int ms) {
+  auto until = Clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
+  while (Clock::now() < until) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cond();
+}
+
+// A plain blocking socket, for speaking to the server without the client's manners.
+class RawSocket {
+ public:
+  explicit RawSocket(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  }
+  ~RawSocket() { close(); }
+  void send(const std::string& bytes) {
+    // The server may have closed already; that is not this helper's to judge.
+    ssize_t ignored = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    (void)ignored;
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // Whether the server closed its end within ms (reads and discards what comes first).
+  bool closed_by_peer(int ms) {
+    auto until = Clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
+    char buf[4096];
+    while (Clock::now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string hello_frame() {
+  protocol::Request hello;
+  hello.op = protocol::Op::kHello;
+  hello.id = 1;
+  hello.number = protocol::kVersion;
+  hello.value = "raw test";
+  return protocol::encode(hello);
+}
+
+std::string header(uint32_t body, uint8_t version, uint8_t op) {
+  std::string h;
+  for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>(body >> (8 * i)));
+  h += std::string{static_cast<char>(version), static_cast<char>(op), 0, 0, 1, 0, 0, 0};
+  return h;
+}
+
+struct Store {
+  explicit Store(ServerLimits limits = {}) {
+    server = Server::start(server_loop, "127.0.0.1", 0, limits);
+    client = connect();
+  }
+  std::unique_ptr<Client> connect() { return Client::connect(client_loop, "127.0.0.1", server->port(), soon()); }
+
+  std::shared_ptr<Loop> server_loop = std::make_shared<Loop>();
+  std::shared_ptr<Loop> client_loop = std::make_shared<Loop>();
+  std::unique_ptr<Server> server;
+  std::unique_ptr<Client> client;
+};
+
+}  // namespace
+
+Test(server, picks_a_free_port_and_reports_it, .timeout = 20) {
+  auto loop = std::make_shared<Loop>();
+  auto server = Server::start(loop, "127.0.0.1", 0);
+  cr_assert_neq(server->port(), 0);
+  cr_assert_eq(server->host(), "127.0.0.1");
+  auto other = Server::start(loop, "127.0.0.1", 0);
+  cr_assert_neq(other->port(), server->port());
+}
+
+Test(server, a_port_in_use_is_a_transport_error_naming_the_address, .timeout = 20) {
+  auto loop = std::make_shared<Loop>();
+  auto server = Server::start(loop, "127.0.0.1", 0);
+  auto e = error_of([&] { Server::start(loop, "127.0.0.1", server->port()); });
+  cr_assert(e.status() == Status::kTransport);
+  std::string address = "127.0.0.1:" + std::to_string(server->port());
+  cr_assert(contains(e.what(), address) && contains(e.what(), "address already in use"), "%s", e.what());
+  // The first server is unharmed.
+  auto client = Client::connect(loop, "127.0.0.1", server->port(), soon());
+  client->set("k", "v", soon());
+}
+
+Test(server, a_host_that_is_not_local_is_invalid, .timeout = 30) {
+  auto loop = std::make_shared<Loop>();
+  auto e = error_of([&] { Server::start(loop, "no-such-host.invalid", 0); });
+  cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
+  // TEST-NET-1 resolves but is nobody's local address.
+  e = error_of([&] { Server::start(loop, "192.0.2.1", 0); });
+  cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
+  cr_assert(contains(e.what(), "192.0.2.1:0"), "%s", e.what());
+}
+
+Test(server, protocol_violations_drop_only_that_connection, .timeout = 30) {
+  Store store;
+  uint16_t port = store.server->port();
+
+  RawSocket garbage(port);
+  garbage.send("this is not a tutti frame at all\n");
+  cr_assert(garbage.closed_by_peer(2000));
+
+  RawSocket wrong_version(port);
+  std::string frame = hello_frame();
+  frame[4] = 9;
+  wrong_version.send(frame);
+  cr_assert(wrong_version.closed_by_peer(2000));
+
+  // A 4 GB length header: refused from the header alone, nothing buffered.
+  RawSocket oversized(port);
+  oversized.send(hello_frame() + header(0xfffffff0u, protocol::kVersion, 2));
+  cr_assert(oversized.closed_by_peer(2000));
+
+  // Before HELLO, even a modest frame is too big.
+  RawSocket big_stranger(port);
+  big_stranger.send(header(1u << 20, protocol::kVersion, 1));
+  cr_assert(big_stranger.closed_by_peer(2000));
+
+  RawSocket no_hello(port);
+  protocol::Request set;
+  set.op = protocol::Op::kSet;
+  set.keys = {"k"};
+  no_hello.send(protocol::encode(set));
+  cr_assert(no_hello.closed_by_peer(2000));
+
+  RawSocket malformed(port);
+  malformed.send(hello_frame() + header(4, protocol::kVersion, 9) + std::string("\x10\x00\x00\x00", 4));
+  cr_assert(malformed.closed_by_peer(2000));
+
+  // Half a frame, then gone.
+  RawSocket truncated(port);
+  truncated.send(hello_frame() + protocol::encode(set).substr(0, 15));
+  truncated.close();
+
+  cr_assert(eventually([&] { return store.server->stats().dropped_connections == 7; }, 2000), "dropped %llu",
+            static_cast<unsigned long long>(store.server->stats().dropped_connections));
+  // The well-behaved client never noticed.
+  store.client->set("still", "here", soon());
+  cr_assert_eq(store.client->get("still", soon()), "here");
+  auto fresh = store.connect();
+  cr_assert_eq(fresh->get("still", soon()), "here");
+}
+
+Test(server, random_bytes_after_hello_never_crash_it, .timeout = 60) {
+  Store store;
+  unsigned seed = 99;
+  for (int round = 0; round < 200; ++round) {
+    RawSocket raw(store.server->port());
+    std::string bytes = round % 2 ? hello_frame() : "";
+    size_t n = 1 + rand_r(&seed) % 300;
+    for (size_t i = 0; i < n; ++i) bytes.push_back(static_cast<char>(rand_r(&seed)));
+    raw.send(bytes);
+  }
+  store.client->set("alive", "yes", soon());
+  cr_assert_eq(store.client->get("alive", soon()), "yes");
+}
+
+Test(server, limits_answer_invalid_argument_and_keep_the_connection, .timeout = 30) {
+  ServerLimits limits;
+  limits.max_value_bytes = 1024;
+  limits.max_key_bytes = 16;
+  limits.max_keys = 4;
+  limits.max_total_bytes = 3000;
+  Store store(limits);
+  auto e = error_of([&] { store.client->set("k", std::string(2048, 'v'), soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument);
+  cr_assert(contains(e.what(), "max_value_bytes (1024)") && contains(e.what(), "store set \"k\""), "%s", e.what());
+  store.client->set("k", std::string(1024, 'v'), soon());
+  cr_assert_eq(store.client->get("k", soon()).size(), 1024u);
+
+  e = error_of([&] { store.client->get(std::string(17, 'x'), soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_key_bytes (16)"), "%s", e.what());
+  e = error_of([&] { store.client->set("", "v", soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "empty"), "%s", e.what());
+  e = error_of([&] { store.client->compare_set("k", "", std::string(2000, 'v'), soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
+
+  store.client->set("k2", std::string(1000, 'v'), soon());
+  e = error_of([&] { store.client->set("k3", std::string(1000, 'v'), soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_total_bytes (3000)"), "%s", e.what());
+  store.client->set("k3", "", soon());
+  store.client->set("k4", "", soon());
+  e = error_of([&] { store.client->add("k5", 1, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_keys (4)"), "%s", e.what());
+  // Overwriting is still fine at the key limit, and the stats agree.
+  store.client->set("k4", "x", soon());
+  auto stats = store.server->stats();
+  cr_assert_eq(stats.keys, 4u);
+  cr_assert_eq(stats.bytes, 1u + 1024 + 2 + 1000 + 2 + 2 + 1);
+  cr_assert_eq(stats.dropped_connections, 0u);
+}
+
+Test(server, a_request_over_the_frame_limit_is_refused_by_the_client, .timeout = 20) {
+  ServerLimits limits;
+  limits.max_frame_bytes = 4096;
+  Store store(limits);
+  auto e = error_of([&] { store.client->set("k", std::string(8192, 'v'), soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_frame_bytes (4096)"), "%s", e.what());
+  store.client->set("k", "small", soon());
+  // A reply that would not fit is refused by the server instead.
+  store.client->set("a", std::string(3000, 'a'), soon());
+  store.client->set("b", std::string(3000, 'b'), soon());
+  e = error_of([&] { store.client->multi_get({"a", "b"}, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_frame_bytes"), "%s", e.what());
+  cr_assert_eq(store.client->get("k", soon()), "small");
+}
+
+Test(server, waiters_per_connection_are_limited, .timeout = 20) {
+  ServerLimits limits;
+  limits.max_waiters_per_connection = 2;
+  Store store(limits);
+  std::vector<std::thread> waiters;
+  std::atomic<int> got{0};
+  for (int i = 0; i < 2; ++i) {
+    waiters.emplace_back([&] {
+      if (store.client->get("later", soon()) == "v") ++got;
+    });
+  }
+  // Both are parked once a CHECK, sent after them on the same connection, is answered.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  store.client->check({"later"}, soon());
+  auto e = error_of([&] { store.client->wait_all({"later"}, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "max_waiters_per_connection (2)"), "%s",
+            e.what());
+  auto other = store.connect();
+  other->set("later", "v", soon());
+  for (auto& t : waiters) t.join();
+  cr_assert_eq(got.load(), 2);
+}
+
+Test(server, excess_connections_are_closed, .timeout = 30) {
+  ServerLimits limits;
+  limits.max_connections = 2;
+  Store store(limits);
+  auto second = store.connect();
+  auto e = error_of([&] { store.connect(); });
+  cr_assert(e.status() == Status::kTransport, "%s", e.what());
+  cr_assert(contains(e.what(), "max_connections"), "%s", e.what());
+  second->set("k", "v", soon());
+  cr_assert_eq(store.client->get("k", soon()), "v");
+  second.reset();
+  cr_assert(eventually([&] { return store.server->stats().connections == 1; }, 2000));
+  auto third = store.connect();
+  cr_assert_eq(third->get("k", soon()), "v");
+}
+
+Test(server, timeouts_come_from_the_server, .timeout = 20) {
+  Store store;
+  // Many waits with staggered deadlines: each ends near its own.
+  std::vector<std::thread> threads;
+  std::atomic<int> late{0};
+  for (int i = 0; i < 20; ++i) {
+    threads.emplace_back([&, i] {
+      auto start = Clock::now();
+      auto e = error_of([&] { store.client->get("k" + std::to_string(i), Deadline::after_ms(50 + 10 * i)); });
+      cr_assert(e.status() == Status::kTimeout);
+      if (ms_since(start) > 50 + 10 * i + tt_timeout_ms(1000)) ++late;
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_assert_eq(late.load(), 0);
+  cr_assert_eq(store.server->stats().dropped_connections, 0u);
+}
+
+Test(server, destroying_it_fails_a_waiting_get_promptly, .timeout = 20) {
+  Store store;
+  std::thread destroyer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    store.server.reset();
+  });
+  auto start = Clock::now();
+  auto e = error_of([&] { store.client->get("never", Deadline::after_ms(30000)); });
+  destroyer.join();
+  cr_assert(e.status() == Status::kPeerLost, "%s", e.what());
+  cr_assert(contains(e.what(), "did the process hosting it, rank 0 or tutti launch, exit?"), "%s", e.what());
+  cr_assert_lt(ms_since(start), tt_timeout_ms(3000));
+  // And the client knows for good.
+  e = error_of([&] { store.client->set("k", "v", soon()); });
+  cr_assert(e.status() == Status::kPeerLost, "%s", e.what());
+  cr_assert(contains(e.what(), "lost the connection to the rendezvous store at 127.0.0.1:"), "%s", e.what());
+}
+
+Test(server, a_thousand_concurrent_connections, .timeout = 120) {
+  Store store;
+  constexpr int kClients = 1000;
+  std::vector<std::unique_ptr<Client>> clients(kClients);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kClients; i += 8) {
+        clients[i] = store.connect();
+        clients[i]->set("c" + std::to_string(i), std::to_string(i), soon());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_assert_eq(store.server->stats().connections, static_cast<size_t>(kClients + 1));
+  // Every client waits for a key set last, so all 1000 are parked at once.
+  threads.clear();
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kClients; i += 8) {
+        if (clients[i]->get("c" + std::to_string((i + 1) % kClients), soon()) == std::to_string((i + 1) % kClients)) {
+          ++ok;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_assert_eq(ok.load(), kClients);
+  std::vector<std::string> keys;
+  for (int i = 0; i < kClients; ++i) keys.push_back("c" + std::to_string(i));
+  cr_assert_eq(store.client->multi_get(keys, soon()).size(), static_cast<size_t>(kClients));
+  clients.clear();
+  cr_assert(eventually([&] { return store.server->stats().connections == 1; }, 5000));
+}
+
+Test(server, stats_count_requests_and_keys, .timeout = 20) {
+  Store store;
+  auto before = store.server->stats();
+  cr_assert_eq(before.connections, 1u);
+  store.client->set("a", "xyz", soon());
+  store.client->add("n", 5, soon());
+  auto after = store.server->stats();
+  cr_assert_eq(after.keys, 2u);
+  cr_assert_eq(after.bytes, 1u + 3 + 1 + 1);
+  cr_assert_geq(after.requests, before.requests + 2);
+}
