@@ -135,3 +135,37 @@ Test(init_methods, env_torch_variables, .timeout = 180) { run_sizes(torch_env_me
 Test(init_methods, env_slurm_variables, .timeout = 180) { run_sizes(slurm_env_method); }
 Test(init_methods, env_openmpi_variables, .timeout = 180) { run_sizes(openmpi_env_method); }
 Test(init_methods, env_pmi_variables, .timeout = 180) { run_sizes(pmi_env_method); }
+
+/* The same worlds under tutti launch: env:// with the launcher serving the store. */
+static void run_launched_world(int n) {
+  tt_rank_setup setup;
+  tt_setup_init(&setup, TUTTI_TEST_LAUNCHER);
+  tt_setup_arg(&setup, "launch");
+  tt_setup_arg(&setup, "-n");
+  tt_setup_arg(&setup, "%d", n);
+  tt_setup_arg(&setup, "--timeout");
+  tt_setup_arg(&setup, "60");
+  tt_setup_arg(&setup, "--");
+  tt_setup_arg(&setup, "%s", RANK_PROGRAM);
+  tt_process launcher;
+  cr_assert_eq(tt_spawn(&launcher, setup.argv, setup.env), 0);
+  int ended = tt_wait(&launcher, tt_timeout_ms(60000));
+  char* output = tt_output(&launcher);
+  cr_expect(ended && launcher.exit_code == 0, "tutti launch -n %d did not exit 0:\n%s", n, output);
+  for (int rank = 0; rank < n; ++rank) {
+    char place[96], split[96];
+    int half_rank, half_size;
+    expected_split(rank, n, &half_rank, &half_size);
+    snprintf(place, sizeof place, "[%d] PLACE rank=%d size=%d local=%d/%d node=0", rank, rank, n, rank, n);
+    snprintf(split, sizeof split, "[%d] SPLIT color=%d rank=%d size=%d", rank, rank % 2, half_rank, half_size);
+    cr_expect(strstr(output, place) != NULL, "expected \"%s\" in:\n%s", place, output);
+    cr_expect(strstr(output, split) != NULL, "expected \"%s\" in:\n%s", split, output);
+  }
+  free(output);
+  tt_cleanup(&launcher);
+}
+
+Test(init_methods, tutti_launch, .timeout = 300) {
+  const int sizes[] = {1, 2, 3, 4, 8};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) run_launched_world(sizes[i]);
+}

@@ -1,0 +1,432 @@
+#include "launcher/launcher.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "launcher/orphan_guard.h"
+#include "launcher/rank_list.h"
+#include "launcher/rank_process.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/log.h"
+#include "runtime/loop/loop.h"
+#include "runtime/store/server.h"
+
+extern char** environ;
+
+namespace tutti::launcher {
+namespace {
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// How long ranks get between the signal that asks them to stop and SIGKILL.
+constexpr uint64_t kGraceMs = 3000;
+// How long output may keep flowing after the last rank was reaped and the leftovers
+// of its process group were killed (something outside the group may hold a pipe).
+constexpr uint64_t kDrainMs = 1000;
+constexpr int kExitUsage = 2;
+constexpr int kExitTimeout = 124;
+constexpr int kExitCannotStart = 127;
+// Spawning 4096 ranks takes a while; let signals and exits be handled in between.
+constexpr int kSpawnsBetweenPolls = 32;
+constexpr const char* kStoreHost = "127.0.0.1";
+
+// The variables tutti launch sets; inherited values are dropped rather than doubled.
+constexpr const char* kOwnVariables[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",
+                                         "TUTTI_ADDR", "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER"};
+
+// The launcher's own messages: one write each, "tutti launch: " first, always shown
+// (TUTTI_LOG_LEVEL gates only the info-level ones, through log::enabled).
+void say(const std::string& message) {
+  std::string line = concat("tutti launch: ", message, "\n");
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+
+void say_info(const std::string& message) {
+  if (log::enabled(log::Level::kInfo)) say(message);
+}
+
+std::string seconds_text(uint64_t ms) { return concat(static_cast<double>(ms) / 1000.0, " s"); }
+
+// pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
+// closed, and a rank's stdout would then be read as the launcher's.
+void ensure_standard_fds_open() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int opened = open("/dev/null", O_RDWR);
+      if (opened >= 0 && opened != fd) {
+        dup2(opened, fd);
+        close(opened);
+      }
+    }
+  }
+}
+
+class Job {
+ public:
+  explicit Job(const LaunchOptions& options) : options_(options) {}
+  int run();
+
+ private:
+  bool raise_file_limit();
+  void open_loop();
+  ExecPlan make_plan(uint16_t port, int stdin_fd) const;
+  void spawn_all(const ExecPlan& plan);
+  std::vector<int> running_ranks() const;
+
+  static void on_signal(uv_signal_t* handle, int signum);
+  void reap_children();
+  void on_rank_exit(RankProcess& rank);
+  void on_forwarded_signal(int signum);
+  void on_timeout();
+  void on_grace_expired();
+  void stop_ranks(int sig);
+  void maybe_finish();
+  void close_handles();
+
+  const LaunchOptions& options_;
+  uv_loop_t loop_;
+  uv_signal_t child_signal_;
+  uv_signal_t forwarded_[std::size(kForwardedSignals)];
+  uv_timer_t timeout_timer_;
+  uv_timer_t grace_timer_;
+  uv_timer_t drain_timer_;
+  OrphanGuard orphan_guard_;  // outlives the ranks: its destructor says the job ended
+  OutputWriter stdout_{STDOUT_FILENO};
+  OutputWriter stderr_{STDERR_FILENO};
+  std::vector<std::unique_ptr<RankProcess>> ranks_;  // the ranks started, in rank order
+  std::unordered_map<pid_t, RankProcess*> by_pid_;
+  struct rlimit original_nofile_ = {};
+  size_t reaped_ = 0;
+  int exit_code_ = -1;   // the first cause of failure wins; -1: none yet
+  int stop_signal_ = 0;  // what the ranks were asked to stop with; 0: not stopping
+  bool spawning_ = false;
+  bool draining_ = false;
+  bool closing_ = false;
+  std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+};
+
+bool Job::raise_file_limit() {
+  // Per rank: two output pipes here and its connection to the store.
+  rlim_t needed = static_cast<rlim_t>(options_.ranks) * 3 + 64;
+  getrlimit(RLIMIT_NOFILE, &original_nofile_);
+  if (original_nofile_.rlim_cur >= needed) return true;
+  if (original_nofile_.rlim_max != RLIM_INFINITY && original_nofile_.rlim_max < needed) {
+    say(concat("-n ", options_.ranks, " needs about ", needed, " open files but the hard limit is ",
+               original_nofile_.rlim_max, " (ulimit -Hn); raise it, or start fewer ranks"));
+    return false;
+  }
+  struct rlimit raised = original_nofile_;
+  raised.rlim_cur = needed;
+  if (setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+    say(concat("cannot raise the open-file limit to ", needed, " for -n ", options_.ranks, ": ", std::strerror(errno),
+               "; raise it with ulimit -n, or start fewer ranks"));
+    return false;
+  }
+  return true;
+}
+
+ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
+  ExecPlan plan;
+  plan.path = options_.program_path;
+  plan.argv = options_.argv;
+  bool user_init_method = false;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    std::string_view name = text.substr(0, text.find('='));
+    bool own = false;
+    for (const char* variable : kOwnVariables) own = own || name == variable;
+    if (name == "TUTTI_INIT_METHOD") {
+      // An empty value means unset, as settings::text reads it.
+      if (text.size() <= name.size() + 1) continue;
+      user_init_method = true;
+    }
+    if (!own) plan.env.emplace_back(text);
+  }
+  plan.env.push_back(concat("TUTTI_WORLD_SIZE=", options_.ranks));
+  plan.env.push_back(concat("TUTTI_LOCAL_SIZE=", options_.ranks));
+  plan.env.push_back(concat("TUTTI_ADDR=", kStoreHost, ":", port));
+  plan.env.push_back(concat("TUTTI_HOST=", kStoreHost));
+  // The store at TUTTI_ADDR is ours: rank 0 must connect to it, not try to serve it.
+  plan.env.push_back("TUTTI_STORE_SERVER=launcher");
+  if (!user_init_method) plan.env.push_back("TUTTI_INIT_METHOD=env://");
+  plan.env.push_back(concat("TUTTI_LAUNCHER_PID=", getpid()));
+  pthread_sigmask(SIG_SETMASK, nullptr, &plan.child_mask);
+  plan.reset_signals.assign(std::begin(kForwardedSignals), std::end(kForwardedSignals));
+  plan.reset_signals.push_back(SIGCHLD);
+  plan.reset_signals.push_back(SIGPIPE);
+  plan.child_nofile = original_nofile_;
+  plan.stdin_fd = stdin_fd;
+  plan.launcher_pid = getpid();
+  return plan;
+}
+
+void Job::open_loop() {
+  uv_loop_init(&loop_);
+  loop_.data = this;
+  // SIGCHLD is watched before the first fork, so that no exit goes unnoticed.
+  uv_signal_init(&loop_, &child_signal_);
+  uv_signal_start(&child_signal_, &Job::on_signal, SIGCHLD);
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+    uv_signal_init(&loop_, &forwarded_[i]);
+    uv_signal_start(&forwarded_[i], &Job::on_signal, kForwardedSignals[i]);
+  }
+  uv_timer_init(&loop_, &timeout_timer_);
+  uv_timer_init(&loop_, &grace_timer_);
+  uv_timer_init(&loop_, &drain_timer_);
+  if (options_.timeout_ms > 0) {
+    uv_timer_start(
+        &timeout_timer_, [](uv_timer_t* timer) { static_cast<Job*>(timer->loop->data)->on_timeout(); },
+        static_cast<uint64_t>(options_.timeout_ms), 0);
+  }
+}
+
+int Job::run() {
+  ensure_standard_fds_open();
+  if (!raise_file_limit()) return 1;
+  // Before the store's thread exists: the helper is forked from a one-thread process.
+  std::string guard_failure = orphan_guard_.start();
+  if (!guard_failure.empty()) {
+    say(concat("cannot start the helper that cleans up after a killed launcher (", guard_failure,
+               "); running without it"));
+  }
+  // A reader of our stdout that goes away must not kill the launcher (and, through
+  // PR_SET_PDEATHSIG, the job); OutputWriter reports EPIPE instead.
+  signal(SIGPIPE, SIG_IGN);
+
+  // The store runs on a loop thread of its own; processes, pipes and signals on this
+  // one, on the main thread, which forks the ranks (see rank_process.h for why).
+  std::shared_ptr<loop::Loop> store_loop;
+  std::unique_ptr<store::Server> server;
+  try {
+    store_loop = std::make_shared<loop::Loop>();
+    server = store::Server::start(store_loop, kStoreHost, 0);
+  } catch (const std::exception& error) {
+    say(concat("cannot start the rendezvous store on ", kStoreHost, ": ", error.what()));
+    return 1;
+  }
+  uint16_t port = server->port();
+
+  int stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (stdin_fd < 0) {
+    say(concat("cannot open /dev/null for the ranks' stdin: ", std::strerror(errno)));
+    return 1;
+  }
+  ExecPlan plan = make_plan(port, stdin_fd);
+
+  open_loop();
+
+  say_info(concat("rendezvous store on ", kStoreHost, ":", port, "; starting ", options_.ranks, " rank",
+                  options_.ranks == 1 ? "" : "s", " of ", options_.program_path));
+  spawn_all(plan);
+  maybe_finish();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+  close(stdin_fd);
+  ranks_.clear();
+  server.reset();
+  store_loop.reset();
+
+  int code = exit_code_ < 0 ? 0 : exit_code_;
+  auto elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
+  say_info(concat("job of ", options_.ranks, " rank", options_.ranks == 1 ? "" : "s", " ended after ",
+                  seconds_text(static_cast<uint64_t>(elapsed_ms.count())), "; exit status ", code));
+  return code;
+}
+
+void Job::spawn_all(const ExecPlan& plan) {
+  spawning_ = true;
+  for (int rank = 0; rank < options_.ranks && stop_signal_ == 0; ++rank) {
+    auto process = std::make_unique<RankProcess>(&loop_, rank, options_.tag_output, stdout_, stderr_,
+                                                 [this](RankProcess&) { maybe_finish(); });
+    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank), concat("TUTTI_LOCAL_RANK=", rank)};
+    std::string failure = process->start(plan, rank_env);
+    if (!failure.empty()) {
+      if (exit_code_ < 0) exit_code_ = kExitCannotStart;
+      auto running = running_ranks();
+      say(concat("cannot start rank ", rank, ": ", failure,
+                 running.empty() ? std::string() : concat("; stopping the ", running.size(), " started before it")));
+      stop_ranks(SIGTERM);
+      break;
+    }
+    orphan_guard_.watch(process->pid());
+    by_pid_[process->pid()] = process.get();
+    ranks_.push_back(std::move(process));
+    if ((rank + 1) % kSpawnsBetweenPolls == 0) uv_run(&loop_, UV_RUN_NOWAIT);
+  }
+  spawning_ = false;
+}
+
+std::vector<int> Job::running_ranks() const {
+  std::vector<int> running;
+  for (const auto& rank : ranks_) {
+    if (rank->running()) running.push_back(rank->rank());
+  }
+  return running;
+}
+
+void Job::on_signal(uv_signal_t* handle, int signum) {
+  auto* self = static_cast<Job*>(handle->loop->data);
+  if (signum == SIGCHLD) {
+    self->reap_children();
+  } else {
+    self->on_forwarded_signal(signum);
+  }
+}
+
+void Job::reap_children() {
+  // SIGCHLDs coalesce, so one may stand for several exits. This process's children are
+  // the ranks and the orphan guard's helper (which outlives them); the store starts none.
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid <= 0) break;
+    auto found = by_pid_.find(pid);
+    if (found == by_pid_.end() || found->second->reaped()) continue;
+    found->second->record_exit(status);
+    ++reaped_;
+    on_rank_exit(*found->second);
+  }
+  maybe_finish();
+}
+
+void Job::on_rank_exit(RankProcess& rank) {
+  int status = rank.wait_status();
+  bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  std::string what = concat("rank ", rank.rank(), " (pid ", rank.pid(), ") ", describe_wait_status(status));
+  if (!failed || stop_signal_ != 0) {
+    // Ranks that end while being stopped are expected to fail; only the cause is news.
+    if (log::enabled(log::Level::kDebug)) say(what);
+    return;
+  }
+  exit_code_ = shell_exit_code(status);
+  size_t others = running_ranks().size();
+  if (others == 0) {
+    say(what);
+  } else {
+    say(concat(what, "; stopping the other ", others == 1 ? std::string("rank") : concat(others, " ranks")));
+  }
+  stop_ranks(SIGTERM);
+}
+
+void Job::on_forwarded_signal(int signum) {
+  auto running = running_ranks();
+  if (stop_signal_ != 0) {
+    // A second request: stop waiting for a graceful end.
+    if (!running.empty()) {
+      say(concat("got ", signal_name(signum), " while stopping; sending SIGKILL to ", format_ranks(running)));
+    }
+    for (auto& rank : ranks_) rank->signal(SIGKILL);
+    return;
+  }
+  if (exit_code_ < 0) exit_code_ = 128 + signum;
+  if (running.empty()) {
+    say(concat("got ", signal_name(signum), "; no rank is running any more"));
+  } else {
+    say(concat("got ", signal_name(signum), "; passing it on to ", format_ranks(running), " and waiting up to ",
+               seconds_text(kGraceMs), " for them to end"));
+  }
+  stop_ranks(signum);
+}
+
+void Job::on_timeout() {
+  if (stop_signal_ != 0) return;
+  exit_code_ = kExitTimeout;
+  say(concat("--timeout ", seconds_text(static_cast<uint64_t>(options_.timeout_ms)), " passed with ",
+             format_ranks(running_ranks()), " still running; stopping them"));
+  stop_ranks(SIGTERM);
+}
+
+void Job::stop_ranks(int sig) {
+  if (stop_signal_ != 0) return;
+  stop_signal_ = sig;
+  for (auto& rank : ranks_) rank->signal(sig);
+  uv_timer_stop(&timeout_timer_);
+  uv_timer_start(
+      &grace_timer_, [](uv_timer_t* timer) { static_cast<Job*>(timer->loop->data)->on_grace_expired(); }, kGraceMs, 0);
+}
+
+void Job::on_grace_expired() {
+  auto running = running_ranks();
+  if (running.empty()) return;
+  say(concat(format_ranks(running), running.size() == 1 ? " was" : " were", " still running ", seconds_text(kGraceMs),
+             " after ", signal_name(stop_signal_), "; sending SIGKILL"));
+  for (auto& rank : ranks_) rank->signal(SIGKILL);
+}
+
+void Job::maybe_finish() {
+  if (spawning_ || closing_ || reaped_ < ranks_.size()) return;
+  bool output_open = false;
+  for (const auto& rank : ranks_) output_open = output_open || rank->output_open();
+  if (!output_open) {
+    close_handles();
+    return;
+  }
+  if (draining_) return;
+  // Every rank is gone, but something still holds one of their pipes: a child left
+  // behind in a rank's process group. The job is over, so it goes too; whatever holds
+  // a pipe from outside the group is cut off after kDrainMs.
+  draining_ = true;
+  for (auto& rank : ranks_) {
+    if (rank->output_open()) rank->kill_leftovers();
+  }
+  uv_timer_start(
+      &drain_timer_,
+      [](uv_timer_t* timer) {
+        auto* self = static_cast<Job*>(timer->loop->data);
+        for (auto& rank : self->ranks_) rank->close_output();
+      },
+      kDrainMs, 0);
+}
+
+void Job::close_handles() {
+  closing_ = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&child_signal_), nullptr);
+  for (auto& handle : forwarded_) uv_close(reinterpret_cast<uv_handle_t*>(&handle), nullptr);
+  for (uv_timer_t* timer : {&timeout_timer_, &grace_timer_, &drain_timer_}) {
+    uv_close(reinterpret_cast<uv_handle_t*>(timer), nullptr);
+  }
+}
+
+}  // namespace
+
+int run_job(const LaunchOptions& options) {
+  Job job(options);
+  return job.run();
+}
+
+int launch_main(std::span<const std::string> args) {
+  ParseResult parsed = parse_options(args);
+  if (parsed.kind == ParseResult::Kind::kHelp) {
+    fputs(usage(), stdout);
+    return 0;
+  }
+  if (parsed.kind == ParseResult::Kind::kError) {
+    say(parsed.error);
+    return kExitUsage;
+  }
+  const char* path_variable = std::getenv("PATH");
+  std::string error;
+  auto path =
+      resolve_program(parsed.options.argv[0], path_variable ? path_variable : "/usr/local/bin:/usr/bin:/bin", &error);
+  if (!path) {
+    say(error);
+    return kExitUsage;
+  }
+  parsed.options.program_path = *path;
+  return run_job(parsed.options);
+}
+
+}  // namespace tutti::launcher

@@ -1,0 +1,47 @@
+// `tutti launch` command-line parsing and the checks done before anything starts:
+// the rank count, the job timeout, output tagging, and the program, resolved to a
+// path that exists and is executable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tutti::launcher {
+
+inline constexpr int kMaxRanks = 4096;
+
+struct LaunchOptions {
+  int ranks = 0;
+  int64_t timeout_ms = -1;  // the whole job; -1: none
+  bool tag_output = true;
+  std::vector<std::string> argv;  // argv[0] as the user wrote it, then its arguments
+  std::string program_path;       // argv[0] resolved against PATH, filled by resolve_program
+};
+
+struct ParseResult {
+  enum class Kind { kRun, kHelp, kError };
+  Kind kind = Kind::kError;
+  LaunchOptions options;  // for kRun
+  std::string error;      // for kError: one line, without the "tutti launch: " prefix
+};
+
+// Parses the arguments after "launch". Options end at "--" or at the first argument
+// that is not an option, so `tutti launch -n 2 prog -n 3` passes "-n 3" to prog.
+// Accepts -n N, --np N, --np=N, --timeout S, --timeout=S (seconds, decimals allowed),
+// --tag-output, --no-tag-output, -h/--help. Does not look at the file system.
+ParseResult parse_options(std::span<const std::string> args);
+
+// The path execve should get for program: itself when it holds a '/', else the first
+// executable regular file named so in path_variable's directories (an empty entry
+// means the current directory, as in execvp). Returns nullopt with *error set to a
+// one-line reason and fix when there is none.
+std::optional<std::string> resolve_program(const std::string& program, const std::string& path_variable,
+                                           std::string* error);
+
+// The usage text of `tutti launch --help`.
+const char* usage();
+
+}  // namespace tutti::launcher

@@ -1,0 +1,25 @@
+#include "launcher/rank_list.h"
+
+#include <algorithm>
+
+#include "runtime/common/concat.h"
+
+namespace tutti::launcher {
+
+std::string format_ranks(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (ranks.empty()) return "no ranks";
+  if (ranks.size() == 1) return concat("rank ", ranks[0]);
+  std::string text = "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i > 0) text += ", ";
+    text += j == i ? concat(ranks[i]) : concat(ranks[i], j == i + 1 ? ", " : "-", ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+}  // namespace tutti::launcher

@@ -1,0 +1,222 @@
+#include "launcher/rank_process.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/common/concat.h"
+
+namespace tutti::launcher {
+namespace {
+
+// The loop consumes each read before the next, so one buffer serves every pipe; a
+// buffer per pipe would cost 512 MiB at 4096 ranks.
+char read_buffer[64 * 1024];
+
+void close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only (no malloc,
+// no locks), since another thread of the launcher may have held any lock at fork.
+[[noreturn]] void exec_child(const ExecPlan& plan, char* const* argv, char* const* envp, int out_fd, int err_fd,
+                             int status_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The launcher may have died before prctl took hold; then nobody would kill us.
+  if (getppid() != plan.launcher_pid) _exit(127);
+  // A group of its own: a terminal's Ctrl-C then reaches the launcher alone, which
+  // passes it on once, and stopping a rank can take its children with it.
+  setpgid(0, 0);
+  if (dup2(plan.stdin_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0) {
+    int error = errno;
+    ssize_t ignored = write(status_fd, &error, sizeof error);
+    (void)ignored;
+    _exit(127);
+  }
+  // Everything else the launcher holds is O_CLOEXEC, so exec closes it.
+  struct sigaction default_action;
+  std::memset(&default_action, 0, sizeof default_action);
+  default_action.sa_handler = SIG_DFL;
+  for (int sig : plan.reset_signals) sigaction(sig, &default_action, nullptr);
+  setrlimit(RLIMIT_NOFILE, &plan.child_nofile);
+  sigprocmask(SIG_SETMASK, &plan.child_mask, nullptr);
+  execve(plan.path.c_str(), argv, envp);
+  int error = errno;
+  ssize_t ignored = write(status_fd, &error, sizeof error);
+  (void)ignored;
+  _exit(127);
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? concat("SIG", abbrev) : concat("signal ", sig);
+}
+
+std::string describe_wait_status(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    int sig = WTERMSIG(wait_status);
+    return concat("was killed by signal ", sig, " (", signal_name(sig), WCOREDUMP(wait_status) ? ", core dumped" : "",
+                  ")");
+  }
+  return concat("exited with code ", WEXITSTATUS(wait_status));
+}
+
+int shell_exit_code(int wait_status) {
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return WEXITSTATUS(wait_status);
+}
+
+RankProcess::Stream::Stream(RankProcess* owner_in, std::string prefix, OutputWriter& writer)
+    : owner(owner_in), prefixer(std::move(prefix), [&writer](std::string_view lines) { writer.write(lines); }) {}
+
+RankProcess::RankProcess(uv_loop_t* loop, int rank, bool tag_output, OutputWriter& out, OutputWriter& err,
+                         OutputClosed on_output_closed)
+    : loop_(loop),
+      rank_(rank),
+      on_output_closed_(std::move(on_output_closed)),
+      out_(this, tag_output ? concat("[", rank, "] ") : std::string(), out),
+      err_(this, tag_output ? concat("[", rank, "] ") : std::string(), err) {}
+
+std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::string>& rank_env) {
+  // Everything the child touches is built here, before fork.
+  std::vector<char*> argv;
+  for (const auto& arg : plan.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& entry : plan.env) envp.push_back(const_cast<char*>(entry.c_str()));
+  for (const auto& entry : rank_env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  int status_pipe[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1], &status_pipe[0], &status_pipe[1]}) {
+      close_fd(*fd);
+    }
+  };
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0) {
+    std::string reason = concat("pipe: ", std::strerror(errno));
+    close_all();
+    return reason;
+  }
+
+  // Signals stay blocked across fork, so that none reaches the launcher's handlers in
+  // the child before exec_child has reset them (libuv's handlers would tell the
+  // launcher's loop about a signal the child got).
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t pid = fork();
+  if (pid == 0) exec_child(plan, argv.data(), envp.data(), out_pipe[1], err_pipe[1], status_pipe[1]);
+  int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (pid < 0) {
+    close_all();
+    return concat("fork: ", std::strerror(fork_error));
+  }
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  close_fd(status_pipe[1]);
+
+  // The status pipe closes at exec (O_CLOEXEC) or carries errno when exec failed.
+  int exec_error = 0;
+  size_t got = 0;
+  while (got < sizeof exec_error) {
+    ssize_t n = read(status_pipe[0], reinterpret_cast<char*>(&exec_error) + got, sizeof exec_error - got);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close_fd(status_pipe[0]);
+  if (got == sizeof exec_error) {
+    int ignored;
+    while (waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+    }
+    close_all();
+    return concat("execve ", plan.path, ": ", std::strerror(exec_error));
+  }
+
+  pid_ = pid;
+  open_stream(out_, out_pipe[0]);
+  open_stream(err_, err_pipe[0]);
+  return "";
+}
+
+void RankProcess::open_stream(Stream& stream, int fd) {
+  uv_pipe_init(loop_, &stream.pipe, 0);
+  stream.pipe.data = &stream;
+  ++open_pipes_;
+  stream.open = true;
+  int rc = uv_pipe_open(&stream.pipe, fd);
+  if (rc != 0) close(fd);  // otherwise the handle owns it, and uv_close closes it
+  if (rc == 0) rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&stream.pipe), &on_alloc, &on_read);
+  if (rc != 0) {
+    // Cannot happen for a fresh pipe short of running out of memory; the rank then
+    // runs with this stream unread, and its writes to it fail with EPIPE.
+    end_stream(stream);
+  }
+}
+
+void RankProcess::end_stream(Stream& stream) {
+  if (!stream.open) return;
+  stream.open = false;
+  stream.prefixer.finish();
+  uv_close(reinterpret_cast<uv_handle_t*>(&stream.pipe), &on_close);
+}
+
+void RankProcess::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) { *buf = uv_buf_init(read_buffer, sizeof read_buffer); }
+
+void RankProcess::on_read(uv_stream_t* pipe, ssize_t nread, const uv_buf_t* buf) {
+  auto* stream = static_cast<Stream*>(pipe->data);
+  if (nread > 0) {
+    stream->prefixer.feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  } else if (nread < 0) {
+    // UV_EOF once every writer (the rank and whatever it started) has closed it.
+    stream->owner->end_stream(*stream);
+  }
+}
+
+void RankProcess::on_close(uv_handle_t* handle) {
+  auto* stream = static_cast<Stream*>(handle->data);
+  RankProcess* self = stream->owner;
+  if (--self->open_pipes_ == 0 && self->on_output_closed_) self->on_output_closed_(*self);
+}
+
+void RankProcess::signal(int sig) {
+  if (!running()) return;
+  // The rank leads its own group unless it moved itself elsewhere (setsid, setpgid).
+  if (getpgid(pid_) == pid_) {
+    kill(-pid_, sig);
+  } else {
+    kill(pid_, sig);
+  }
+}
+
+void RankProcess::kill_leftovers() {
+  // Once the rank is reaped its pid may be reused, but not as a group id while the
+  // group still has members; with no members left this fails with ESRCH.
+  if (reaped_) kill(-pid_, SIGKILL);
+}
+
+void RankProcess::record_exit(int wait_status) {
+  reaped_ = true;
+  wait_status_ = wait_status;
+}
+
+void RankProcess::close_output() {
+  end_stream(out_);
+  end_stream(err_);
+}
+
+}  // namespace tutti::launcher

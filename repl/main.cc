@@ -1,0 +1,108 @@
+// The `tutti` command: subcommands for running jobs and inspecting settings. A bare
+// `tutti`, or `tutti script.lua`, is meant for the Lua REPL and script runner, which
+// will live here too (STYLE G24) and is not built yet.
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "launcher/launcher.h"
+#include "runtime/common/error.h"
+#include "runtime/common/settings.h"
+
+#ifndef TUTTI_CLI_VERSION
+#error "TUTTI_CLI_VERSION must be defined by the build (repl/CMakeLists.txt)"
+#endif
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+using Args = std::span<const std::string>;
+
+int run_launch(Args args) { return tutti::launcher::launch_main(args); }
+
+int run_version(Args) {
+  std::printf("tutti %s\n", TUTTI_CLI_VERSION);
+  return 0;
+}
+
+// Prints every TUTTI_* setting with its type, default and current value, and checks
+// the integers: an unparsable one is named, with the accepted forms, and exits 1.
+int run_info(Args) {
+  std::printf("tutti %s settings, from the environment (tutti launch sets the rank variables per rank)\n\n",
+              TUTTI_CLI_VERSION);
+  std::printf("%-22s %-9s %-9s %s\n", "NAME", "TYPE", "DEFAULT", "VALUE");
+  int invalid = 0;
+  for (const auto& setting : tutti::settings::table()) {
+    auto value = tutti::settings::text(setting.name);
+    std::printf("%-22s %-9s %-9s %s\n", setting.name, setting.type,
+                *setting.default_value ? setting.default_value : "-", value ? value->c_str() : "(unset)");
+    std::printf("    %s\n", setting.doc);
+    if (value && std::strcmp(setting.type, "int") == 0) {
+      try {
+        tutti::settings::integer(setting.name, INT64_MIN, INT64_MAX);
+      } catch (const tutti::Error&) {
+        // The reader of each variable names its own range; here only the form is checked.
+        std::printf("    invalid: \"%s\" is not an integer; set %s to one, or unset it\n", value->c_str(),
+                    setting.name);
+        ++invalid;
+      }
+    }
+  }
+  return invalid == 0 ? 0 : 1;
+}
+
+int run_help(Args);
+
+struct Command {
+  const char* name;
+  int (*run)(Args args);
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"launch", run_launch, "run N ranks of a program on this machine (tutti launch --help)"},
+    {"info", run_info, "print the TUTTI_* settings with their current values"},
+    {"version", run_version, "print the version"},
+    {"help", run_help, "print this help"},
+};
+
+void print_usage(FILE* out) {
+  std::fprintf(out,
+               "usage: tutti COMMAND [ARGS...]\n"
+               "       tutti [SCRIPT.lua [ARGS...]]   the Lua REPL and script runner (not built yet)\n"
+               "\ncommands:\n");
+  for (const auto& command : kCommands) std::fprintf(out, "  %-8s %s\n", command.name, command.summary);
+}
+
+int run_help(Args) {
+  print_usage(stdout);
+  return 0;
+}
+
+// Stands in for the Lua REPL and script runner until they exist.
+int run_script_or_repl(Args args) {
+  print_usage(stderr);
+  std::fprintf(stderr,
+               "\ntutti: the Lua REPL and script runner are not built yet%s%s%s; use tutti launch, tutti info or tutti "
+               "version\n",
+               args.empty() ? "" : " (cannot run \"", args.empty() ? "" : args[0].c_str(), args.empty() ? "" : "\")");
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty()) {
+    const std::string& first = args[0];
+    if (first == "--help" || first == "-h") return run_help({});
+    if (first == "--version") return run_version({});
+    for (const auto& command : kCommands) {
+      if (first == command.name) return command.run(Args(args).subspan(1));
+    }
+  }
+  return run_script_or_repl(args);
+}

@@ -1,0 +1,551 @@
+/* tutti launch, through the real binary: worlds of 1 to 8 ranks and their variables,
+ * output tagging and line handling, a failing or killed rank stopping the others,
+ * signals to the launcher, --timeout, concurrent launches, bad usage, and a launcher
+ * killed outright. The ranks are /bin/sh scripts, so they need no build; they print
+ * "pid $$" first when a test must check afterwards that they are gone. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/processes.h"
+
+#ifndef TUTTI_TEST_LAUNCHER
+#error "TUTTI_TEST_LAUNCHER (the tutti binary) must be defined by tests/support"
+#endif
+
+#define MAX_ARGS 24
+#define MAX_PIDS 64
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* Every process a test starts lives here, so that teardown kills (by PID) and removes
+ * what a failed assertion left behind. Criterion runs each test in a process of its own. */
+#define MAX_PROCESSES 32
+static tt_process pool[MAX_PROCESSES];
+static int pool_used;
+
+static tt_process* new_process(void) {
+  cr_assert_lt(pool_used, MAX_PROCESSES, "raise MAX_PROCESSES");
+  return &pool[pool_used++];
+}
+
+static void teardown(void) { tt_cleanup_all(pool, pool_used); }
+
+/* Starts `tutti ARGS...` (args NULL-terminated) with env_add in its environment. */
+static void start_tutti(tt_process* process, const char* const* args, char* const* env_add) {
+  char* argv[MAX_ARGS + 2];
+  int n = 0;
+  argv[n++] = (char*)TUTTI_TEST_LAUNCHER;
+  for (; args[n - 1] != NULL && n <= MAX_ARGS; ++n) argv[n] = (char*)args[n - 1];
+  argv[n] = NULL;
+  cr_assert_eq(tt_spawn(process, argv, env_add), 0, "cannot start %s", TUTTI_TEST_LAUNCHER);
+}
+
+/* Runs `tutti ARGS...` to its end, with a bound; returns its output (free it). */
+static char* run_tutti(tt_process* process, const char* const* args, int bound_ms) {
+  start_tutti(process, args, NULL);
+  cr_assert(tt_wait(process, tt_timeout_ms(bound_ms)), "tutti %s %s did not end within %d ms", args[0],
+            args[1] ? args[1] : "", bound_ms);
+  return tt_output(process);
+}
+
+static int count_of(const char* text, const char* needle) {
+  int count = 0;
+  for (const char* at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle)) ++count;
+  return count;
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until the output holds count copies of needle; returns the output (free it). */
+static char* wait_for_output(tt_process* process, const char* needle, int count, int bound_ms) {
+  long long deadline = now_ms() + tt_timeout_ms(bound_ms);
+  for (;;) {
+    char* output = tt_output(process);
+    if (count_of(output, needle) >= count) return output;
+    if (now_ms() > deadline)
+      cr_assert_fail("waited %d ms for %d x \"%s\"; output so far:\n%s", bound_ms, count, needle, output);
+    free(output);
+    usleep(20000);
+  }
+}
+
+/* Alive means running: a zombie (exited, not yet reaped by whoever adopted it) is dead. */
+static int pid_alive(int pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE* file = fopen(path, "r");
+  if (file == NULL) return 0;
+  char line[512];
+  size_t got = fread(line, 1, sizeof line - 1, file);
+  fclose(file);
+  line[got] = '\0';
+  const char* close_paren = strrchr(line, ')');
+  return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+/* Collects the numbers after every "word " in text (e.g. "pid 1234"). */
+static int numbers_after(const char* text, const char* word, int* out, int max) {
+  int n = 0;
+  for (const char* at = strstr(text, word); at != NULL && n < max; at = strstr(at + 1, word)) {
+    out[n++] = atoi(at + strlen(word));
+  }
+  return n;
+}
+
+/* Waits up to bound_ms for every pid to be gone; fails naming the ones left. */
+static void assert_all_gone(const int* pids, int n, int bound_ms, const char* output) {
+  long long deadline = now_ms() + tt_timeout_ms(bound_ms);
+  for (;;) {
+    int alive = -1;
+    for (int i = 0; i < n && alive < 0; ++i) {
+      if (pid_alive(pids[i])) alive = pids[i];
+    }
+    if (alive < 0) return;
+    if (now_ms() > deadline) {
+      kill(alive, SIGKILL);
+      cr_assert_fail("pid %d still runs %d ms after the launcher ended; output:\n%s", alive, bound_ms, output);
+    }
+    usleep(20000);
+  }
+}
+
+/* Every line of output that starts with "[" must be "[R] " + a rank in [0, n). */
+static void assert_tagged(const char* output, int n) {
+  char* copy = strdup(output);
+  char* save = NULL;
+  for (char* line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    if (line[0] != '[') continue;
+    int rank = -1;
+    int consumed = 0;
+    cr_assert(sscanf(line, "[%d] %n", &rank, &consumed) == 1 && consumed > 0, "bad prefix: %s", line);
+    cr_assert(rank >= 0 && rank < n, "rank out of range in: %s", line);
+  }
+  free(copy);
+}
+
+TestSuite(launcher, .fini = teardown, .timeout = 60);
+
+/* ---- worlds --------------------------------------------------------------------- */
+
+ParameterizedTestParameters(launcher, world_variables) {
+  static int sizes[] = {1, 2, 3, 4, 8};
+  return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
+}
+
+ParameterizedTest(int* size, launcher, world_variables, .timeout = 60) {
+  int n = *size;
+  char n_text[16];
+  snprintf(n_text, sizeof n_text, "%d", n);
+  const char* args[] = {"launch",
+                        "-n",
+                        n_text,
+                        "--",
+                        "/bin/sh",
+                        "-c",
+                        "echo \"rank=$TUTTI_RANK world=$TUTTI_WORLD_SIZE local=$TUTTI_LOCAL_RANK/$TUTTI_LOCAL_SIZE"
+                        " addr=$TUTTI_ADDR host=$TUTTI_HOST init=$TUTTI_INIT_METHOD server=$TUTTI_STORE_SERVER"
+                        " launcher=$TUTTI_LAUNCHER_PID\"",
+                        NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, NULL);
+  int launcher_pid = process->pid;
+  cr_assert(tt_wait(process, tt_timeout_ms(20000)));
+  char* output = tt_output(process);
+  cr_assert_eq(process->exit_code, 0, "exit %d; output:\n%s", process->exit_code, output);
+  cr_assert_eq(process->signaled, 0);
+  assert_tagged(output, n);
+
+  char first_addr[64] = "";
+  for (int rank = 0; rank < n; ++rank) {
+    char expected[128];
+    snprintf(expected, sizeof expected, "[%d] rank=%d world=%d local=%d/%d addr=127.0.0.1:", rank, rank, n, rank, n);
+    cr_assert_eq(count_of(output, expected), 1, "rank %d: want exactly one \"%s\" in:\n%s", rank, expected, output);
+    const char* addr = strstr(strstr(output, expected), "addr=");
+    char this_addr[64];
+    cr_assert_eq(sscanf(addr, "addr=%63s", this_addr), 1);
+    if (rank == 0) {
+      strcpy(first_addr, this_addr);
+      int port = atoi(strchr(this_addr, ':') + 1);
+      cr_assert(port > 0 && port < 65536, "bad port in %s", this_addr);
+    }
+    cr_assert_str_eq(this_addr, first_addr, "ranks 0 and %d were told different stores", rank);
+  }
+  char tail[96];
+  snprintf(tail, sizeof tail, "host=127.0.0.1 init=env:// server=launcher launcher=%d", launcher_pid);
+  cr_assert_eq(count_of(output, tail), n, "want %d x \"%s\" in:\n%s", n, tail, output);
+  cr_assert_eq(count_of(output, "tutti launch:"), 0, "nothing extra on success:\n%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, inherited_variables_are_replaced_but_init_method_is_kept, .timeout = 60) {
+  const char* args[] = {"launch",  "-n", "2",
+                        "/bin/sh", "-c", "echo \"got $TUTTI_RANK $TUTTI_WORLD_SIZE $TUTTI_INIT_METHOD $RANK\"",
+                        NULL};
+  char* env[] = {"TUTTI_RANK=7", "TUTTI_WORLD_SIZE=9", "TUTTI_INIT_METHOD=file:///tmp/elsewhere", "RANK=5", NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, env);
+  cr_assert(tt_wait(process, tt_timeout_ms(20000)));
+  char* output = tt_output(process);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert_eq(count_of(output, "[0] got 0 2 file:///tmp/elsewhere 5\n"), 1, "%s", output);
+  cr_assert_eq(count_of(output, "[1] got 1 2 file:///tmp/elsewhere 5\n"), 1, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* The rendezvous itself, when the C API and its rank program are built. */
+Test(launcher, ranks_meet_through_the_launchers_store, .timeout = 120) {
+  const char* program = TUTTI_TEST_BINARY_DIR "/tests/programs/rank_report";
+  if (access(program, X_OK) != 0) {
+    printf("SKIPPED (%s is not built)\n", program);
+    cr_skip_test("rank_report is not built");
+  }
+  static const char* sizes[] = {"1", "2", "4", "8"};
+  for (int i = 0; i < 4; ++i) {
+    const char* args[] = {"launch", "-n", sizes[i], "--timeout", "60", program, NULL};
+    tt_process* process = new_process();
+    char* output = run_tutti(process, args, 70000);
+    int n = atoi(sizes[i]);
+    cr_assert_eq(process->exit_code, 0, "-n %d: exit %d; output:\n%s", n, process->exit_code, output);
+    for (int rank = 0; rank < n; ++rank) {
+      char expected[96];
+      snprintf(expected, sizeof expected, "[%d] PLACE rank=%d size=%d local=%d/%d node=0\n", rank, rank, n, rank, n);
+      cr_assert_eq(count_of(output, expected), 1, "want \"%s\" in:\n%s", expected, output);
+    }
+    free(output);
+    tt_cleanup(process);
+  }
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+Test(launcher, partial_last_lines_are_flushed_with_a_newline, .timeout = 60) {
+  const char* args[] = {"launch", "-n", "2", "/bin/sh", "-c", "printf 'first\\nlast-out'; printf 'last-err' >&2", NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 20000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  for (int rank = 0; rank < 2; ++rank) {
+    char line[64];
+    snprintf(line, sizeof line, "[%d] first\n", rank);
+    cr_assert_eq(count_of(output, line), 1, "%s", output);
+    snprintf(line, sizeof line, "[%d] last-out\n", rank);
+    cr_assert_eq(count_of(output, line), 1, "%s", output);
+    snprintf(line, sizeof line, "[%d] last-err\n", rank);
+    cr_assert_eq(count_of(output, line), 1, "%s", output);
+  }
+  free(output);
+  tt_cleanup(process);
+}
+
+/* 200,000 bytes with no newline from each of two ranks: pieces of at most 64 KiB, each
+ * tagged and whole, never mixing the two ranks' bytes. */
+Test(launcher, long_lines_come_in_tagged_pieces, .timeout = 60) {
+  const char* args[] = {"launch",  "-n", "2",
+                        "/bin/sh", "-c", "c=x; [ $TUTTI_RANK = 1 ] && c=y; head -c 200000 /dev/zero | tr '\\0' $c",
+                        NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 20000);
+  cr_assert_eq(process->exit_code, 0, "exit %d", process->exit_code);
+  size_t bytes[2] = {0, 0};
+  int pieces[2] = {0, 0};
+  char* save = NULL;
+  for (char* line = strtok_r(output, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    int rank = line[1] - '0';
+    cr_assert(line[0] == '[' && (rank == 0 || rank == 1) && line[2] == ']' && line[3] == ' ', "bad line start: %.40s",
+              line);
+    char want = rank == 0 ? 'x' : 'y';
+    size_t length = strlen(line + 4);
+    cr_assert(length > 0 && length <= 64 * 1024, "piece of %zu bytes", length);
+    for (size_t i = 0; i < length; ++i) cr_assert_eq(line[4 + i], want, "rank %d's line holds '%c'", rank, line[4 + i]);
+    bytes[rank] += length;
+    ++pieces[rank];
+  }
+  cr_assert_eq(bytes[0], 200000);
+  cr_assert_eq(bytes[1], 200000);
+  cr_assert_eq(pieces[0], 4, "200000 bytes are 3 pieces of 65536 and one of 3392, not %d", pieces[0]);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, no_tag_output_prints_lines_as_they_are, .timeout = 60) {
+  const char* args[] = {"launch", "--no-tag-output", "-n", "2", "/bin/sh", "-c", "echo plain-$TUTTI_RANK", NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 20000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert_eq(count_of(output, "plain-0\n"), 1, "%s", output);
+  cr_assert_eq(count_of(output, "plain-1\n"), 1, "%s", output);
+  cr_assert_eq(count_of(output, "["), 0, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* A rank's stderr goes to the launcher's stderr, and its stdout to stdout. */
+Test(launcher, stdout_and_stderr_stay_apart, .timeout = 60) {
+  const char* args[] = {"/bin/sh", "-c",
+                        "exec \"$0\" launch -n 1 /bin/sh -c 'echo to-out; echo to-err >&2' 2>/dev/null",
+                        TUTTI_TEST_LAUNCHER, NULL};
+  tt_process* process = new_process();
+  cr_assert_eq(tt_spawn(process, (char* const*)args, NULL), 0);
+  cr_assert(tt_wait(process, tt_timeout_ms(20000)));
+  char* output = tt_output(process);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert_eq(count_of(output, "[0] to-out\n"), 1, "%s", output);
+  cr_assert_eq(count_of(output, "to-err"), 0, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* ---- failures ------------------------------------------------------------------- */
+
+/* The others print their own pid and a child's, and sleep; all must be gone after. */
+#define SLEEPER "echo pid $$; sleep 30 & echo pid $!; wait"
+
+Test(launcher, failing_rank_stops_the_others, .timeout = 60) {
+  const char* args[] = {
+      "launch", "-n", "4", "/bin/sh", "-c", "if [ $TUTTI_RANK = 2 ]; then sleep 0.5; exit 3; fi; " SLEEPER, NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, NULL);
+  long long started = now_ms();
+  cr_assert(tt_wait(process, tt_timeout_ms(10000)), "the launcher did not end after rank 2 failed");
+  long long took = now_ms() - started;
+  char* output = tt_output(process);
+  cr_assert_eq(process->signaled, 0);
+  cr_assert_eq(process->exit_code, 3, "want the failing rank's code, 3; got %d:\n%s", process->exit_code, output);
+  cr_assert(took < tt_timeout_ms(3000), "took %lld ms: the sleepers should end at SIGTERM, not SIGKILL", took);
+  cr_assert(strstr(output, "tutti launch: rank 2 (pid ") != NULL, "%s", output);
+  cr_assert(strstr(output, ") exited with code 3; stopping the other 3 ranks\n") != NULL, "%s", output);
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  cr_assert_geq(n, 6, "want 3 ranks x 2 pids (+ rank 2's in the message):\n%s", output);
+  assert_all_gone(pids, n, 2000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, rank_killed_by_a_signal_is_named, .timeout = 60) {
+  const char* args[] = {"launch",  "-n", "3",
+                        "/bin/sh", "-c", "if [ $TUTTI_RANK = 1 ]; then sleep 0.3; kill -KILL $$; fi; " SLEEPER,
+                        NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 10000);
+  cr_assert_eq(process->exit_code, 128 + 9, "want 137; got %d:\n%s", process->exit_code, output);
+  cr_assert(strstr(output, "tutti launch: rank 1 (pid ") != NULL, "%s", output);
+  cr_assert(strstr(output, ") was killed by signal 9 (SIGKILL); stopping the other 2 ranks\n") != NULL, "%s", output);
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  assert_all_gone(pids, n, 2000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* A rank that ignores SIGTERM gets SIGKILL after the grace period. */
+Test(launcher, rank_ignoring_sigterm_is_killed_after_the_grace_period, .timeout = 60) {
+  const char* args[] = {"launch",
+                        "-n",
+                        "2",
+                        "/bin/sh",
+                        "-c",
+                        "if [ $TUTTI_RANK = 0 ]; then sleep 0.3; exit 1; fi; trap '' TERM; echo pid $$; "
+                        "while :; do sleep 0.1; done",
+                        NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 15000);
+  cr_assert_eq(process->exit_code, 1, "%s", output);
+  cr_assert(strstr(output, "tutti launch: rank 1 was still running 3 s after SIGTERM; sending SIGKILL\n") != NULL, "%s",
+            output);
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  assert_all_gone(pids, n, 2000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* ---- signals and timeouts -------------------------------------------------------- */
+
+static void check_signal_is_passed_on(int sig, int want_exit, const char* name) {
+  const char* args[] = {"launch", "-n", "3", "/bin/sh", "-c", SLEEPER, NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, NULL);
+  free(wait_for_output(process, "pid ", 6, 10000));
+  tt_signal(process, sig);
+  cr_assert(tt_wait(process, tt_timeout_ms(10000)), "the launcher did not end after %s", name);
+  char* output = tt_output(process);
+  cr_assert_eq(process->signaled, 0, "the launcher died of signal %d", process->signaled);
+  cr_assert_eq(process->exit_code, want_exit, "got %d:\n%s", process->exit_code, output);
+  char expected[96];
+  snprintf(expected, sizeof expected, "tutti launch: got %s; passing it on to ranks 0-2", name);
+  cr_assert(strstr(output, expected) != NULL, "want \"%s\" in:\n%s", expected, output);
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  cr_assert_eq(n, 6, "%s", output);
+  assert_all_gone(pids, n, 2000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, sigterm_is_passed_on_and_exits_143, .timeout = 60) {
+  check_signal_is_passed_on(SIGTERM, 143, "SIGTERM");
+}
+
+Test(launcher, sigint_is_passed_on_and_exits_130, .timeout = 60) { check_signal_is_passed_on(SIGINT, 130, "SIGINT"); }
+
+/* PR_SET_PDEATHSIG takes the ranks, the orphan guard their children. */
+Test(launcher, killing_the_launcher_takes_the_ranks_and_their_children, .timeout = 60) {
+  const char* args[] = {"launch", "-n", "3", "/bin/sh", "-c", SLEEPER, NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, NULL);
+  char* output = wait_for_output(process, "pid ", 6, 10000);
+  tt_signal(process, SIGKILL);
+  cr_assert(tt_wait(process, tt_timeout_ms(5000)));
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  cr_assert_eq(n, 6, "%s", output);
+  assert_all_gone(pids, n, 3000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, timeout_stops_the_job_and_exits_124, .timeout = 60) {
+  const char* args[] = {"launch", "--timeout", "1", "-n", "2", "/bin/sh", "-c", SLEEPER, NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, NULL);
+  long long started = now_ms();
+  cr_assert(tt_wait(process, tt_timeout_ms(10000)));
+  long long took = now_ms() - started;
+  char* output = tt_output(process);
+  cr_assert_eq(process->exit_code, 124, "got %d:\n%s", process->exit_code, output);
+  cr_assert(took >= 900 && took < tt_timeout_ms(4000), "took %lld ms", took);
+  cr_assert(strstr(output, "tutti launch: --timeout 1 s passed with ranks 0, 1 still running; stopping them\n") != NULL,
+            "%s", output);
+  int pids[MAX_PIDS];
+  int n = numbers_after(output, "pid ", pids, MAX_PIDS);
+  assert_all_gone(pids, n, 2000, output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, two_launches_at_once_get_different_stores, .timeout = 60) {
+  const char* args[] = {"launch", "-n", "2", "/bin/sh", "-c", "sleep 0.5; echo addr=$TUTTI_ADDR", NULL};
+  tt_process* first = new_process();
+  tt_process* second = new_process();
+  start_tutti(first, args, NULL);
+  start_tutti(second, args, NULL);
+  cr_assert(tt_wait(first, tt_timeout_ms(20000)));
+  cr_assert(tt_wait(second, tt_timeout_ms(20000)));
+  char* output[2] = {tt_output(first), tt_output(second)};
+  cr_assert_eq(first->exit_code, 0, "%s", output[0]);
+  cr_assert_eq(second->exit_code, 0, "%s", output[1]);
+  char addr[2][64];
+  for (int i = 0; i < 2; ++i) {
+    const char* at = strstr(output[i], "[0] addr=");
+    cr_assert(at != NULL, "%s", output[i]);
+    cr_assert_eq(sscanf(at, "[0] addr=%63s", addr[i]), 1);
+  }
+  cr_assert_str_neq(addr[0], addr[1], "both launches were told %s", addr[0]);
+  free(output[0]);
+  free(output[1]);
+  tt_cleanup(first);
+  tt_cleanup(second);
+}
+
+/* ---- usage ---------------------------------------------------------------------- */
+
+static void check_usage_error(const char* const* args, const char* message) {
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 10000);
+  cr_assert_eq(process->exit_code, 2, "want exit 2 for \"%s\"; got %d:\n%s", message, process->exit_code, output);
+  cr_assert(strstr(output, message) != NULL, "want \"%s\" in:\n%s", message, output);
+  cr_assert_eq(count_of(output, "[0]"), 0, "nothing may start on bad usage:\n%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, bad_usage_exits_2_before_starting_anything, .timeout = 60) {
+  const char* zero[] = {"launch", "-n", "0", "/bin/true", NULL};
+  check_usage_error(zero, "tutti launch: -n 0 is out of range; give the number of ranks to start, in [1, 4096]");
+  const char* many[] = {"launch", "-n", "4097", "/bin/true", NULL};
+  check_usage_error(many, "-n 4097 is out of range");
+  const char* word[] = {"launch", "-n", "four", "/bin/true", NULL};
+  check_usage_error(word, "-n \"four\" is not a number");
+  const char* no_value[] = {"launch", "-n", NULL};
+  check_usage_error(no_value, "-n needs a value");
+  const char* no_n[] = {"launch", "/bin/true", NULL};
+  check_usage_error(no_n, "missing -n N");
+  const char* no_program[] = {"launch", "-n", "2", NULL};
+  check_usage_error(no_program, "tutti launch: missing the program to run");
+  const char* no_program_after_dashes[] = {"launch", "-n", "2", "--", NULL};
+  check_usage_error(no_program_after_dashes, "missing the program to run");
+  const char* unknown[] = {"launch", "-n", "2", "--frobnicate", "/bin/true", NULL};
+  check_usage_error(unknown, "unknown option \"--frobnicate\"");
+  const char* timeout[] = {"launch", "-n", "2", "--timeout", "0", "/bin/true", NULL};
+  check_usage_error(timeout, "--timeout \"0\" is not a number of seconds");
+  const char* missing[] = {"launch", "-n", "2", "no-such-program-tutti", NULL};
+  check_usage_error(missing, "program \"no-such-program-tutti\" was not found in PATH");
+  const char* missing_path[] = {"launch", "-n", "2", "/no/such/program", NULL};
+  check_usage_error(missing_path, "program \"/no/such/program\" does not exist");
+  const char* directory[] = {"launch", "-n", "2", "/tmp", NULL};
+  check_usage_error(directory, "program \"/tmp\" is a directory");
+
+  char path[] = "/tmp/tutti-test-noexec-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  chmod(path, 0644);
+  const char* not_executable[] = {"launch", "-n", "2", path, NULL};
+  check_usage_error(not_executable, "is not executable");
+  unlink(path);
+}
+
+Test(launcher, options_after_the_program_belong_to_it, .timeout = 60) {
+  const char* args[] = {"launch", "-n", "1", "/bin/echo", "-n", "5", "--timeout", NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 10000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert(strstr(output, "[0] 5 --timeout\n") != NULL, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
+Test(launcher, help_and_other_commands, .timeout = 60) {
+  const char* help[] = {"launch", "--help", NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, help, 10000);
+  cr_assert_eq(process->exit_code, 0);
+  cr_assert(strstr(output, "usage: tutti launch -n N") != NULL, "%s", output);
+  free(output);
+  tt_cleanup(process);
+
+  const char* version[] = {"version", NULL};
+  output = run_tutti(process, version, 10000);
+  cr_assert_eq(process->exit_code, 0);
+  cr_assert(strncmp(output, "tutti ", 6) == 0, "%s", output);
+  free(output);
+  tt_cleanup(process);
+
+  const char* info[] = {"info", NULL};
+  output = run_tutti(process, info, 10000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert(strstr(output, "TUTTI_INIT_METHOD") != NULL && strstr(output, "TUTTI_LOG_LEVEL") != NULL, "%s", output);
+  free(output);
+  tt_cleanup(process);
+
+  const char* script[] = {"script.lua", NULL};
+  output = run_tutti(process, script, 10000);
+  cr_assert_eq(process->exit_code, 2);
+  cr_assert(strstr(output, "the Lua REPL and script runner are not built yet") != NULL, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
