@@ -20,7 +20,4 @@ enum class Status : int32_t {
   kInternal = -10,
 };
 
-// "TUTTI_ERR_TIMEOUT" and so on; for logs and the wire, where the C table is out of reach.
-const char* status_name(Status status);
-
 }  // namespace tutti
