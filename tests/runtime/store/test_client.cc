@@ -12,6 +12,7 @@
 #include "runtime/common/error.h"
 #include "runtime/store/client.h"
 #include "runtime/store/server.h"
+#include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
 
 using tutti::Deadline;
@@ -22,42 +23,12 @@ using tutti::store::Server;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Deadline soon() { return Deadline::after_ms(tt_timeout_ms(10000)); }
-
-int64_t ms_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A server and a client on loops of their own, as rank 0 and another rank would have.
-struct Store {
-  Store() {
-    server = Server::start(server_loop, "127.0.0.1", 0);
-    client = Client::connect(client_loop, "127.0.0.1", server->port(), soon());
-  }
-  std::unique_ptr<Client> connect() { return Client::connect(client_loop, "127.0.0.1", server->port(), soon()); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
-
-  std::shared_ptr<Loop> server_loop = std::make_shared<Loop>();
-  std::shared_ptr<Loop> client_loop = std::make_shared<Loop>();
-  std::unique_ptr<Server> server;
-  std::unique_ptr<Client> client;
-};
-
-// Runs fn, which must throw tutti::Error; returns it.
-template <typename Fn>
-tutti::Error error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const tutti::Error& e) {
-    return e;
-  }
-  cr_assert_fail("no tutti::Error was thrown");
-  return tutti::Error(Status::kOk, "");
-}
+using store_test::Clock;
+using store_test::contains;
+using store_test::error_of;
+using store_test::ms_since;
+using store_test::soon;
+using store_test::Store;
 
 }  // namespace
 

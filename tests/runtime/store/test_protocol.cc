@@ -9,11 +9,14 @@
 #include <vector>
 
 #include "runtime/store/protocol.h"
+#include "tests/runtime/store/store_test.h"
 
 using tutti::Status;
 using namespace tutti::store::protocol;
 
 namespace {
+
+using store_test::contains;
 
 Frame one_frame(const std::string& bytes, size_t max = 1u << 20) {
   Decoder decoder(max);
@@ -55,7 +58,6 @@ std::string decode_error(const std::string& bytes, size_t max = 1u << 20) {
   return "";
 }
 
-bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
 std::string header(uint32_t body, uint8_t version, uint8_t op, uint16_t flags, uint32_t id) {
   std::string h;

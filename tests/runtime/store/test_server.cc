@@ -20,6 +20,7 @@
 #include "runtime/store/client.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/server.h"
+#include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
 
 using tutti::Deadline;
@@ -32,26 +33,13 @@ namespace protocol = tutti::store::protocol;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using store_test::Clock;
+using store_test::contains;
+using store_test::error_of;
+using store_test::ms_since;
+using store_test::soon;
+using store_test::Store;
 
-Deadline soon() { return Deadline::after_ms(tt_timeout_ms(10000)); }
-
-int64_t ms_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-template <typename Fn>
-tutti::Error error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const tutti::Error& e) {
-    return e;
-  }
-  cr_assert_fail("no tutti::Error was thrown");
-  return tutti::Error(Status::kOk, "");
-}
 
 // Polls cond every few ms until it holds or ms pass.
 template <typename Cond>
@@ -117,19 +105,6 @@ std::string header(uint32_t body, uint8_t version, uint8_t op) {
   h += std::string{static_cast<char>(version), static_cast<char>(op), 0, 0, 1, 0, 0, 0};
   return h;
 }
-
-struct Store {
-  explicit Store(ServerLimits limits = {}) {
-    server = Server::start(server_loop, "127.0.0.1", 0, limits);
-    client = connect();
-  }
-  std::unique_ptr<Client> connect() { return Client::connect(client_loop, "127.0.0.1", server->port(), soon()); }
-
-  std::shared_ptr<Loop> server_loop = std::make_shared<Loop>();
-  std::shared_ptr<Loop> client_loop = std::make_shared<Loop>();
-  std::unique_ptr<Server> server;
-  std::unique_ptr<Client> client;
-};
 
 }  // namespace
 
