@@ -1,12 +1,10 @@
 #include "runtime/comm/comm.h"
 
-#include <unistd.h>
-
-#include <climits>
 #include <cstdio>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/rendezvous/file_method.h"
 #include "runtime/store/server.h"
@@ -51,12 +49,6 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
 }
 
 }  // namespace
-
-std::string Comm::process_identity() {
-  char host[HOST_NAME_MAX + 1] = {};
-  gethostname(host, sizeof host - 1);
-  return concat(host, ":", getpid());
-}
 
 std::unique_ptr<Comm> Comm::init(const Options& options) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());

@@ -51,8 +51,6 @@ class Comm {
  private:
   Comm() = default;
   void check_usable(const char* api) const;
-  // "host:pid", naming this process in other ranks' messages.
-  static std::string process_identity();
   // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
   void publish_split(const std::string& prefix, Deadline deadline);
 

@@ -10,6 +10,7 @@
 #include "runtime/comm/comm.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/identity.h"
 
 namespace tutti::comm {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/rendezvous/host_port.h"
 #include "runtime/rendezvous/hostlist.h"
 
 namespace tutti::rendezvous {
@@ -186,29 +187,11 @@ void read_slurm_local_size(Reader& reader, LaunchEnv& out) {
   out.local_size = *tasks;
 }
 
-// "host:port" or "[v6]:port"; the host is returned without brackets.
-bool split_address(const std::string& value, std::string& host, std::string& port) {
-  size_t colon;
-  if (!value.empty() && value[0] == '[') {
-    size_t close = value.find(']');
-    if (close == std::string::npos || close == 1 || close + 1 >= value.size() || value[close + 1] != ':') return false;
-    host = value.substr(1, close - 1);
-    colon = close + 1;
-  } else {
-    colon = value.find(':');
-    // A second ':' is an IPv6 address without brackets: which colon starts the port?
-    if (colon == std::string::npos || colon == 0 || value.find(':', colon + 1) != std::string::npos) return false;
-    host = value.substr(0, colon);
-  }
-  port = value.substr(colon + 1);
-  return true;
-}
-
 // what is the message when port is not a number in 1..65535.
-int parse_port(Reader& reader, const std::string& port, const std::string& what, const char* hint) {
-  std::optional<long> value = Reader::parse_decimal(port);
-  if (!value || *value < 1 || *value > 65535) reader.invalid(what, hint);
-  return static_cast<int>(*value);
+int read_port(Reader& reader, const std::string& port, const std::string& what, const char* hint) {
+  std::optional<uint16_t> value = parse_port(port);
+  if (!value) reader.invalid(what, hint);
+  return *value;
 }
 
 void read_slurm_address(Reader& reader, LaunchEnv& out) {
@@ -242,11 +225,11 @@ void read_slurm_address(Reader& reader, LaunchEnv& out) {
 void read_address(Reader& reader, LaunchEnv& out) {
   if (std::optional<std::string> addr = reader.text("TUTTI_ADDR")) {
     std::string port;
-    if (!split_address(*addr, out.store_host, port)) {
+    if (!split_host_port(*addr, &out.store_host, &port)) {
       reader.invalid(concat("TUTTI_ADDR=", *addr, " is not of the form host:port"), kAddressHint);
     }
     std::string what = concat("TUTTI_ADDR=", *addr, " has port \"", port, "\", which is not in 1..65535");
-    out.store_port = parse_port(reader, port, what, kAddressHint);
+    out.store_port = read_port(reader, port, what, kAddressHint);
     return;
   }
   std::optional<std::string> master = reader.text("MASTER_ADDR");
@@ -259,7 +242,7 @@ void read_address(Reader& reader, LaunchEnv& out) {
     // torchrun users sometimes write an IPv6 address in brackets; connect needs it bare.
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     std::string what = concat("MASTER_PORT=", *master_port, " is not a port in 1..65535");
-    out.store_port = parse_port(reader, *master_port, what, fix);
+    out.store_port = read_port(reader, *master_port, what, fix);
     out.store_host = host;
     return;
   }

@@ -1,22 +1,27 @@
 #include "runtime/rendezvous/plan.h"
 
-#include <unistd.h>
-
-#include <climits>
-#include <cstdlib>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/identity.h"
+#include "runtime/rendezvous/host_port.h"
 
 namespace tutti::rendezvous {
 namespace {
 
 constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
 
-std::string this_hostname() {
-  char name[HOST_NAME_MAX + 1] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
+// tcp://HOST:PORT, after the scheme.
+void read_tcp_address(const std::string& method, Plan* plan) {
+  std::string port;
+  std::optional<uint16_t> number;
+  if (split_host_port(method.substr(6), &plan->store_host, &port)) number = parse_port(port);
+  if (!number) {
+    fail(Status::kInvalidArgument,
+         concat("tutti_comm_init: init method \"", method,
+                "\" is not HOST:PORT with a port in 1..65535; write it as tcp://127.0.0.1:29500 or tcp://[::1]:29500"));
+  }
+  plan->store_port = *number;
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -58,33 +63,15 @@ void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, 
     plan->local_size = launch->local_size;
     plan->node_rank = launch->node_rank;
   }
-  plan->node_key = plan->node_rank >= 0 ? concat("node#", plan->node_rank) : this_hostname();
+  plan->node_key = plan->node_rank >= 0 ? concat("node#", plan->node_rank) : hostname();
 }
 
 std::string advertised_host(const Environment& env) {
   auto host = env("TUTTI_HOST");
-  return host ? *host : this_hostname();
+  return host ? *host : hostname();
 }
 
 }  // namespace
-
-void split_host_port(const std::string& text, const std::string& what, std::string* host, uint16_t* port) {
-  auto bad = [&](const char* why) {
-    fail(Status::kInvalidArgument,
-         concat(what, ": \"", text, "\" is not HOST:PORT (", why, "); write it as 127.0.0.1:29500 or [::1]:29500"));
-  };
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) bad("no port");
-  std::string name = text.substr(0, colon);
-  if (name.size() >= 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
-  if (name.empty()) bad("no host");
-  std::string digits = text.substr(colon + 1);
-  char* end = nullptr;
-  long value = std::strtol(digits.c_str(), &end, 10);
-  if (digits.empty() || *end != '\0' || value < 1 || value > 65535) bad("the port is not in 1..65535");
-  *host = name;
-  *port = static_cast<uint16_t>(value);
-}
 
 Plan make_plan(const Request& request, const Environment& env) {
   Plan plan;
@@ -103,8 +90,7 @@ Plan make_plan(const Request& request, const Environment& env) {
   place_rank(request, launch, &plan);
 
   if (is_tcp) {
-    split_host_port(method.substr(6), concat("tutti_comm_init: init method ", method), &plan.store_host,
-                    &plan.store_port);
+    read_tcp_address(method, &plan);
     plan.serve_store = plan.rank == 0;
   } else if (is_file) {
     plan.file_path = method.substr(7);

@@ -40,8 +40,4 @@ struct Plan {
 // variables read, and what to set.
 Plan make_plan(const Request& request, const Environment& env);
 
-// "host:port" or "[v6]:port" split in two; throws Error(kInvalidArgument) naming
-// `what` (e.g. "tcp:// init method") when malformed.
-void split_host_port(const std::string& text, const std::string& what, std::string* host, uint16_t* port);
-
 }  // namespace tutti::rendezvous

@@ -1,6 +1,5 @@
 #include "runtime/store/client.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <unordered_map>
 
 #include "runtime/common/error.h"
+#include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
@@ -422,11 +422,9 @@ class ClientImpl final : public Client {
 };
 
 void ClientImpl::hello(Deadline deadline) {
-  char host[256] = "?";
-  gethostname(host, sizeof(host) - 1);
   Request r = make(Op::kHello, {});
   r.number = protocol::kVersion;
-  r.value = concat(host, ":", getpid());
+  r.value = process_identity();
   int64_t timeout_ms = deadline.remaining_ms();
   bool timed_out = false;
   Answer answer = core_->call(std::move(r), deadline.at(), &timed_out);
