@@ -182,44 +182,95 @@ typedef enum tutti_op {
   TUTTI_OP_AVG = 4
 } tutti_op;
 
-/* ---------------------------------------------------------------- collectives (draft) */
+/* ---------------------------------------------------------------- operations and work */
 
-#ifdef TUTTI_BUILD_DRAFT_API
-/* The collectives' names and argument order, fixed now so that bindings can be
- * written against them. They are not built yet: they arrive with the host transport
- * (UCX), and leave the draft section then. Arguments, in one order for all: the
- * communicator; send buffer, receive buffer, count (per rank for all_gather,
- * reduce_scatter, gather, scatter and all_to_all), dtype, op, root or peer (and tag);
- * the work out-parameter last (NULL: the call blocks). Buffers belong to the
- * operation from the call until it completes. */
+/* An operation in flight, returned by any collective or point-to-point call given a
+ * non-NULL work pointer. Wait on it or test it, then release it exactly once. */
 typedef struct tutti_work tutti_work; /* opaque; always used as tutti_work* */
 
+/* Waits up to timeout_ms (-1: until the operation's own timeout) for work to finish,
+ * and returns the operation's status; a failure's message goes to this thread's
+ * tutti_last_error(). TIMEOUT here leaves work valid and running: wait again, test,
+ * or release it. [any thread] [blocks <= timeout_ms]
+ * [OK | ERR_TIMEOUT | ERR_INVALID_ARGUMENT | the operation's error] */
+TUTTI_API tutti_status tutti_work_wait(tutti_work* work, int64_t timeout_ms);
+/* Sets *done to 1 if work has finished (then wait returns at once), else 0.
+ * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_work_test(tutti_work* work, int* done);
+/* Releases work. Releasing an unfinished operation does not cancel it: it still runs,
+ * in order, and its buffers stay in use until it finishes. NULL is accepted.
+ * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_work_release(tutti_work* work);
+
+/* ---------------------------------------------------------------- collectives
+ *
+ * Arguments, in one order for all: the communicator; send buffer, receive buffer,
+ * count (per rank for all_gather, reduce_scatter, gather, scatter and all_to_all),
+ * dtype, op, root or peer (and tag); the work out-parameter last.
+ *   - work == NULL: the call blocks until the operation is done (at most the
+ *     communicator's op_timeout_ms) and returns its status.
+ *   - work != NULL: the call returns at once with *work set; the operation runs in
+ *     the background, without the caller polling. Buffers belong to the operation
+ *     from the call until it completes: do not touch them before wait/test says so.
+ * Operations on one communicator run and complete in the order they were issued, on
+ * every rank the same order; several may be outstanding. Every rank of comm must
+ * call every collective, with the same count, dtype, op and root.
+ * In place: all_reduce, reduce (root), broadcast (root): send == recv.
+ *   all_gather and gather (root): send == recv + rank * count elements.
+ *   reduce_scatter and scatter (root): recv == send + rank * count elements.
+ *   all_to_all: send == recv. Any other overlap is ERR_INVALID_ARGUMENT.
+ * Buffers that an operation does not use on this rank (recv of reduce, gather off
+ * the root; send of broadcast, scatter off the root) may be NULL.
+ * After a failure, the receive buffer's contents are undefined; the send buffer is
+ * never written (except in place).
+ * TUTTI_CHECK=1 makes every collective compare a fingerprint (operation, sequence
+ * number, count, dtype, op, root) across ranks first: a disagreement is ERR_MISMATCH
+ * naming the ranks and the fields, instead of a wrong result or a timeout.
+ * Each: [one thread per comm] [blocks <= op_timeout_ms when work == NULL]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that had not joined)
+ *  | ERR_MISMATCH | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT | ERR_NO_MEMORY] */
+
+/* recv = send[rank 0] op send[rank 1] op ... on every rank. */
 TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_op op, tutti_work** work);
+/* recv on root only = the reduction of every rank's send. */
 TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
                                     tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work);
+/* recv on every rank = root's send. */
 TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
                                        tutti_dtype dtype, int32_t root, tutti_work** work);
+/* recv (size * count elements) = every rank's send, in rank order. */
 TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_work** work);
+/* send holds size * count elements; recv (count) = this rank's block of their reduction. */
 TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
                                             tutti_dtype dtype, tutti_op op, tutti_work** work);
+/* recv on root (size * count elements) = every rank's send, in rank order. */
 TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
                                     tutti_dtype dtype, int32_t root, tutti_work** work);
+/* recv (count) = block `rank` of root's send (size * count elements). */
 TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
                                      tutti_dtype dtype, int32_t root, tutti_work** work);
+/* Block j of send (count elements each) goes to rank j; recv's block i comes from rank i. */
 TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_work** work);
+/* Returns once every rank has entered it. */
 TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
+
+/* ---------------------------------------------------------------- point to point
+ *
+ * Messages from one rank to another with the same tag arrive in the order they were
+ * sent. tutti_recv accepts a message of at most count elements (a longer one is
+ * ERR_INVALID_ARGUMENT, naming both sizes); tag >= 0. A send or receive given a work
+ * pointer is posted once the operations issued before it have finished on this rank,
+ * and does not hold up the ones issued after it: two ranks may each post a receive
+ * and a send, then wait for both, without deadlock (the isend/irecv of MPI).
+ * [one thread per comm] [blocks <= op_timeout_ms when work == NULL]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT] */
 TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
                                   int32_t peer, int32_t tag, tutti_work** work);
 TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype,
                                   int32_t peer, int32_t tag, tutti_work** work);
-
-TUTTI_API tutti_status tutti_work_wait(tutti_work* work, int64_t timeout_ms);
-TUTTI_API tutti_status tutti_work_test(tutti_work* work, int* done);
-TUTTI_API tutti_status tutti_work_release(tutti_work* work);
-#endif /* TUTTI_BUILD_DRAFT_API */
 
 #ifdef __cplusplus
 }

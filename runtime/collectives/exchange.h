@@ -1,0 +1,51 @@
+// One step at a time of a point-to-point algorithm: post sends and receives, then
+// wait() for all of them. Exchange binds a Transport to one operation: it tags every
+// message with the operation's sequence number, waits by spinning briefly and then
+// blocking in the transport (so oversubscribed ranks give their core away), checks
+// the abort flag and the deadline while it waits, and checks that every receive got
+// exactly the bytes it expected: a shorter or longer message means the ranks disagree
+// on the count, reported as kMismatch naming the peer and both sizes.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/collectives/op_context.h"
+#include "runtime/transport/transport.h"
+
+namespace tutti::collectives {
+
+class Exchange {
+ public:
+  Exchange(transport::Transport& transport, const OpContext& context);
+  // Releases (cancels) whatever is still posted, e.g. after a failure.
+  ~Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  int rank() const { return transport_.rank(); }
+  int size() const { return transport_.size(); }
+  const OpContext& context() const { return context_; }
+
+  // Post; the buffers must stay valid until the next wait() returns. Zero bytes is a
+  // real (empty) message, so both sides stay in step.
+  void send(int peer, const void* data, size_t bytes);
+  void recv(int peer, void* data, size_t bytes);
+  // Waits for everything posted since the last wait(). Throws Error (kTimeout,
+  // kAborted, kMismatch, kPeerLost, kTransport) naming the operation and the peer.
+  void wait();
+
+ private:
+  struct Posted {
+    transport::Request* request;
+    int peer;
+    size_t bytes;
+    bool is_recv;
+  };
+
+  transport::Transport& transport_;
+  const OpContext& context_;
+  std::vector<Posted> posted_;
+};
+
+}  // namespace tutti::collectives

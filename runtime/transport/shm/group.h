@@ -1,0 +1,62 @@
+// Collectives through a shared-memory segment, for communicators whose ranks all live
+// on one node (the bandwidth path of issue 3). Rank 0 creates the segment and
+// publishes its name in the store; the others map it; it is unlinked as soon as all
+// have, so nothing is left in /dev/shm even after a crash.
+//
+// Each collective moves data in chunks that stay in cache: every rank copies a chunk
+// of its input into its slot, then reduces its own slice of the chunk across all slots
+// in one pass (reduce_many), and every rank copies the reduced chunk out. Ranks
+// signal each other with sequence counters in the segment; a waiter spins briefly,
+// then sleeps on a futex (so 4 ranks on 2 cores do not burn the cores each other
+// need), and checks the OpContext (abort, deadline) at least every few milliseconds.
+//
+// Same contract as algorithms.h: validated arguments, in-place forms as tutti.h
+// allows, broadcast's root has copied send into `buffer`, AVG divided once, no
+// allocation per operation. The segment's size is fixed at creation and does not
+// grow with the world size times the message size.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/collectives/dtype.h"
+#include "runtime/collectives/op_context.h"
+#include "runtime/common/deadline.h"
+#include "runtime/store/client.h"
+
+namespace tutti::transport::shm {
+
+class Group {
+ public:
+  // Collective over the communicator's ranks (all on this node). Keys go under
+  // `prefix` ("world.0/shm/..."). Throws Error (kTransport naming the segment when it
+  // cannot be created or mapped; kTimeout naming the missing ranks).
+  static std::unique_ptr<Group> create(store::Client& store, const std::string& prefix, int rank, int size,
+                                       Deadline deadline);
+  virtual ~Group() = default;
+
+  // Bytes of shared memory this group maps, for the per-communicator memory report.
+  virtual size_t mapped_bytes() const = 0;
+
+  using Dtype = collectives::Dtype;
+  using ReduceOp = collectives::ReduceOp;
+  using OpContext = collectives::OpContext;
+
+  virtual void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                          const OpContext& context) = 0;
+  virtual void reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                      const OpContext& context) = 0;
+  virtual void broadcast(void* buffer, size_t bytes, int root, const OpContext& context) = 0;
+  virtual void all_gather(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op,
+                              const OpContext& context) = 0;
+  virtual void gather(const void* send, void* recv, size_t bytes_per_rank, int root,
+                      const OpContext& context) = 0;
+  virtual void scatter(const void* send, void* recv, size_t bytes_per_rank, int root,
+                       const OpContext& context) = 0;
+  virtual void all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) = 0;
+  virtual void barrier(const OpContext& context) = 0;
+};
+
+}  // namespace tutti::transport::shm

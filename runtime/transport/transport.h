@@ -1,0 +1,63 @@
+// The narrow interface between the collectives and a point-to-point transport (UCX
+// today; STYLE G3). One Transport serves one communicator: it knows the communicator's
+// ranks, and a message is matched by (source rank, tag) within it. Messages from one
+// rank to another under the same tag are received in the order they were sent.
+//
+// Threads: one thread at a time calls a Transport (the communicator's executor lock
+// guarantees it), except interrupt(), which any thread may call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tutti::transport {
+
+// Collectives tag their messages with the operation's sequence number; user
+// point-to-point (tutti_send/tutti_recv) with the user's tag. The two never match.
+enum class TagSpace : uint8_t { kCollective = 0, kUser = 1 };
+
+struct Tag {
+  TagSpace space;
+  uint32_t value;
+};
+
+// A posted send or receive; owned by the transport, handed back with release().
+struct Request;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Start sending `bytes` bytes to `peer` / receiving at most `bytes` bytes from
+  // `peer`. Never block. The buffer belongs to the transport until the request is done
+  // or released. peer may be this rank (a message to itself).
+  virtual Request* post_send(int peer, Tag tag, const void* data, size_t bytes) = 0;
+  virtual Request* post_recv(int peer, Tag tag, void* data, size_t bytes) = 0;
+
+  // Moves every request forward without blocking; true if anything happened.
+  virtual bool progress() = 0;
+
+  // Whether the request has completed. Throws Error when it failed: kInvalidArgument
+  // when the arriving message is longer than the receive buffer (the message names
+  // both sizes), kPeerLost when the peer's connection is gone, kTransport otherwise.
+  virtual bool done(Request* request) = 0;
+  // For a completed receive: how many bytes arrived.
+  virtual size_t received_bytes(Request* request) = 0;
+  // Gives the request back, cancelling it if it has not completed. Safe on any state.
+  virtual void release(Request* request) = 0;
+
+  // Blocks until the transport may have something new (an arriving message, a
+  // completion) or timeout_ms passes, whichever is first, without burning the core
+  // (blocking waits call it after a short spin so that oversubscribed ranks yield).
+  virtual void wait_for_activity(int timeout_ms) = 0;
+  // Wakes a thread blocked in wait_for_activity. Any thread; never blocks.
+  virtual void interrupt() = 0;
+
+  // "ucx (tcp, posix, cma)": what carries the messages, for logs and tutti info.
+  virtual const char* describe() const = 0;
+};
+
+}  // namespace tutti::transport

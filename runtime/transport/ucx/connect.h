@@ -1,0 +1,24 @@
+// The UCX transport: a Transport over UCP tagged messages. One UCP context per process
+// (shared by all communicators: memory domains and transport discovery are costly and
+// the same for all), and one UCP worker per communicator, so that a communicator's
+// executor drives its own worker without a lock shared with other communicators, and
+// concurrent communicators (a split running beside its parent) never contend.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/common/deadline.h"
+#include "runtime/store/client.h"
+#include "runtime/transport/transport.h"
+
+namespace tutti::transport::ucx {
+
+// Collective over the communicator's ranks: creates this rank's worker, publishes its
+// address under `prefix` ("world.0/ucx/<rank>"), and reads every rank's address;
+// endpoints are created on first use. `where` names the communicator in messages.
+// Throws Error (kTransport naming what UCX said; kTimeout naming missing ranks).
+std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
+                                   Deadline deadline, const std::string& where);
+
+}  // namespace tutti::transport::ucx
