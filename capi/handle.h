@@ -7,12 +7,20 @@
 #include <memory>
 
 #include "runtime/comm/comm.h"
+#include "runtime/work/work.h"
 
 struct tutti_comm {
   static constexpr uint32_t kLiveTag = 0x4d4f4354;  // "TCOM"
   static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
   uint32_t tag = kLiveTag;
   std::unique_ptr<tutti::comm::Comm> impl;
+};
+
+struct tutti_work {
+  static constexpr uint32_t kLiveTag = 0x4b525754;  // "TWRK"
+  static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
+  uint32_t tag = kLiveTag;
+  std::shared_ptr<tutti::work::Work> impl;
 };
 
 namespace tutti::capi {

@@ -43,6 +43,14 @@ class Exchange {
     bool is_recv;
   };
 
+  // Polls every posted request; returns the first one not yet done, or null when all
+  // are. Rethrows a request's failure with the operation and the peer named.
+  const Posted* first_incomplete();
+  // Throws kMismatch when a receive got fewer bytes than it was posted for.
+  void check_received_sizes();
+  void release_all();
+  void make_room();
+
   transport::Transport& transport_;
   const OpContext& context_;
   std::vector<Posted> posted_;

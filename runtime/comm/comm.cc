@@ -79,11 +79,13 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
   }
   comm->place_ = rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
   comm->joined_ = true;
+  comm->start_collectives(deadline);
   log::info("joined ", comm->describe(), " through ", plan.init_method, " (launcher: ", plan.launcher, ")");
   return comm;
 }
 
 Comm::~Comm() {
+  engine_.reset();
   if (!joined_ || aborted_.load()) return;
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
 }
@@ -98,8 +100,27 @@ void Comm::check_usable(const char* api) const {
   }
 }
 
+void Comm::start_collectives(Deadline deadline) {
+  collectives::EngineSetup setup;
+  setup.store = store_.get();
+  setup.prefix = prefix_;
+  setup.rank = rank();
+  setup.size = size();
+  setup.one_node = local_size() == size();
+  setup.where = describe();
+  setup.op_timeout_ms = op_timeout_ms_;
+  setup.aborted = &aborted_;
+  engine_ = collectives::Engine::create(setup, deadline);
+}
+
+std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const char* api, bool async) {
+  check_usable(api);
+  return engine_->issue(call, api, async);
+}
+
 void Comm::abort() {
   if (aborted_.exchange(true)) return;
+  if (engine_) engine_->interrupt();
   store_->shutdown(Status::kAborted, concat("tutti_comm_abort was called on ", describe()));
 }
 

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "runtime/collectives/call.h"
+#include "runtime/collectives/engine.h"
 #include "runtime/loop/loop.h"
 #include "runtime/rendezvous/meeting.h"
 #include "runtime/rendezvous/plan.h"
@@ -45,6 +47,10 @@ class Comm {
   // MPI_Comm_split; nullptr for a negative color. Collective; bounded by the op timeout.
   std::unique_ptr<Comm> split(int color, int key);
 
+  // Runs a collective or point-to-point call (see tutti.h): blocking, returning the
+  // completed Work or throwing its Error, or asynchronous, returning it at once.
+  std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async);
+
   // Fails every pending and later operation with kAborted. Any thread, never blocks.
   void abort();
 
@@ -53,6 +59,8 @@ class Comm {
   void check_usable(const char* api) const;
   // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
   void publish_split(const std::string& prefix, Deadline deadline);
+  // After the meeting: connects the transports the collectives use.
+  void start_collectives(Deadline deadline);
 
   std::shared_ptr<loop::Loop> loop_;
   std::shared_ptr<HostedStore> hosted_;  // set on the process serving the store
@@ -70,6 +78,7 @@ class Comm {
   uint64_t splits_ = 0;
   bool joined_ = false;  // the meeting completed, so there is something to leave
   std::atomic<bool> aborted_{false};
+  std::unique_ptr<collectives::Engine> engine_;
 };
 
 }  // namespace tutti::comm

@@ -103,6 +103,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   plan.node_key = node_key_;
   sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, "tutti_comm_split");
   sub->joined_ = true;
+  sub->start_collectives(deadline);
   return sub;
 }
 

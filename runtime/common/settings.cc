@@ -28,6 +28,11 @@ constexpr Setting kTable[] = {
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", "120000", "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", "300000", "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_ALGO", "string", "",
+     "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},
+    {"TUTTI_CHECK", "int", "0",
+     "1: every collective first compares count, dtype, op and root across ranks and fails with "
+     "TUTTI_ERR_MISMATCH naming the ranks that differ (costs one small exchange per call)."},
     {"TUTTI_LOG_LEVEL", "level", "warn", "error, warn, info or debug: what tutti writes to stderr."},
 };
 

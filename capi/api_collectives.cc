@@ -1,0 +1,131 @@
+// The collective and point-to-point calls of tutti.h. Each builds a Call from its
+// arguments and hands it to the communicator; validation happens in the runtime so
+// that every binding gets the same messages.
+#include "capi/guard.h"
+#include "capi/handle.h"
+#include "runtime/collectives/dtype.h"
+
+using tutti::collectives::Call;
+using tutti::collectives::Kind;
+
+static_assert(static_cast<int>(tutti::collectives::Dtype::kInt8) == TUTTI_DTYPE_INT8 &&
+                  static_cast<int>(tutti::collectives::Dtype::kUint8) == TUTTI_DTYPE_UINT8 &&
+                  static_cast<int>(tutti::collectives::Dtype::kInt32) == TUTTI_DTYPE_INT32 &&
+                  static_cast<int>(tutti::collectives::Dtype::kInt64) == TUTTI_DTYPE_INT64 &&
+                  static_cast<int>(tutti::collectives::Dtype::kFloat16) == TUTTI_DTYPE_FLOAT16 &&
+                  static_cast<int>(tutti::collectives::Dtype::kBfloat16) == TUTTI_DTYPE_BFLOAT16 &&
+                  static_cast<int>(tutti::collectives::Dtype::kFloat32) == TUTTI_DTYPE_FLOAT32 &&
+                  static_cast<int>(tutti::collectives::Dtype::kFloat64) == TUTTI_DTYPE_FLOAT64,
+              "runtime/collectives/dtype.h and tutti.h disagree on dtypes");
+static_assert(static_cast<int>(tutti::collectives::ReduceOp::kSum) == TUTTI_OP_SUM &&
+                  static_cast<int>(tutti::collectives::ReduceOp::kProd) == TUTTI_OP_PROD &&
+                  static_cast<int>(tutti::collectives::ReduceOp::kMin) == TUTTI_OP_MIN &&
+                  static_cast<int>(tutti::collectives::ReduceOp::kMax) == TUTTI_OP_MAX &&
+                  static_cast<int>(tutti::collectives::ReduceOp::kAvg) == TUTTI_OP_AVG,
+              "runtime/collectives/dtype.h and tutti.h disagree on ops");
+
+namespace {
+
+// Blocking when work is NULL; otherwise *work receives the operation's handle.
+tutti_status issue(tutti_comm* handle, const Call& call, tutti_work** work, const char* api) {
+  if (work != nullptr) *work = nullptr;
+  tutti::comm::Comm* comm = tutti::capi::live_comm(handle, api);
+  if (comm == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return tutti::capi::guarded(api, [&] {
+    auto operation = comm->issue(call, api, work != nullptr);
+    if (work != nullptr) {
+      auto* wrapped = new tutti_work();
+      wrapped->impl = std::move(operation);
+      *work = wrapped;
+    }
+  });
+}
+
+Call make_call(Kind kind, const void* send, void* recv, size_t count, tutti_dtype dtype) {
+  Call call;
+  call.kind = kind;
+  call.send = send;
+  call.recv = recv;
+  call.count = count;
+  call.dtype = static_cast<int32_t>(dtype);
+  return call;
+}
+
+}  // namespace
+
+extern "C" {
+
+TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_op op, tutti_work** work) {
+  Call call = make_call(Kind::kAllReduce, send, recv, count, dtype);
+  call.op = static_cast<int32_t>(op);
+  return issue(comm, call, work, "tutti_all_reduce");
+}
+
+TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                    tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work) {
+  Call call = make_call(Kind::kReduce, send, recv, count, dtype);
+  call.op = static_cast<int32_t>(op);
+  call.root = root;
+  return issue(comm, call, work, "tutti_reduce");
+}
+
+TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                       tutti_dtype dtype, int32_t root, tutti_work** work) {
+  Call call = make_call(Kind::kBroadcast, send, recv, count, dtype);
+  call.root = root;
+  return issue(comm, call, work, "tutti_broadcast");
+}
+
+TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_work** work) {
+  return issue(comm, make_call(Kind::kAllGather, send, recv, count, dtype), work, "tutti_all_gather");
+}
+
+TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                            tutti_dtype dtype, tutti_op op, tutti_work** work) {
+  Call call = make_call(Kind::kReduceScatter, send, recv, count, dtype);
+  call.op = static_cast<int32_t>(op);
+  return issue(comm, call, work, "tutti_reduce_scatter");
+}
+
+TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                    tutti_dtype dtype, int32_t root, tutti_work** work) {
+  Call call = make_call(Kind::kGather, send, recv, count, dtype);
+  call.root = root;
+  return issue(comm, call, work, "tutti_gather");
+}
+
+TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                     tutti_dtype dtype, int32_t root, tutti_work** work) {
+  Call call = make_call(Kind::kScatter, send, recv, count, dtype);
+  call.root = root;
+  return issue(comm, call, work, "tutti_scatter");
+}
+
+TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
+                                        tutti_dtype dtype, tutti_work** work) {
+  return issue(comm, make_call(Kind::kAllToAll, send, recv, count, dtype), work, "tutti_all_to_all");
+}
+
+TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work) {
+  return issue(comm, make_call(Kind::kBarrier, nullptr, nullptr, 0, TUTTI_DTYPE_UINT8), work, "tutti_barrier");
+}
+
+TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
+                                  int32_t peer, int32_t tag, tutti_work** work) {
+  Call call = make_call(Kind::kSend, send, nullptr, count, dtype);
+  call.root = peer;
+  call.tag = tag;
+  return issue(comm, call, work, "tutti_send");
+}
+
+TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype, int32_t peer,
+                                  int32_t tag, tutti_work** work) {
+  Call call = make_call(Kind::kRecv, nullptr, recv, count, dtype);
+  call.root = peer;
+  call.tag = tag;
+  return issue(comm, call, work, "tutti_recv");
+}
+
+}  // extern "C"

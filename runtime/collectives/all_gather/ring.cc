@@ -1,0 +1,16 @@
+// Ring all_gather: this rank's block goes into its place in recv (skipped in place,
+// when send already is that place), then P - 1 ring steps pass every block on to the
+// right. Blocks are all bytes_per_rank, zero included. No scratch.
+#include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/blocks.h"
+#include "runtime/collectives/ring_phases.h"
+
+namespace tutti::collectives {
+
+void all_gather_ring(Exchange& x, const void* send, void* recv, size_t bytes_per_rank) {
+  const int size = x.size();
+  copy_bytes(byte_at(recv, x.rank() * bytes_per_rank), send, bytes_per_rank);
+  ring_all_gather(x, recv, Blocks(bytes_per_rank * size, size, 1), 0);
+}
+
+}  // namespace tutti::collectives

@@ -1,0 +1,72 @@
+// Recursive-doubling all_reduce for any P: with p the largest power of two <= P and
+// r = P - p, the first 2r ranks pair up and each even one hands its vector to the odd
+// one above it and sits out; the p ranks left swap and reduce whole vectors with the
+// partner at distance 1, 2, 4, ... in their own numbering; then the odd ranks hand the
+// result back. Every rank (sitters-out included) divides the same SUM once for AVG, so
+// all end with identical bits. Vectors move in chunks of kChunkBytes, so the scratch
+// is one chunk (slot 0) whatever the count; recv is the accumulator, so in place
+// (send == recv) needs nothing more.
+#include <algorithm>
+
+#include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/blocks.h"
+#include "runtime/collectives/reduce_op.h"
+
+namespace tutti::collectives {
+namespace {
+
+// Chunk by chunk: sends `vector` to `to` unless it is -1, and reduces what arrives
+// from `from`, unless it is -1, into `vector`.
+void swap_and_reduce(Exchange& x, int to, int from, void* vector, size_t count, Dtype dtype, ReduceOp op) {
+  const size_t element = dtype_size(dtype);
+  const size_t per_chunk = chunk_elements(element);
+  char* incoming =
+      from < 0 ? nullptr : static_cast<char*>(x.context().scratch->get(0, std::min(count, per_chunk) * element));
+  const size_t chunks = chunk_count(count, per_chunk);
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const size_t first = chunk * per_chunk;
+    const size_t n = std::min(per_chunk, count - first);
+    char* part = byte_at(vector, first * element);
+    if (from >= 0) x.recv(from, incoming, n * element);
+    if (to >= 0) x.send(to, part, n * element);
+    x.wait();
+    if (from >= 0) reduce_inplace(part, incoming, n, dtype, op);
+  }
+}
+
+}  // namespace
+
+void all_reduce_recursive_doubling(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op) {
+  const int size = x.size();
+  const int rank = x.rank();
+  const size_t bytes = count * dtype_size(dtype);
+  int pof2 = 1;
+  while (pof2 * 2 <= size) pof2 *= 2;
+  const int folded = size - pof2;
+
+  copy_bytes(recv, send, bytes);
+  if (rank < 2 * folded && rank % 2 == 0) {
+    swap_and_reduce(x, rank + 1, -1, recv, count, dtype, op);
+    x.recv(rank + 1, recv, bytes);
+    x.wait();
+    finish_average(recv, count, dtype, op, size);
+    return;
+  }
+  if (rank < 2 * folded) swap_and_reduce(x, -1, rank - 1, recv, count, dtype, op);
+
+  // Numbering among the p ranks that stay: odd ranks below 2r, then everyone above.
+  const int me = rank < 2 * folded ? rank / 2 : rank - folded;
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    const int them = me ^ mask;
+    const int partner = them < folded ? them * 2 + 1 : them + folded;
+    swap_and_reduce(x, partner, partner, recv, count, dtype, op);
+  }
+
+  if (rank < 2 * folded) {
+    x.send(rank - 1, recv, bytes);
+    x.wait();
+  }
+  finish_average(recv, count, dtype, op, size);
+}
+
+}  // namespace tutti::collectives

@@ -1,0 +1,131 @@
+#include "runtime/collectives/call.h"
+
+#include <cstdint>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::collectives {
+namespace {
+
+[[noreturn]] void invalid(const char* api, const std::string& what) {
+  fail(Status::kInvalidArgument, concat(api, ": ", what));
+}
+
+// Byte ranges of the two buffers this rank touches, for the overlap check.
+struct Extent {
+  uintptr_t begin = 0;
+  size_t bytes = 0;
+  bool overlaps(const Extent& other) const {
+    if (bytes == 0 || other.bytes == 0) return false;
+    return begin < other.begin + other.bytes && other.begin < begin + bytes;
+  }
+};
+
+Extent extent(const void* p, size_t bytes) { return Extent{reinterpret_cast<uintptr_t>(p), bytes}; }
+
+}  // namespace
+
+const char* kind_name(Kind kind) {
+  constexpr const char* kNames[kKindCount] = {"all_reduce", "reduce",  "broadcast",  "all_gather",
+                                              "reduce_scatter", "gather", "scatter", "all_to_all",
+                                              "barrier",    "send",    "recv"};
+  return kNames[static_cast<int>(kind)];
+}
+
+bool is_reducing(Kind kind) {
+  return kind == Kind::kAllReduce || kind == Kind::kReduce || kind == Kind::kReduceScatter;
+}
+
+bool has_root(Kind kind) {
+  return kind == Kind::kReduce || kind == Kind::kBroadcast || kind == Kind::kGather || kind == Kind::kScatter;
+}
+
+bool is_point_to_point(Kind kind) { return kind == Kind::kSend || kind == Kind::kRecv; }
+
+bool is_in_place(const Call& call, int rank, int size) {
+  (void)size;
+  if (call.send == nullptr || call.recv == nullptr) return false;
+  size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
+  auto send = reinterpret_cast<uintptr_t>(call.send);
+  auto recv = reinterpret_cast<uintptr_t>(call.recv);
+  switch (call.kind) {
+    case Kind::kAllReduce:
+    case Kind::kAllToAll:
+      return send == recv;
+    case Kind::kReduce:
+    case Kind::kBroadcast:
+      return rank == call.root && send == recv;
+    case Kind::kAllGather:
+      return send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kGather:
+      return rank == call.root && send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kReduceScatter:
+      return recv == send + static_cast<uintptr_t>(rank) * block;
+    case Kind::kScatter:
+      return rank == call.root && recv == send + static_cast<uintptr_t>(rank) * block;
+    default:
+      return false;
+  }
+}
+
+void validate(const Call& call, int rank, int size, const char* api) {
+  if (call.kind != Kind::kBarrier && !valid_dtype(call.dtype)) {
+    invalid(api, concat("dtype ", call.dtype,
+                        " is not a tutti_dtype; use one of TUTTI_DTYPE_INT8 ... TUTTI_DTYPE_FLOAT64"));
+  }
+  if (is_reducing(call.kind) && !valid_reduce_op(call.op)) {
+    invalid(api, concat("op ", call.op, " is not a tutti_op; use TUTTI_OP_SUM, _PROD, _MIN, _MAX or _AVG"));
+  }
+  if (has_root(call.kind) && (call.root < 0 || call.root >= size)) {
+    invalid(api, concat("root ", call.root, " is out of range: the communicator has ranks 0..", size - 1));
+  }
+  if (is_point_to_point(call.kind)) {
+    if (call.root < 0 || call.root >= size) {
+      invalid(api, concat("peer ", call.root, " is out of range: the communicator has ranks 0..", size - 1));
+    }
+    if (call.tag < 0) invalid(api, concat("tag ", call.tag, " is negative; use a tag >= 0"));
+  }
+  if (call.kind == Kind::kBarrier) return;
+
+  size_t element = dtype_size(static_cast<Dtype>(call.dtype));
+  bool per_rank = call.kind == Kind::kAllGather || call.kind == Kind::kReduceScatter ||
+                  call.kind == Kind::kGather || call.kind == Kind::kScatter || call.kind == Kind::kAllToAll;
+  size_t multiplier = per_rank ? static_cast<size_t>(size) : 1;
+  if (call.count > SIZE_MAX / element / multiplier) {
+    invalid(api, concat("count ", call.count, " of ", dtype_name(static_cast<Dtype>(call.dtype)),
+                        " overflows the address space; pass a smaller count"));
+  }
+  size_t block = call.count * element;
+  size_t whole = block * multiplier;
+  bool root = rank == call.root;
+  // Which buffers this rank reads and writes, and how many bytes of each.
+  size_t send_bytes = 0, recv_bytes = 0;
+  switch (call.kind) {
+    case Kind::kAllReduce: send_bytes = recv_bytes = block; break;
+    case Kind::kReduce: send_bytes = block; recv_bytes = root ? block : 0; break;
+    case Kind::kBroadcast: send_bytes = root ? block : 0; recv_bytes = block; break;
+    case Kind::kAllGather: send_bytes = block; recv_bytes = whole; break;
+    case Kind::kReduceScatter: send_bytes = whole; recv_bytes = block; break;
+    case Kind::kGather: send_bytes = block; recv_bytes = root ? whole : 0; break;
+    case Kind::kScatter: send_bytes = root ? whole : 0; recv_bytes = block; break;
+    case Kind::kAllToAll: send_bytes = recv_bytes = whole; break;
+    case Kind::kSend: send_bytes = block; break;
+    case Kind::kRecv: recv_bytes = block; break;
+    case Kind::kBarrier: break;
+  }
+  if (send_bytes > 0 && call.send == nullptr) {
+    invalid(api, concat("the send buffer is NULL but count is ", call.count, "; pass a buffer of ", send_bytes,
+                        " bytes, or count 0"));
+  }
+  if (recv_bytes > 0 && call.recv == nullptr) {
+    invalid(api, concat("the receive buffer is NULL but count is ", call.count, "; pass a buffer of ", recv_bytes,
+                        " bytes, or count 0"));
+  }
+  if (extent(call.send, send_bytes).overlaps(extent(call.recv, recv_bytes)) && !is_in_place(call, rank, size)) {
+    invalid(api, concat("the send and receive buffers overlap but are not the in-place form of ",
+                        kind_name(call.kind), " (see tutti.h, \"In place\"); use separate buffers"));
+  }
+}
+
+}  // namespace tutti::collectives

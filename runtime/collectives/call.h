@@ -1,0 +1,55 @@
+// One collective or point-to-point call as the user made it, before validation: the
+// dtype and op are still the raw integers from the C API, so that an unknown value is
+// reported rather than cast.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/collectives/dtype.h"
+
+namespace tutti::collectives {
+
+enum class Kind : uint8_t {
+  kAllReduce,
+  kReduce,
+  kBroadcast,
+  kAllGather,
+  kReduceScatter,
+  kGather,
+  kScatter,
+  kAllToAll,
+  kBarrier,
+  kSend,
+  kRecv,
+};
+constexpr int kKindCount = 11;
+
+// "all_reduce": the call's name without tutti_, as messages and TUTTI_ALGO spell it.
+const char* kind_name(Kind kind);
+
+struct Call {
+  Kind kind = Kind::kBarrier;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  int32_t dtype = static_cast<int32_t>(Dtype::kUint8);
+  int32_t op = static_cast<int32_t>(ReduceOp::kSum);
+  int32_t root = 0;  // the peer of a send or recv
+  int32_t tag = 0;   // send and recv only
+};
+
+bool is_reducing(Kind kind);
+bool has_root(Kind kind);
+bool is_point_to_point(Kind kind);
+
+// Throws Error(kInvalidArgument) naming the argument and how to fix it: a NULL buffer
+// that this rank needs for a nonzero count, an unknown dtype or op, a root or peer
+// outside [0, size), a negative tag, overlapping buffers other than the in-place form
+// tutti.h allows, a size that overflows. `api` is "tutti_all_reduce" etc.
+void validate(const Call& call, int rank, int size, const char* api);
+
+// Where the call's buffers overlap in the allowed in-place form.
+bool is_in_place(const Call& call, int rank, int size);
+
+}  // namespace tutti::collectives

@@ -1,0 +1,255 @@
+#include "runtime/collectives/engine.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/fingerprint.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/common/settings.h"
+#include "runtime/transport/ucx/connect.h"
+
+namespace tutti::collectives {
+
+std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadline) {
+  std::unique_ptr<Engine> engine(new Engine());
+  engine->setup_ = setup;
+  engine->selector_ = Selector::from_environment();
+  engine->check_fingerprints_ = settings::integer("TUTTI_CHECK", 0, 1).value_or(0) == 1;
+  engine->transport_ =
+      transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size, deadline, setup.where);
+  if (setup.one_node && setup.size > 1) {
+    engine->shm_ = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size,
+                                                 deadline);
+  }
+  engine->board_ = std::make_unique<ActivityBoard>(*setup.store, concat(setup.prefix, "activity/"), setup.rank,
+                                                   setup.size);
+  Engine* self = engine.get();
+  work::Executor::Hooks hooks;
+  hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
+  hooks.sleep_in_transport = [self](int timeout_ms) { self->transport_->wait_for_activity(timeout_ms); };
+  hooks.interrupt_transport = [self] { self->transport_->interrupt(); };
+  engine->executor_ = std::make_unique<work::Executor>(std::move(hooks));
+  return engine;
+}
+
+Engine::~Engine() {
+  executor_.reset();
+  for (InFlight& entry : in_flight_) {
+    transport_->release(entry.request);
+    entry.work->complete(Status::kAborted, concat(entry.label, " was still in flight when its communicator was destroyed"));
+  }
+}
+
+void Engine::interrupt() { transport_->interrupt(); }
+
+std::string Engine::memory_report() const {
+  return concat("scratch ", scratch_.held_bytes(), " bytes, shared memory ", shm_ ? shm_->mapped_bytes() : 0,
+                " bytes mapped");
+}
+
+OpContext Engine::context_for(const char* name, uint32_t seq) const {
+  OpContext context;
+  context.name = name;
+  context.seq = seq;
+  context.deadline = Deadline::after_ms(setup_.op_timeout_ms);
+  context.timeout_ms = setup_.op_timeout_ms;
+  context.aborted = setup_.aborted;
+  context.where = setup_.where;
+  context.scratch = const_cast<Scratch*>(&scratch_);
+  return context;
+}
+
+std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {
+  validate(call, setup_.rank, setup_.size, api);
+  if (setup_.aborted->load()) {
+    fail(Status::kAborted, concat(api, ": ", setup_.where, " was aborted; destroy it and create a new one"));
+  }
+  work::Executor::Job job;
+  if (is_point_to_point(call.kind)) {
+    std::string label = concat(kind_name(call.kind), " #", next_p2p_++, " (peer ", call.root, ", tag ", call.tag,
+                               ") on ", setup_.where);
+    if (async) {
+      job = [this, call, label](work::Work& work) {
+        in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), label});
+        return false;
+      };
+      auto work = executor_->submit(std::move(job));
+      return work;
+    }
+    job = [this, call, label](work::Work&) {
+      wait_point_to_point(post_point_to_point(call), call, label);
+      return true;
+    };
+  } else {
+    uint32_t seq = next_seq_++;
+    job = [this, call, seq](work::Work&) {
+      run_collective(call, seq);
+      return true;
+    };
+  }
+  if (async) return executor_->submit(std::move(job));
+  auto work = executor_->run(std::move(job));
+  if (work->status() != Status::kOk) fail(work->status(), work->message());
+  return work;
+}
+
+void Engine::run_collective(const Call& call, uint32_t seq) {
+  OpContext context = context_for(kind_name(call.kind), seq);
+  if (setup_.aborted->load()) {
+    fail(Status::kAborted, concat(context.label(), " did not run: the communicator was aborted"));
+  }
+  board_->started(context.name, seq);
+  try {
+    if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
+    dispatch(call, context);
+  } catch (const Error& error) {
+    board_->finished();
+    if (error.status() != Status::kTimeout) throw;
+    std::string absent = board_->absent_from(seq, Deadline::after_ms(2000));
+    std::string message =
+        absent.empty()
+            ? concat(error.what(), ". Every rank had joined it: one is slow, or its transport is stuck")
+            : concat(error.what(), ". Ranks that had not joined ", context.name, " #", seq, ": ", absent,
+                     ". Check that every rank makes the same collective calls in the same order, or raise "
+                     "op_timeout_ms (TUTTI_OP_TIMEOUT_MS)");
+    log::warn(message);
+    fail(Status::kTimeout, message);
+  }
+  board_->finished();
+}
+
+void Engine::dispatch(const Call& call, const OpContext& context) {
+  const int rank = setup_.rank;
+  const int size = setup_.size;
+  const Dtype dtype = static_cast<Dtype>(call.dtype);
+  const ReduceOp op = static_cast<ReduceOp>(call.op);
+  const size_t block = call.count * dtype_size(dtype);
+  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr);
+  const void* send = call.send;
+  void* recv = call.recv;
+  auto* shm = shm_.get();
+
+  if (call.kind == Kind::kBroadcast && rank == call.root && send != recv && block > 0) {
+    std::memcpy(recv, send, block);
+  }
+  if (call.kind == Kind::kAllToAll && send == recv && block > 0) {
+    // In place: stage the outgoing blocks, since every block is overwritten by an
+    // incoming one while it may still be waiting to leave.
+    void* staged = context.scratch->get(2, block * size);
+    std::memcpy(staged, send, block * size);
+    send = staged;
+  }
+  if (algorithm == Algorithm::kShm) {
+    switch (call.kind) {
+      case Kind::kAllReduce: return shm->all_reduce(send, recv, call.count, dtype, op, context);
+      case Kind::kReduce: return shm->reduce(send, recv, call.count, dtype, op, call.root, context);
+      case Kind::kBroadcast: return shm->broadcast(recv, block, call.root, context);
+      case Kind::kAllGather: return shm->all_gather(send, recv, block, context);
+      case Kind::kReduceScatter: return shm->reduce_scatter(send, recv, call.count, dtype, op, context);
+      case Kind::kGather: return shm->gather(send, recv, block, call.root, context);
+      case Kind::kScatter: return shm->scatter(send, recv, block, call.root, context);
+      case Kind::kAllToAll: return shm->all_to_all(send, recv, block, context);
+      case Kind::kBarrier: return shm->barrier(context);
+      default: break;
+    }
+  }
+  Exchange x(*transport_, context);
+  using A = Algorithm;
+  switch (call.kind) {
+    case Kind::kAllReduce:
+      if (algorithm == A::kRing) return all_reduce_ring(x, send, recv, call.count, dtype, op);
+      return all_reduce_recursive_doubling(x, send, recv, call.count, dtype, op);
+    case Kind::kReduce:
+      if (algorithm == A::kRing) return reduce_ring(x, send, recv, call.count, dtype, op, call.root);
+      return reduce_binomial(x, send, recv, call.count, dtype, op, call.root);
+    case Kind::kBroadcast:
+      if (algorithm == A::kScatterAllGather) return broadcast_scatter_all_gather(x, recv, block, call.root);
+      return broadcast_binomial(x, recv, block, call.root);
+    case Kind::kAllGather:
+      if (algorithm == A::kRing) return all_gather_ring(x, send, recv, block);
+      return all_gather_bruck(x, send, recv, block);
+    case Kind::kReduceScatter:
+      if (algorithm == A::kRing) return reduce_scatter_ring(x, send, recv, call.count, dtype, op);
+      return reduce_scatter_pairwise(x, send, recv, call.count, dtype, op);
+    case Kind::kGather:
+      if (algorithm == A::kLinear) return gather_linear(x, send, recv, block, call.root);
+      return gather_binomial(x, send, recv, block, call.root);
+    case Kind::kScatter:
+      if (algorithm == A::kLinear) return scatter_linear(x, send, recv, block, call.root);
+      return scatter_binomial(x, send, recv, block, call.root);
+    case Kind::kAllToAll:
+      if (algorithm == A::kLinear) return all_to_all_linear(x, send, recv, block);
+      return all_to_all_pairwise(x, send, recv, block);
+    case Kind::kBarrier:
+      return barrier_dissemination(x);
+    default:
+      fail(Status::kInternal, concat(context.label(), ": no algorithm for this call; please report it"));
+  }
+}
+
+transport::Request* Engine::post_point_to_point(const Call& call) {
+  size_t bytes = call.count * dtype_size(static_cast<Dtype>(call.dtype));
+  transport::Tag tag{transport::TagSpace::kUser, static_cast<uint32_t>(call.tag)};
+  if (call.kind == Kind::kSend) return transport_->post_send(call.root, tag, call.send, bytes);
+  return transport_->post_recv(call.root, tag, call.recv, bytes);
+}
+
+bool Engine::progress_in_flight() {
+  if (in_flight_.empty()) return false;
+  transport_->progress();
+  for (size_t i = 0; i < in_flight_.size();) {
+    InFlight& entry = in_flight_[i];
+    bool finished = false;
+    try {
+      finished = transport_->done(entry.request);
+      if (finished) entry.work->complete(Status::kOk);
+    } catch (const Error& error) {
+      finished = true;
+      entry.work->complete(error.status(), concat(entry.label, ": ", error.what()));
+    }
+    if (!finished && setup_.aborted->load()) {
+      finished = true;
+      entry.work->complete(Status::kAborted, concat(entry.label, " was aborted (tutti_comm_abort)"));
+    }
+    if (finished) {
+      transport_->release(entry.request);
+      in_flight_[i] = std::move(in_flight_.back());
+      in_flight_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return !in_flight_.empty();
+}
+
+void Engine::wait_point_to_point(transport::Request* request, const Call& call, const std::string& label) {
+  OpContext context = context_for(kind_name(call.kind), 0);
+  struct Release {
+    transport::Transport& transport;
+    transport::Request* request;
+    ~Release() { transport.release(request); }
+  } release{*transport_, request};
+  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (true) {
+    try {
+      if (transport_->done(request)) return;
+    } catch (const Error& error) {
+      fail(error.status(), concat(label, ": ", error.what()));
+    }
+    progress_in_flight();
+    if (!transport_->progress() && std::chrono::steady_clock::now() > spin_until) {
+      transport_->wait_for_activity(1);
+    }
+    if (setup_.aborted->load()) fail(Status::kAborted, concat(label, " was aborted (tutti_comm_abort)"));
+    if (context.deadline.expired()) {
+      fail(Status::kTimeout, concat(label, " timed out after ", setup_.op_timeout_ms, " ms: rank ", call.root,
+                                    call.kind == Kind::kSend ? " did not receive it" : " did not send it",
+                                    "; check that the peer makes the matching call with the same tag"));
+    }
+  }
+}
+
+}  // namespace tutti::collectives

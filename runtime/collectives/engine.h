@@ -1,0 +1,80 @@
+// A communicator's collectives: its transports (UCX for point-to-point, a
+// shared-memory group when all its ranks share a node), its scratch memory, its
+// executor, and the sequence numbers that tag its operations. Comm owns one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/collectives/activity.h"
+#include "runtime/collectives/call.h"
+#include "runtime/collectives/scratch.h"
+#include "runtime/collectives/selector.h"
+#include "runtime/store/client.h"
+#include "runtime/transport/shm/group.h"
+#include "runtime/transport/transport.h"
+#include "runtime/work/executor.h"
+
+namespace tutti::collectives {
+
+struct EngineSetup {
+  store::Client* store = nullptr;
+  std::string prefix;  // the communicator's keys in the store
+  int rank = 0;
+  int size = 1;
+  bool one_node = false;  // every rank on this node: collectives go through shared memory
+  std::string where;      // Comm::describe(), for messages
+  int64_t op_timeout_ms = 0;
+  const std::atomic<bool>* aborted = nullptr;  // the communicator's abort flag
+};
+
+class Engine {
+ public:
+  // Collective: connects the transports. Throws Error (see tutti_comm_init).
+  static std::unique_ptr<Engine> create(const EngineSetup& setup, Deadline deadline);
+  // Lets the running operation finish (it is bounded), fails the queued ones.
+  ~Engine();
+
+  // Validates and runs call: blocking (returns the completed Work; on failure it
+  // throws the operation's Error) or asynchronous (returns the Work at once).
+  std::shared_ptr<work::Work> issue(const Call& call, const char* api, bool async);
+
+  // Wakes whatever waits in the transport, after the abort flag was set. Any thread.
+  void interrupt();
+
+  // What this communicator holds for collectives, for logs and tutti info.
+  std::string memory_report() const;
+
+ private:
+  struct InFlight {
+    transport::Request* request;
+    std::shared_ptr<work::Work> work;
+    std::string label;
+  };
+
+  Engine() = default;
+  OpContext context_for(const char* name, uint32_t seq) const;
+  void run_collective(const Call& call, uint32_t seq);
+  void dispatch(const Call& call, const OpContext& context);
+  transport::Request* post_point_to_point(const Call& call);
+  // Completes the Works of finished point-to-point requests; true if any remain.
+  bool progress_in_flight();
+  void wait_point_to_point(transport::Request* request, const Call& call, const std::string& label);
+
+  EngineSetup setup_;
+  Selector selector_;
+  bool check_fingerprints_ = false;
+  std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<transport::shm::Group> shm_;
+  std::unique_ptr<ActivityBoard> board_;
+  Scratch scratch_;
+  uint32_t next_seq_ = 1;     // collectives, in issue order; user thread only
+  uint64_t next_p2p_ = 1;     // sends and receives, for messages
+  std::vector<InFlight> in_flight_;  // run lock held
+  std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
+};
+
+}  // namespace tutti::collectives

@@ -1,0 +1,115 @@
+#include "runtime/collectives/exchange.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::collectives {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long wait() polls before it blocks in the transport: long enough to catch a
+// reply from a peer running on another core without a sleep and a wake-up, short
+// enough that a rank waiting for a descheduled peer gives its core away at once.
+constexpr auto kSpin = std::chrono::microseconds(20);
+// The longest one block in the transport lasts, so that abort and the deadline are
+// seen within a millisecond even if the transport never signals activity.
+constexpr int kBlockMs = 1;
+
+constexpr const char* kHowToFix =
+    "the ranks called it with different counts; pass the same count, dtype and root on every rank "
+    "(TUTTI_CHECK=1 names the fields that differ)";
+
+// Whether OpContext::check would throw now: the abort flag is up or the deadline has
+// passed.
+bool must_stop(const OpContext& context) {
+  return (context.aborted != nullptr && context.aborted->load(std::memory_order_relaxed)) || context.deadline.expired();
+}
+
+}  // namespace
+
+Exchange::Exchange(transport::Transport& transport, const OpContext& context)
+    : transport_(transport), context_(context) {}
+
+Exchange::~Exchange() { release_all(); }
+
+void Exchange::make_room() {
+  // Room first, so that a posted request is never lost to a failing push_back; and
+  // room for several, so that posting P requests does not reallocate P times.
+  if (posted_.size() == posted_.capacity()) posted_.reserve(std::max<size_t>(8, 2 * posted_.capacity()));
+}
+
+void Exchange::send(int peer, const void* data, size_t bytes) {
+  make_room();
+  transport::Request* request =
+      transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq}, data, bytes);
+  posted_.push_back(Posted{request, peer, bytes, false});
+}
+
+void Exchange::recv(int peer, void* data, size_t bytes) {
+  make_room();
+  transport::Request* request =
+      transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq}, data, bytes);
+  posted_.push_back(Posted{request, peer, bytes, true});
+}
+
+void Exchange::wait() {
+  const Clock::time_point spin_until = Clock::now() + kSpin;
+  for (;;) {
+    bool moved = transport_.progress();
+    const Posted* incomplete = first_incomplete();
+    if (incomplete == nullptr) break;
+    // Naming the peer takes a string; build it only when check() is about to throw,
+    // so that the waiting loop itself never allocates.
+    if (must_stop(context_)) {
+      context_.check(incomplete->is_recv ? concat("rank ", incomplete->peer, "'s data").c_str()
+                                         : concat("rank ", incomplete->peer, " to take this rank's data").c_str());
+    }
+    if (!moved && Clock::now() >= spin_until) transport_.wait_for_activity(kBlockMs);
+  }
+  check_received_sizes();
+  release_all();
+}
+
+const Exchange::Posted* Exchange::first_incomplete() {
+  const Posted* first = nullptr;
+  for (const Posted& posted : posted_) {
+    bool done = false;
+    try {
+      done = transport_.done(posted.request);
+    } catch (const Error& e) {
+      // A message longer than the receive buffer can only mean the peer was called
+      // with a larger count: report it as the disagreement it is.
+      if (posted.is_recv && e.status() == Status::kInvalidArgument) {
+        fail(Status::kMismatch, concat(context_.label(), ": rank ", posted.peer, " sent more than the ", posted.bytes,
+                                       " bytes this rank expected (", e.what(), "): ", kHowToFix));
+      }
+      fail(e.status(), concat(context_.label(), ": ", posted.is_recv ? "receiving from" : "sending to", " rank ",
+                              posted.peer, ": ", e.what()));
+    }
+    if (!done && first == nullptr) first = &posted;
+  }
+  return first;
+}
+
+void Exchange::check_received_sizes() {
+  for (const Posted& posted : posted_) {
+    if (!posted.is_recv) continue;
+    size_t got = transport_.received_bytes(posted.request);
+    if (got != posted.bytes) {
+      fail(Status::kMismatch, concat(context_.label(), ": rank ", posted.peer, " sent ", got,
+                                     " bytes where this rank expected ", posted.bytes, ": ", kHowToFix));
+    }
+  }
+}
+
+void Exchange::release_all() {
+  for (const Posted& posted : posted_) transport_.release(posted.request);
+  posted_.clear();
+}
+
+}  // namespace tutti::collectives

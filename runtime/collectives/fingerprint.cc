@@ -1,0 +1,91 @@
+#include "runtime/collectives/fingerprint.h"
+
+#include <cstring>
+#include <string>
+
+#include "runtime/collectives/algorithms.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti::collectives {
+namespace {
+
+struct Fingerprint {
+  uint32_t kind;
+  uint32_t seq;
+  uint64_t count;
+  int32_t dtype;
+  int32_t op;
+  int32_t root;
+  uint32_t reserved;
+};
+static_assert(sizeof(Fingerprint) == 32);
+
+Fingerprint fingerprint_of(const Call& call, uint32_t seq) {
+  Fingerprint print{};
+  print.kind = static_cast<uint32_t>(call.kind);
+  print.seq = seq;
+  // Fields a collective does not use are left 0, so they never cause a false alarm.
+  if (call.kind != Kind::kBarrier) {
+    print.count = call.count;
+    print.dtype = call.dtype;
+  }
+  if (is_reducing(call.kind)) print.op = call.op;
+  if (has_root(call.kind)) print.root = call.root;
+  return print;
+}
+
+std::string describe(const Fingerprint& print) {
+  Kind kind = static_cast<Kind>(print.kind);
+  std::string text = concat(kind_name(kind), " #", print.seq);
+  if (kind != Kind::kBarrier) {
+    text += concat(" count=", print.count, " dtype=", dtype_name(static_cast<Dtype>(print.dtype)));
+  }
+  if (is_reducing(kind)) text += concat(" op=", reduce_op_name(static_cast<ReduceOp>(print.op)));
+  if (has_root(kind)) text += concat(" root=", print.root);
+  return text;
+}
+
+std::string differing_fields(const Fingerprint& a, const Fingerprint& b) {
+  std::string fields;
+  auto add = [&](bool differs, const char* name) {
+    if (differs) fields += fields.empty() ? name : concat(", ", name);
+  };
+  add(a.kind != b.kind, "collective");
+  add(a.seq != b.seq, "sequence number");
+  add(a.count != b.count, "count");
+  add(a.dtype != b.dtype, "dtype");
+  add(a.op != b.op, "op");
+  add(a.root != b.root, "root");
+  return fields;
+}
+
+}  // namespace
+
+void verify_fingerprints(transport::Transport& transport, const OpContext& context, const Call& call) {
+  int size = transport.size();
+  if (size == 1) return;
+  Fingerprint mine = fingerprint_of(call, context.seq);
+  auto* all = static_cast<Fingerprint*>(context.scratch->get(3, sizeof(Fingerprint) * size));
+  {
+    Exchange exchange(transport, context);
+    all_gather_bruck(exchange, &mine, all, sizeof(Fingerprint));
+  }
+  // Every rank holds the same table, so every rank reaches the same verdict: group
+  // the ranks by fingerprint and report against rank 0's.
+  std::string report;
+  std::string fields;
+  for (int rank = 1; rank < size; ++rank) {
+    if (std::memcmp(&all[rank], &all[0], sizeof(Fingerprint)) == 0) continue;
+    if (fields.empty()) fields = differing_fields(all[0], all[rank]);
+    if (!report.empty()) report += "; ";
+    report += concat("rank ", rank, " called ", describe(all[rank]));
+  }
+  if (report.empty()) return;
+  fail(Status::kMismatch, concat(context.label(), ": the ranks called different collectives (TUTTI_CHECK): rank 0 called ",
+                                 describe(all[0]), "; ", report, ". They differ in: ", fields,
+                                 ". Every rank must make the same calls in the same order with the same ",
+                                 "count, dtype, op and root"));
+}
+
+}  // namespace tutti::collectives

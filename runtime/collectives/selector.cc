@@ -1,0 +1,105 @@
+#include "runtime/collectives/selector.h"
+
+#include <sstream>
+#include <vector>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/settings.h"
+
+namespace tutti::collectives {
+namespace {
+
+constexpr const char* kAlgorithmNames[] = {"shm",    "ring",     "recursive_doubling", "binomial",      "scatter_all_gather",
+                                           "bruck",  "pairwise", "linear",             "dissemination", "direct"};
+
+// The algorithms that implement each collective, the default choice for small
+// messages first where the size matters.
+std::vector<Algorithm> implemented(Kind kind) {
+  using A = Algorithm;
+  switch (kind) {
+    case Kind::kAllReduce: return {A::kShm, A::kRecursiveDoubling, A::kRing};
+    case Kind::kReduce: return {A::kShm, A::kBinomial, A::kRing};
+    case Kind::kBroadcast: return {A::kShm, A::kBinomial, A::kScatterAllGather};
+    case Kind::kAllGather: return {A::kShm, A::kBruck, A::kRing};
+    case Kind::kReduceScatter: return {A::kShm, A::kPairwise, A::kRing};
+    case Kind::kGather: return {A::kShm, A::kBinomial, A::kLinear};
+    case Kind::kScatter: return {A::kShm, A::kBinomial, A::kLinear};
+    case Kind::kAllToAll: return {A::kShm, A::kPairwise, A::kLinear};
+    case Kind::kBarrier: return {A::kShm, A::kDissemination};
+    case Kind::kSend:
+    case Kind::kRecv: return {A::kDirect};
+  }
+  return {};
+}
+
+// Up to this many bytes per rank, the latency-optimal algorithm wins over the
+// bandwidth-optimal one on loopback and shared memory; beyond, moving less data does.
+constexpr size_t kSmallMessageBytes = 64 * 1024;
+
+}  // namespace
+
+const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_cast<int>(algorithm)]; }
+
+std::string Selector::choices(Kind kind) {
+  std::string text = concat(kind_name(kind), ":");
+  for (Algorithm algorithm : implemented(kind)) text += concat(" ", algorithm_name(algorithm));
+  return text;
+}
+
+Selector Selector::from_environment() {
+  Selector selector;
+  auto value = settings::text("TUTTI_ALGO");
+  if (!value) return selector;
+  std::stringstream entries(*value);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    if (entry.empty()) continue;
+    size_t equals = entry.find('=');
+    if (equals == std::string::npos) {
+      fail(Status::kInvalidArgument, concat("TUTTI_ALGO entry \"", entry,
+                                            "\" is not collective=algorithm, e.g. TUTTI_ALGO=all_reduce=ring"));
+    }
+    std::string collective = entry.substr(0, equals), algorithm = entry.substr(equals + 1);
+    std::optional<Kind> kind;
+    for (int k = 0; k < kKindCount; ++k) {
+      if (collective == kind_name(static_cast<Kind>(k))) kind = static_cast<Kind>(k);
+    }
+    if (!kind || is_point_to_point(*kind)) {
+      fail(Status::kInvalidArgument,
+           concat("TUTTI_ALGO names \"", collective,
+                  "\", which is not a collective; use all_reduce, reduce, broadcast, all_gather, reduce_scatter, "
+                  "gather, scatter, all_to_all or barrier"));
+    }
+    bool found = false;
+    for (Algorithm candidate : implemented(*kind)) {
+      if (algorithm == algorithm_name(candidate)) {
+        selector.forced_[static_cast<int>(*kind)] = candidate;
+        found = true;
+      }
+    }
+    if (!found) {
+      fail(Status::kInvalidArgument, concat("TUTTI_ALGO asks for \"", algorithm, "\" for ", collective,
+                                            ", which has no such algorithm; the choices are ", choices(*kind)));
+    }
+  }
+  return selector;
+}
+
+Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available) const {
+  if (auto forced = forced_[static_cast<int>(kind)]) {
+    if (*forced == Algorithm::kShm && !shm_available) {
+      fail(Status::kUnsupported, concat("TUTTI_ALGO forces shm for ", kind_name(kind),
+                                        ", but this communicator's ranks are not all on one node; pick another of ",
+                                        choices(kind)));
+    }
+    return *forced;
+  }
+  std::vector<Algorithm> options = implemented(kind);
+  if (options.size() == 1) return options[0];
+  if (shm_available && size > 1) return Algorithm::kShm;
+  if (options.size() == 2) return options[1];
+  return bytes <= kSmallMessageBytes ? options[1] : options[2];
+}
+
+}  // namespace tutti::collectives

@@ -1,0 +1,147 @@
+// The collectives of SegmentGroup that only move data: broadcast, all_gather, gather,
+// scatter and all_to_all, each a run of simple steps (segment_group.h) over chunks of
+// at most one slot. A rank's own block never goes through shared memory, and is not
+// copied at all in place.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "runtime/transport/shm/segment_group.h"
+
+namespace tutti::transport::shm {
+namespace {
+
+size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// Chunk c of a block of `bytes`, in chunks of `chunk`: its offset and length.
+std::pair<size_t, size_t> chunk_span(size_t c, size_t chunk, size_t bytes) {
+  return {c * chunk, std::min(chunk, bytes - c * chunk)};
+}
+
+void copy_unless_same(unsigned char* dst, const unsigned char* src, size_t bytes) {
+  if (dst != src) std::memcpy(dst, src, bytes);
+}
+
+}  // namespace
+
+// Root puts each chunk in its slot; the others copy it out. Double buffering lets root
+// fill chunk c + 1 while the others still copy chunk c.
+void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
+  run(context, [&] {
+    if (bytes == 0) return;
+    auto* data = static_cast<unsigned char*>(buffer);
+    const size_t chunk = layout_.slot_bytes;
+    steps(
+        ceil_div(bytes, chunk), context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes);
+          if (rank_ == root) std::memcpy(slot(root, use), data + offset, n);
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes);
+          if (rank_ != root) std::memcpy(data + offset, slot(root, use), n);
+        });
+  });
+}
+
+// Every rank puts the chunk of its block in its slot, and copies every block's chunk out.
+void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
+  run(context, [&] {
+    if (bytes_per_rank == 0) return;
+    const auto* in = static_cast<const unsigned char*>(send);
+    auto* out = static_cast<unsigned char*>(recv);
+    const size_t chunk = layout_.slot_bytes;
+    steps(
+        ceil_div(bytes_per_rank, chunk), context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          std::memcpy(slot(rank_, use), in + offset, n);
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          for (int r = 0; r < size_; ++r) {
+            const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
+            copy_unless_same(out + r * bytes_per_rank + offset, from, n);
+          }
+        });
+  });
+}
+
+// The ranks other than root put their chunk in their slot; root copies them out.
+void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
+  run(context, [&] {
+    if (bytes_per_rank == 0) return;
+    const auto* in = static_cast<const unsigned char*>(send);
+    auto* out = static_cast<unsigned char*>(recv);
+    const size_t chunk = layout_.slot_bytes;
+    steps(
+        ceil_div(bytes_per_rank, chunk), context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          if (rank_ != root) std::memcpy(slot(rank_, use), in + offset, n);
+        },
+        [&](size_t c, uint64_t use) {
+          if (rank_ != root) return;
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          for (int r = 0; r < size_; ++r) {
+            const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
+            copy_unless_same(out + r * bytes_per_rank + offset, from, n);
+          }
+        });
+  });
+}
+
+// Root puts block r's chunk in rank r's slot, which rank r leaves alone during a
+// scatter; each rank copies its chunk out of its own slot.
+void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
+  run(context, [&] {
+    if (bytes_per_rank == 0) return;
+    const auto* in = static_cast<const unsigned char*>(send);
+    auto* out = static_cast<unsigned char*>(recv);
+    const size_t chunk = layout_.slot_bytes;
+    steps(
+        ceil_div(bytes_per_rank, chunk), context,
+        [&](size_t c, uint64_t use) {
+          if (rank_ != root) return;
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          for (int r = 0; r < size_; ++r) {
+            if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
+          }
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          const unsigned char* from = rank_ == root ? in + root * bytes_per_rank + offset : slot(rank_, use);
+          copy_unless_same(out + offset, from, n);
+        });
+  });
+}
+
+// Every rank puts its chunk of block r in part r of its slot; rank r collects part r of
+// every slot. In place (send == recv) this is safe chunk by chunk: the chunk of block
+// r that a rank overwrites is the one it has just put in its slot.
+void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
+  run(context, [&] {
+    if (bytes_per_rank == 0) return;
+    const auto* in = static_cast<const unsigned char*>(send);
+    auto* out = static_cast<unsigned char*>(recv);
+    const size_t part = layout_.slot_bytes / size_ / kCacheLine * kCacheLine;
+    steps(
+        ceil_div(bytes_per_rank, part), context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, part, bytes_per_rank);
+          unsigned char* mine = slot(rank_, use);
+          for (int r = 0; r < size_; ++r) {
+            if (r != rank_) std::memcpy(mine + r * part, in + r * bytes_per_rank + offset, n);
+          }
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, part, bytes_per_rank);
+          for (int r = 0; r < size_; ++r) {
+            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
+            copy_unless_same(out + r * bytes_per_rank + offset, from, n);
+          }
+        });
+  });
+}
+
+}  // namespace tutti::transport::shm

@@ -1,0 +1,187 @@
+// The reductions of SegmentGroup: all_reduce, reduce and reduce_scatter.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "runtime/collectives/reduce_op.h"
+#include "runtime/transport/shm/segment_group.h"
+#include "runtime/transport/shm/stream_copy.h"
+
+namespace tutti::transport::shm {
+namespace {
+
+using collectives::dtype_size;
+using collectives::reduce_many;
+
+// Up to this many bytes, all_reduce and reduce take one handshake: every rank puts its
+// whole vector in shared memory and reduces all of them itself. Above it, splitting the
+// reduction among the ranks (two handshakes per chunk) wins: at 2 ranks the crossover
+// measured between 16 and 32 KiB.
+constexpr size_t kWholeBytes = size_t{32} << 10;
+
+// From this many bytes on, the reduced chunks are copied out with streaming stores: the
+// receive buffer no longer fits in the cache, and skipping its read-for-ownership
+// takes a third of the memory traffic off a chunk's copy-out.
+constexpr size_t kStreamBytes = size_t{4} << 20;
+
+size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void SegmentGroup::all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                              const OpContext& context) {
+  run(context, [&] {
+    if (count == 0) return;
+    if (count * dtype_size(dtype) <= kWholeBytes) {
+      reduce_whole(send, recv, count, dtype, op, -1, context);
+    } else {
+      reduce_pipelined(send, recv, count, dtype, op, -1, context);
+    }
+  });
+}
+
+void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                          const OpContext& context) {
+  run(context, [&] {
+    if (count == 0) return;
+    if (count * dtype_size(dtype) <= kWholeBytes) {
+      reduce_whole(send, recv, count, dtype, op, root, context);
+    } else {
+      reduce_pipelined(send, recv, count, dtype, op, root, context);
+    }
+  });
+}
+
+// One step: each rank puts its vector where the others can read it (in its step line
+// when it fits there, so that a peer fetches step and data in one cache line), waits
+// for all, and reduces everything itself, its own part straight from `send`. The step
+// line of parity s % 2 is next written at step s + 2, which every collective posts only
+// after seeing all ranks post s + 1, that is, after they read it.
+void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                                const OpContext& context) {
+  const size_t bytes = count * dtype_size(dtype);
+  const uint64_t step = ++step_;
+  const bool in_line = bytes <= kInlineBytes;
+  const uint64_t use = in_line ? 0 : slot_uses_++;
+  auto shared = [&](int r) -> unsigned char* { return in_line ? control(r).lines[step & 1].payload : slot(r, use); };
+
+  std::memcpy(shared(rank_), send, bytes);
+  post(step);
+  wait_all(step, context, 0, 1);
+  if (root >= 0 && root != rank_) return;
+  for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? send : shared(r);
+  reduce_many(recv, sources_.data(), size_, count, dtype, op, size_);
+}
+
+// Chunk by chunk, through two steps each: "arrived" (every rank has put the chunk of its
+// input in its slot), then "reduced" (every rank has reduced its 1/size slice of the
+// chunk across all slots into the result area). Every rank then copies the whole
+// reduced chunk out. A rank reads its own slice from `send`, so it copies only the
+// others' slices in.
+//
+// The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
+// posts its "arrived" before waiting for the others' "reduced" of c. Why the double
+// buffers suffice:
+//   - Slot use c + 1 is written after the wait for everyone's "reduced" of c - 1, and
+//     use c - 1 (same buffer) is read only by reductions that precede those posts.
+//   - Result use c is written after the wait for everyone's "arrived" of c, which each
+//     rank posts after copying out chunk c - 2 (same buffer).
+//   - Result use c is read after everyone's "reduced" of c, and not written again
+//     before everyone's "arrived" of c + 2, which each rank posts after that read.
+// The collective ends with the wait for "reduced" of the last chunk, as all must.
+void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                                    int root, const OpContext& context) {
+  const size_t unit = dtype_size(dtype);
+  const size_t chunk_count = layout_.slot_bytes / unit;
+  const size_t chunks = ceil_div(count, chunk_count);
+  // Slices are whole cache lines, so that no two ranks write into one line of the result.
+  const size_t line_count = kCacheLine / unit;
+  const uint64_t first_step = step_ + 1;
+  const uint64_t first_slot = slot_uses_;
+  const uint64_t first_result = result_uses_;
+  step_ += 2 * chunks;
+  slot_uses_ += chunks;
+  result_uses_ += chunks;
+
+  const bool receives = root < 0 || root == rank_;
+  const bool stream = count * unit >= kStreamBytes;
+  const auto* in = static_cast<const unsigned char*>(send);
+  auto* out = static_cast<unsigned char*>(recv);
+
+  // Chunk c's first element and count, and rank r's slice [lo, hi) of it.
+  auto chunk_span = [&](size_t c) { return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)}; };
+  auto slice = [&](size_t n, int r) {
+    size_t per = ceil_div(ceil_div(n, static_cast<size_t>(size_)), line_count) * line_count;
+    size_t lo = std::min(r * per, n);
+    return std::pair{lo, std::min(lo + per, n)};
+  };
+  auto copy_in = [&](size_t c) {
+    auto [offset, n] = chunk_span(c);
+    auto [lo, hi] = slice(n, rank_);
+    unsigned char* mine = slot(rank_, first_slot + c);
+    std::memcpy(mine, in + offset * unit, lo * unit);
+    std::memcpy(mine + hi * unit, in + (offset + hi) * unit, (n - hi) * unit);
+  };
+
+  copy_in(0);
+  post(first_step);
+  for (size_t c = 0; c < chunks; ++c) {
+    auto [offset, n] = chunk_span(c);
+    auto [lo, hi] = slice(n, rank_);
+    const uint64_t arrived = first_step + 2 * c;
+    unsigned char* reduced = result(first_result + c);
+
+    wait_all(arrived, context, c, chunks);
+    for (int r = 0; r < size_; ++r) {
+      sources_[r] = r == rank_ ? in + (offset + lo) * unit : slot(r, first_slot + c) + lo * unit;
+    }
+    reduce_many(reduced + lo * unit, sources_.data(), size_, hi - lo, dtype, op, size_);
+    post(arrived + 1);
+    if (c + 1 < chunks) {
+      copy_in(c + 1);
+      post(arrived + 2);
+    }
+    wait_all(arrived + 1, context, c, chunks);
+    if (!receives) continue;
+    if (stream) {
+      copy_streaming(out + offset * unit, reduced, n * unit);
+    } else {
+      std::memcpy(out + offset * unit, reduced, n * unit);
+    }
+  }
+}
+
+// Chunk by chunk, one step each: every rank puts, for every other rank r, its chunk of
+// block r in part r of its slot; then reduces its own block's chunk across all ranks'
+// parts straight into recv (its own part from `send`, which in place is recv itself,
+// element for element).
+void SegmentGroup::reduce_scatter(const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op,
+                                  const OpContext& context) {
+  run(context, [&] {
+    if (count_per_rank == 0) return;
+    const size_t unit = dtype_size(dtype);
+    const size_t part_bytes = layout_.slot_bytes / size_ / kCacheLine * kCacheLine;
+    const size_t part_count = part_bytes / unit;
+    const auto* in = static_cast<const unsigned char*>(send);
+    auto* out = static_cast<unsigned char*>(recv);
+    auto span = [&](size_t c) { return std::pair{c * part_count, std::min(part_count, count_per_rank - c * part_count)}; };
+    steps(
+        ceil_div(count_per_rank, part_count), context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = span(c);
+          unsigned char* mine = slot(rank_, use);
+          for (int r = 0; r < size_; ++r) {
+            if (r != rank_) std::memcpy(mine + r * part_bytes, in + (r * count_per_rank + offset) * unit, n * unit);
+          }
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = span(c);
+          for (int r = 0; r < size_; ++r) {
+            sources_[r] = r == rank_ ? in + (rank_ * count_per_rank + offset) * unit : slot(r, use) + rank_ * part_bytes;
+          }
+          reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
+        });
+  });
+}
+
+}  // namespace tutti::transport::shm

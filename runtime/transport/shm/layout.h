@@ -1,0 +1,63 @@
+// Where everything lives in a group's shared-memory segment. Every rank computes the
+// same layout from the number of ranks alone, so nothing but the segment's name has to
+// travel through the store.
+//
+//   stamp     one page, whose first bytes segment.cc stamps and checks
+//   controls  one Control per rank (signal.h), each on cache lines of its own
+//   slots     per rank two slots of slot_bytes (double-buffered by the group's use count)
+//   results   two areas of slot_bytes, the reduced chunks every rank copies out
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/transport/shm/signal.h"
+
+namespace tutti::transport::shm {
+
+struct Layout {
+  // Bytes of one slot (and of one result area): the chunk one pipeline step moves.
+  // 256 KiB while the ranks have the cores to themselves: at 2 ranks, 64 KiB..1 MiB
+  // chunks measured within noise of each other at 16 and 64 MiB (7.4-7.9 GB/s), with
+  // 128-256 KiB a little ahead, and a step's working set (the chunk in every slot,
+  // plus the result) stays inside the 1 MiB L2 of this machine's cores. Shrinks as
+  // ranks are added so that the whole segment stays under kSegmentBudget (32 MiB at
+  // most; 64 ranks get 248 KiB slots).
+  static constexpr size_t kMaxSlotBytes = size_t{256} << 10;
+  static constexpr size_t kSegmentBudget = size_t{32} << 20;
+  static constexpr size_t kPage = 4096;
+  // Each Control gets 256 bytes: the two step lines and the sleeper count on lines of
+  // their own, and neighbours two lines apart, since the adjacent-line prefetcher
+  // fetches lines in pairs.
+  static constexpr size_t kControlStride = 256;
+
+  int size = 0;
+  size_t slot_bytes = 0;
+  size_t controls_offset = 0;
+  size_t slots_offset = 0;
+  size_t results_offset = 0;
+  size_t total_bytes = 0;
+
+  static constexpr size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+  static Layout for_size(int size) {
+    Layout layout;
+    layout.size = size;
+    size_t buffers = 2 * (static_cast<size_t>(size) + 1);
+    size_t fitting = kSegmentBudget / buffers / kPage * kPage;
+    // Never below 256 bytes per rank: the collectives that split a slot among the
+    // ranks (reduce_scatter, all_to_all) need whole cache lines per rank.
+    size_t least = round_up(static_cast<size_t>(size) * 256, kPage);
+    layout.slot_bytes = fitting < kMaxSlotBytes ? fitting : kMaxSlotBytes;
+    if (layout.slot_bytes < least) layout.slot_bytes = least;
+    layout.controls_offset = kPage;
+    layout.slots_offset = round_up(layout.controls_offset + size * kControlStride, kPage);
+    layout.results_offset = layout.slots_offset + 2 * static_cast<size_t>(size) * layout.slot_bytes;
+    layout.total_bytes = layout.results_offset + 2 * layout.slot_bytes;
+    return layout;
+  }
+};
+
+static_assert(sizeof(Control) <= Layout::kControlStride);
+
+}  // namespace tutti::transport::shm

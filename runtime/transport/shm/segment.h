@@ -1,0 +1,45 @@
+// A POSIX shared-memory segment mapped into this process, and the rendezvous that
+// shares one among the ranks of a group. Rank 0 creates "/tutti-<pid>-<random>" and
+// reserves its pages (so a full /dev/shm is an error here, not a SIGBUS later),
+// publishes the name in the store, and unlinks it once every rank has mapped it, or
+// as soon as that fails: the name never outlives the rendezvous, and the memory goes
+// when the last rank unmaps it, however the ranks end.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "runtime/common/deadline.h"
+#include "runtime/store/client.h"
+
+namespace tutti::transport::shm {
+
+class Segment {
+ public:
+  // Collective over `size` ranks; keys under `prefix` ("<prefix>name" and
+  // "<prefix>mapped/<rank>"). Every rank passes the same `bytes`. Throws kTransport
+  // naming the segment and the errno when it cannot be created or mapped, kTimeout
+  // naming the ranks that did not map it in time.
+  static Segment share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
+                       Deadline deadline);
+
+  Segment(Segment&& other) noexcept;
+  Segment& operator=(Segment&&) = delete;
+  Segment(const Segment&) = delete;
+  ~Segment();
+
+  unsigned char* base() const { return base_; }
+  size_t bytes() const { return bytes_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  Segment(std::string name, unsigned char* base, size_t bytes) : name_(std::move(name)), base_(base), bytes_(bytes) {}
+  static Segment create(const std::string& name, size_t bytes);
+  static Segment open(const std::string& name, size_t bytes);
+
+  std::string name_;
+  unsigned char* base_;
+  size_t bytes_;
+};
+
+}  // namespace tutti::transport::shm

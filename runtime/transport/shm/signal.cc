@@ -1,0 +1,96 @@
+#include "runtime/transport/shm/signal.h"
+
+#include <immintrin.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bit>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <ctime>
+
+namespace tutti::transport::shm {
+namespace {
+
+// The futex is the counter's low half, which is where it lies on a little-endian
+// machine; FUTEX_WAIT compares only those 32 bits, and they change with every step.
+static_assert(std::endian::native == std::endian::little);
+
+// Longest single futex sleep: the OpContext is checked after each, so an abort (which
+// sets a flag and wakes nobody) ends a wait within about this long.
+constexpr int64_t kSleepSliceNs = 2'000'000;
+
+uint32_t* futex_word(const StepLine& line) {
+  return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&line.step));
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool reached(const StepLine& line, uint64_t step) { return load_step(line, std::memory_order_acquire) >= step; }
+
+// The text context.check puts after "waiting for"; written into a caller's buffer so
+// that a slow wait allocates nothing until it fails.
+const char* describe(const WaitLabel& label, char* text, size_t capacity) {
+  if (label.chunks > 1) {
+    std::snprintf(text, capacity, "rank %d's chunk %zu of %zu", label.rank, label.chunk + 1, label.chunks);
+  } else {
+    std::snprintf(text, capacity, "rank %d", label.rank);
+  }
+  return text;
+}
+
+}  // namespace
+
+void wake_sleepers(StepLine& line) {
+  // Not FUTEX_PRIVATE_FLAG: the sleepers are other processes mapping the same page.
+  syscall(SYS_futex, futex_word(line), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
+               const collectives::OpContext& context, const WaitLabel& label) {
+  const StepLine& line = peer.lines[step & 1];
+  // Spin first: a peer on another core usually posts within a microsecond or so, far
+  // sooner than a sleeping rank could be woken. The first 64 pauses (1-3 us, by CPU)
+  // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
+  // all_reduce; after that, the clock is read every 64 pauses.
+  int64_t spin_until = 0;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (reached(line, step)) return;
+      _mm_pause();
+    }
+    if (spin_until == 0) spin_until = now_ns() + policy.spin_ns;
+  } while (now_ns() < spin_until);
+
+  char text[64];
+  const char* what = describe(label, text, sizeof text);
+  context.check(what);
+  // Then hand the core over a few times: when ranks outnumber cores, the rank we wait
+  // for may be runnable on this very core.
+  for (int i = 0; i < policy.yields; ++i) {
+    sched_yield();
+    if (reached(line, step)) return;
+  }
+
+  auto sleepers = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.sleepers));
+  for (;;) {
+    context.check(what);
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    uint64_t seen = load_step(line, std::memory_order_seq_cst);
+    if (seen < step) {
+      timespec slice{0, kSleepSliceNs};
+      syscall(SYS_futex, futex_word(line), FUTEX_WAIT, static_cast<uint32_t>(seen), &slice, nullptr, 0);
+    }
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
+    if (reached(line, step)) return;
+  }
+}
+
+}  // namespace tutti::transport::shm

@@ -1,0 +1,79 @@
+// How ranks of a shared-memory group tell each other "I have reached step s". Each
+// rank owns a Control in the segment; it alone writes its step counters, others only
+// read them. Steps are numbered by the group, the same on every rank (all run the same
+// collectives in the same order), and only grow.
+//
+// A step's counter lives on the line of the step's parity, next to a small payload:
+// the smallest all_reduce puts its data there, so a peer fetches step and data with
+// one cache-line transfer. Waiting for step s reads line s % 2: the owner writes step
+// s + 2 there only after reaching s, so ">= s" there means the owner has reached s.
+//
+// Waiting spins briefly, then yields the core, then sleeps on a futex on the counter's
+// low 32 bits, checking the OpContext (abort, deadline) every few milliseconds. A
+// poster calls FUTEX_WAKE only when a sleeper has registered: the waiter counts
+// itself in `sleepers` before its last look at the counter, the poster stores the
+// counter before it reads `sleepers`, both sequentially consistent, so either the
+// poster sees the sleeper or the sleeper sees the new step (and the kernel's own
+// compare covers the gap between that look and the sleep).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/collectives/op_context.h"
+
+namespace tutti::transport::shm {
+
+inline constexpr size_t kCacheLine = 64;
+inline constexpr size_t kInlineBytes = kCacheLine - sizeof(uint64_t);
+
+struct alignas(kCacheLine) StepLine {
+  uint64_t step;
+  unsigned char payload[kInlineBytes];
+};
+
+struct Control {
+  StepLine lines[2];
+  alignas(kCacheLine) uint32_t sleepers;  // waiters registered for a FUTEX_WAKE
+};
+
+// How long a waiter spins before it yields and then sleeps. Chosen per group from
+// whether its ranks can each have a core (group.cc says why each value).
+struct WaitPolicy {
+  int64_t spin_ns;
+  int yields;
+};
+
+// Who a wait is for, spelled out only when a wait turns slow or fails: "rank 3" or
+// "rank 3's chunk 2 of 5".
+struct WaitLabel {
+  int rank;
+  size_t chunk;
+  size_t chunks;
+};
+
+inline uint64_t load_step(const StepLine& line, std::memory_order order) {
+  return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.step)).load(order);
+}
+
+void wake_sleepers(StepLine& line);
+void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
+               const collectives::OpContext& context, const WaitLabel& label);
+
+// Publishes `step`: everything this rank wrote before is visible to whoever sees it.
+inline void post(Control& mine, uint64_t step) {
+  StepLine& line = mine.lines[step & 1];
+  std::atomic_ref<uint64_t>(line.step).store(step, std::memory_order_release);
+  if (std::atomic_ref<uint32_t>(mine.sleepers).load(std::memory_order_seq_cst) != 0) wake_sleepers(line);
+}
+
+// Returns once `peer` has posted `step` (what it wrote before is then visible here).
+// Throws what context.check throws, naming label.
+inline void wait_for(const Control& peer, uint64_t step, const WaitPolicy& policy,
+                     const collectives::OpContext& context, const WaitLabel& label) {
+  if (load_step(peer.lines[step & 1], std::memory_order_acquire) >= step) return;
+  wait_slow(peer, step, policy, context, label);
+}
+
+}  // namespace tutti::transport::shm

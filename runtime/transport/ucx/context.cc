@@ -1,0 +1,76 @@
+#include "runtime/transport/ucx/context.h"
+
+#include <cstdlib>
+#include <initializer_list>
+#include <mutex>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+
+namespace tutti::transport::ucx {
+namespace {
+
+[[noreturn]] void fail_init(const char* call, ucs_status_t status) {
+  fail(Status::kTransport, concat("could not initialise UCX (", call, ": ", ucs_status_string(status),
+                                  "); check the UCX_* variables in the environment (ucx_info -c lists what "
+                                  "UCX reads, ucx_info -d the transports it finds)"));
+}
+
+// Sets one of the defaults described in context.h unless the user chose a value
+// through any of the variables that control it.
+void set_default(ucp_config_t* config, const char* name, const char* value,
+                 std::initializer_list<const char*> user_variables) {
+  for (const char* variable : user_variables) {
+    if (std::getenv(variable) != nullptr) {
+      log::debug("ucx: ", variable, " is set in the environment, so tutti leaves ", name, " to it");
+      return;
+    }
+  }
+  ucs_status_t status = ucp_config_modify(config, name, value);
+  if (status != UCS_OK) fail_init(concat("ucp_config_modify ", name, "=", value).c_str(), status);
+}
+
+ucp_context_h create_context() {
+  ucp_config_t* config = nullptr;
+  ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
+  if (status != UCS_OK) fail_init("ucp_config_read", status);
+  try {
+    set_default(config, "MM_ERROR_HANDLING", "y",
+                {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
+    set_default(config, "KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"});
+  } catch (...) {
+    ucp_config_release(config);
+    throw;
+  }
+
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
+  // WAKEUP makes UCX keep only transports that can wake a sleeping worker, so that
+  // wait_for_activity can sleep in poll() instead of spinning.
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  // Workers of different communicators run on different threads at once.
+  params.mt_workers_shared = 1;
+  params.name = "tutti";
+  ucp_context_h context = nullptr;
+  status = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (status != UCS_OK) fail_init("ucp_init", status);
+  return context;
+}
+
+}  // namespace
+
+std::shared_ptr<Context> Context::shared() {
+  static std::mutex mutex;
+  static std::weak_ptr<Context> current;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto context = current.lock()) return context;
+  std::shared_ptr<Context> context(new Context(create_context()));
+  current = context;
+  return context;
+}
+
+Context::~Context() { ucp_cleanup(context_); }
+
+}  // namespace tutti::transport::ucx

@@ -1,0 +1,489 @@
+#include "runtime/transport/ucx/worker_transport.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/transport/ucx/peer_process.h"
+
+namespace tutti::transport::ucx {
+
+// One posted send or receive. UCX's own request (when the operation did not finish at
+// once) reports back through the callbacks, which find this struct through user_data.
+struct Operation {
+  void* ucx = nullptr;        // UCX's request; null when the operation finished at once
+  bool is_recv = false;
+  bool completed = false;
+  bool never_started = false; // no endpoint to the peer could be made; status says why
+  ucs_status_t status = UCS_OK;
+  int peer = 0;
+  Tag tag{};
+  size_t bytes = 0;           // the caller's buffer
+  ucp_tag_recv_info_t info{}; // for a receive: the arriving message (its length)
+};
+
+namespace {
+
+Request* handle_of(Operation* operation) { return reinterpret_cast<Request*>(operation); }
+Operation* operation_of(Request* request) { return reinterpret_cast<Operation*>(request); }
+
+constexpr int kRankShift = 40;
+constexpr int kSpaceShift = 39;
+constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
+
+// Bounds progress() so that a peer streaming messages cannot keep it from returning to
+// the caller's checks (abort flag, deadline).
+constexpr int kMaxProgressRounds = 64;
+// UCX runs its keepalive checks only inside ucp_worker_progress, so a waiter wakes at
+// least this often to let the caller progress; a dead peer is then seen within about
+// KEEPALIVE_INTERVAL (context.h) plus this.
+constexpr int kMaxSleepMs = 1000;
+// How long release() lets a request that UCX cannot cancel finish, before it closes
+// the endpoint (and again after).
+constexpr int kSettleMs = 100;
+// How long the destructor lets endpoints flush the sends that already completed
+// locally, so that a rank that finishes first does not take its last messages with it.
+constexpr int kCloseMs = 1000;
+
+ucp_tag_t ucx_tag(int source, Tag tag) {
+  return static_cast<ucp_tag_t>(source) << kRankShift | static_cast<ucp_tag_t>(tag.space) << kSpaceShift |
+         tag.value;
+}
+
+std::string describe_tag(Tag tag) {
+  return concat(tag.space == TagSpace::kUser ? "user" : "collective", " tag ", tag.value);
+}
+
+bool is_peer_failure(ucs_status_t status) {
+  return status == UCS_ERR_CONNECTION_RESET || status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_UNREACHABLE;
+}
+
+// "3:sysv/memory.0" in a "lane[0]:  3:sysv/memory.0 md[2] ..." line of
+// ucp_ep_print_info gives "sysv". The format is UCX's debug output, so a line that
+// does not look like this is skipped rather than trusted.
+std::string transport_of_lane(const std::string& line) {
+  size_t lane = line.find("lane[");
+  if (lane == std::string::npos) return "";
+  size_t colon = line.find("]:", lane);
+  if (colon == std::string::npos) return "";
+  size_t start = line.find_first_not_of(' ', colon + 2);
+  if (start == std::string::npos) return "";
+  size_t index_end = line.find(':', start);
+  size_t slash = line.find('/', start);
+  if (index_end == std::string::npos || slash == std::string::npos || slash < index_end) return "";
+  return line.substr(index_end + 1, slash - index_end - 1);
+}
+
+}  // namespace
+
+WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where)
+    : context_(std::move(context)), rank_(rank), size_(size), where_(std::move(where)), peers_(size) {
+  std::string name = concat("tutti ", where_, " rank ", rank_);
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_NAME;
+  // One thread at a time drives a transport (transport.h), not always the same one;
+  // interrupt() from other threads needs nothing more, as ucp_worker_signal is safe
+  // from any thread in every thread mode (ucp.h).
+  params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  params.name = name.c_str();
+  ucs_status_t status = ucp_worker_create(context_->get(), &params, &worker_);
+  const char* call = "ucp_worker_create";
+  int event_fd = -1;
+  if (status == UCS_OK) {
+    call = "ucp_worker_get_efd";
+    status = ucp_worker_get_efd(worker_, &event_fd);
+  }
+  if (status == UCS_OK) {
+    call = "ucp_worker_get_address";
+    ucp_address_t* address = nullptr;
+    size_t length = 0;
+    status = ucp_worker_get_address(worker_, &address, &length);
+    if (status == UCS_OK) {
+      address_.assign(reinterpret_cast<const char*>(address), length);
+      ucp_worker_release_address(worker_, address);
+    }
+  }
+  if (status != UCS_OK) {
+    if (worker_ != nullptr) ucp_worker_destroy(worker_);
+    fail(Status::kTransport, concat("could not create the UCX worker of rank ", rank_, " on ", where_, " (", call,
+                                    ": ", ucs_status_string(status),
+                                    "); check the UCX_* variables in the environment (ucx_info -c)"));
+  }
+  host_ = host_identity();
+  wait_fds_.push_back(pollfd{event_fd, POLLIN, 0});
+  for (int i = 0; i < size_; ++i) {
+    peers_[i].owner = this;
+    peers_[i].rank = i;
+  }
+}
+
+WorkerTransport::~WorkerTransport() {
+  close_endpoints();
+  ucp_worker_destroy(worker_);
+  for (const Peer& peer : peers_) {
+    if (peer.process_fd >= 0) ::close(peer.process_fd);
+  }
+}
+
+PeerCard WorkerTransport::card() const { return PeerCard{host_, ::getpid(), address_}; }
+
+void WorkerTransport::set_peers(std::vector<PeerCard> cards) {
+  for (int i = 0; i < size_; ++i) peers_[i].card = std::move(cards.at(i));
+}
+
+WorkerTransport::Peer& WorkerTransport::peer_at(int peer, const char* call) {
+  if (peer < 0 || peer >= size_) {
+    fail(Status::kInvalidArgument, concat(call, ": peer ", peer, " is not a rank of ", where_, " (size ", size_,
+                                          "); use a rank in [0, ", size_ - 1, "]"));
+  }
+  return peers_[peer];
+}
+
+Request* WorkerTransport::post_send(int peer, Tag tag, const void* data, size_t bytes) {
+  Peer& to = peer_at(peer, "post_send");
+  Operation* operation = acquire(false, peer, tag, bytes);
+  if (to.lost) {
+    operation->completed = true;
+    operation->status = UCS_ERR_CONNECTION_RESET;
+    return handle_of(operation);
+  }
+  ucp_ep_h endpoint = endpoint_of(to, operation);
+  if (endpoint == nullptr) return handle_of(operation);
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &on_send_done;
+  param.user_data = operation;
+  start(operation, ucp_tag_send_nbx(endpoint, data, bytes, ucx_tag(rank_, tag), &param));
+  return handle_of(operation);
+}
+
+Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes) {
+  Peer& from = peer_at(peer, "post_recv");
+  Operation* operation = acquire(true, peer, tag, bytes);
+  // A receive matches by tag and needs no endpoint, but UCX watches a peer's health
+  // only through an endpoint to it: without one, a rank that only receives from a
+  // peer would never see it die. A message that arrived before the peer was lost is
+  // still delivered, so the receive is posted either way.
+  if (!from.lost) endpoint_of(from, nullptr);
+  ucp_request_param_t param{};
+  // No immediate completion: UCX 1.13 leaves recv_info unwritten when a receive
+  // completes at once (its message was waiting), so the length would be lost. Denied
+  // that, UCX calls on_recv_done inside ucp_tag_recv_nbx instead, with the length.
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = &on_recv_done;
+  param.user_data = operation;
+  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kFullMask, &param));
+  return handle_of(operation);
+}
+
+ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
+  if (peer.endpoint != nullptr) return peer.endpoint;
+  ucp_ep_params_t params{};
+  params.field_mask =
+      UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(peer.card.address.data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &on_endpoint_error;
+  params.err_handler.arg = &peer;
+  ucs_status_t status = ucp_ep_create(worker_, &params, &peer.endpoint);
+  if (status != UCS_OK) {
+    peer.endpoint = nullptr;
+    if (operation != nullptr) {
+      operation->completed = true;
+      operation->never_started = true;
+      operation->status = status;
+    }
+    return nullptr;
+  }
+  note_transports(peer.endpoint);
+  watch_peer_process(peer);
+  return peer.endpoint;
+}
+
+void WorkerTransport::watch_peer_process(Peer& peer) {
+  if (peer.watched) return;
+  peer.watched = true;
+  if (host_.empty() || peer.card.host != host_ || peer.card.pid == ::getpid()) return;
+  ProcessWatch watch = watch_process(peer.card.pid);
+  if (watch.ended) {
+    mark_lost(peer, concat("its process ", peer.card.pid, " has ended"));
+  } else if (watch.fd >= 0) {
+    peer.process_fd = watch.fd;
+    wait_fds_.push_back(pollfd{watch.fd, POLLIN, 0});
+    wait_ranks_.push_back(peer.rank);
+  }
+}
+
+void WorkerTransport::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* peer = static_cast<Peer*>(arg);
+  peer->owner->mark_lost(*peer, concat("its connection failed: ", ucs_status_string(status)));
+}
+
+void WorkerTransport::mark_lost(Peer& peer, const std::string& why) {
+  if (peer.lost) return;
+  peer.lost = true;
+  peer.lost_why = why;
+  log::warn("ucx: lost rank ", peer.rank, " of ", where_, " (", why, ")");
+}
+
+void WorkerTransport::reap_ended_processes() {
+  for (size_t i = 1; i < wait_fds_.size();) {
+    if (wait_fds_[i].revents == 0) {
+      ++i;
+      continue;
+    }
+    Peer& peer = peers_[wait_ranks_[i - 1]];
+    mark_lost(peer, concat("its process ", peer.card.pid, " has ended"));
+    ::close(peer.process_fd);
+    peer.process_fd = -1;
+    wait_fds_.erase(wait_fds_.begin() + static_cast<std::ptrdiff_t>(i));
+    wait_ranks_.erase(wait_ranks_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+  }
+}
+
+Operation* WorkerTransport::acquire(bool is_recv, int peer, Tag tag, size_t bytes) {
+  Operation* operation;
+  if (free_operations_.empty()) {
+    operations_.push_back(std::make_unique<Operation>());
+    operation = operations_.back().get();
+    // recycle() then never allocates: the free list can hold every operation there is.
+    free_operations_.reserve(operations_.size());
+  } else {
+    operation = free_operations_.back();
+    free_operations_.pop_back();
+    *operation = Operation{};
+  }
+  operation->is_recv = is_recv;
+  operation->peer = peer;
+  operation->tag = tag;
+  operation->bytes = bytes;
+  return operation;
+}
+
+void WorkerTransport::start(Operation* operation, ucs_status_ptr_t started) {
+  if (UCS_PTR_IS_PTR(started)) {
+    operation->ucx = started;
+    return;
+  }
+  // A send that finished at once (UCS_OK), or an operation UCX refused; UCX calls no
+  // callback in either case.
+  operation->completed = true;
+  operation->status = UCS_PTR_STATUS(started);
+}
+
+void WorkerTransport::on_send_done(void*, ucs_status_t status, void* user_data) {
+  auto* operation = static_cast<Operation*>(user_data);
+  operation->status = status;
+  operation->completed = true;
+}
+
+void WorkerTransport::on_recv_done(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+  auto* operation = static_cast<Operation*>(user_data);
+  if (info != nullptr) operation->info = *info;
+  operation->status = status;
+  operation->completed = true;
+}
+
+bool WorkerTransport::progress() {
+  bool any = false;
+  for (int round = 0; round < kMaxProgressRounds && ucp_worker_progress(worker_) != 0; ++round) any = true;
+  return any;
+}
+
+bool WorkerTransport::done(Request* request) {
+  const Operation& operation = *operation_of(request);
+  if (operation.completed) {
+    if (operation.status == UCS_OK) return true;
+    fail_operation(operation);
+  }
+  if (peers_[operation.peer].lost) fail_operation(operation);
+  return false;
+}
+
+size_t WorkerTransport::received_bytes(Request* request) { return operation_of(request)->info.length; }
+
+void WorkerTransport::fail_operation(const Operation& operation) const {
+  const Peer& peer = peers_[operation.peer];
+  const char* direction = operation.is_recv ? "from" : "to";
+  if (peer.lost || is_peer_failure(operation.status)) {
+    std::string why = peer.lost ? peer.lost_why : concat("its connection failed: ", ucs_status_string(operation.status));
+    fail(Status::kPeerLost, concat("lost rank ", operation.peer, " of ", where_, " (", why, ") during a ",
+                                   operation.is_recv ? "receive" : "send", " of ", operation.bytes, " bytes ", direction,
+                                   " it; check whether rank ", operation.peer,
+                                   " crashed or was killed (its own output says why)"));
+  }
+  if (operation.status == UCS_ERR_MESSAGE_TRUNCATED) {
+    size_t arrived = std::max<size_t>(operation.info.length, operation.bytes + 1);
+    fail(Status::kInvalidArgument,
+         concat("a message of at least ", arrived, " bytes from rank ", operation.peer, " (", describe_tag(operation.tag),
+                ") does not fit the receive buffer of ", operation.bytes, " bytes on ", where_,
+                "; the ranks disagree on the message size: receive into a buffer as large as what is sent"));
+  }
+  if (operation.never_started) {
+    fail(Status::kTransport, concat("could not create a UCX endpoint to rank ", operation.peer, " of ", where_, " (",
+                                    ucs_status_string(operation.status),
+                                    "); check that the ranks share a transport UCX can use (ucx_info -d on each "
+                                    "host; UCX_TLS, UCX_NET_DEVICES)"));
+  }
+  fail(Status::kTransport,
+       concat("UCX failed a ", operation.is_recv ? "receive" : "send", " of ", operation.bytes, " bytes ", direction,
+              " rank ", operation.peer, " (", describe_tag(operation.tag), ") on ", where_, ": ",
+              ucs_status_string(operation.status), "; set UCX_LOG_LEVEL=info to see what UCX saw"));
+}
+
+void WorkerTransport::release(Request* request) {
+  if (request == nullptr) return;
+  Operation* operation = operation_of(request);
+  if (!orphans_.empty()) sweep_orphans();
+  if (!operation->completed) settle(operation);
+  if (!operation->completed) {
+    log::warn("ucx: rank ", rank_, " of ", where_, " released a ", operation->is_recv ? "receive" : "send", " of ",
+              operation->bytes, " bytes ", operation->is_recv ? "from" : "to", " rank ", operation->peer,
+              " that UCX could neither finish nor cancel; its buffer may be used until the communicator is "
+              "destroyed");
+    orphans_.push_back(operation);
+    return;
+  }
+  recycle(operation);
+}
+
+void WorkerTransport::recycle(Operation* operation) {
+  if (operation->ucx != nullptr) ucp_request_free(operation->ucx);
+  operation->ucx = nullptr;
+  free_operations_.push_back(operation);
+}
+
+void WorkerTransport::settle(Operation* operation) {
+  // UCX can cancel only a receive not yet matched (its callback runs at once, with
+  // UCS_ERR_CANCELED). A send, or a receive whose message is arriving, has to finish
+  // first; the buffer is the caller's again only when UCX is done with it.
+  ucp_request_cancel(worker_, operation->ucx);
+  Deadline deadline = Deadline::after_ms(kSettleMs);
+  while (!operation->completed && !deadline.expired()) {
+    if (!progress()) sleep_on_worker(1);
+  }
+  Peer& peer = peers_[operation->peer];
+  if (operation->completed || peer.endpoint == nullptr) return;
+  // The peer is not taking the message (it has not posted the receive, or is gone).
+  // Closing the endpoint by force fails every operation on it, which is the only way
+  // UCX lets go of a send's buffer; the next post to the peer makes a new endpoint.
+  close_endpoint_now(peer);
+  deadline = Deadline::after_ms(kSettleMs);
+  while (!operation->completed && !deadline.expired()) {
+    if (!progress()) sleep_on_worker(1);
+  }
+}
+
+void WorkerTransport::sweep_orphans() {
+  for (size_t i = 0; i < orphans_.size();) {
+    if (orphans_[i]->completed) {
+      recycle(orphans_[i]);
+      orphans_[i] = orphans_.back();
+      orphans_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void WorkerTransport::close_endpoint_now(Peer& peer) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  ucs_status_ptr_t closing = ucp_ep_close_nbx(peer.endpoint, &param);
+  peer.endpoint = nullptr;
+  if (!UCS_PTR_IS_PTR(closing)) return;
+  Deadline deadline = Deadline::after_ms(kSettleMs);
+  while (ucp_request_check_status(closing) == UCS_INPROGRESS && !deadline.expired()) {
+    if (!progress()) sleep_on_worker(1);
+  }
+  ucp_request_free(closing);
+}
+
+void WorkerTransport::close_endpoints() {
+  std::vector<ucs_status_ptr_t> closing;
+  for (Peer& peer : peers_) {
+    if (peer.endpoint == nullptr) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    // Flushing delivers what already completed locally (a send completes once UCX has
+    // the data, not once the peer has it). UCX requires a failed endpoint to be closed
+    // by force, and flushing it could only wait.
+    param.flags = peer.lost ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t status = ucp_ep_close_nbx(peer.endpoint, &param);
+    peer.endpoint = nullptr;
+    if (UCS_PTR_IS_PTR(status)) closing.push_back(status);
+  }
+  Deadline deadline = Deadline::after_ms(kCloseMs);
+  auto pending = [&] {
+    return std::any_of(closing.begin(), closing.end(),
+                       [](void* request) { return ucp_request_check_status(request) == UCS_INPROGRESS; });
+  };
+  while (pending() && !deadline.expired()) {
+    if (!progress()) sleep_on_worker(1);
+  }
+  if (pending()) {
+    log::debug("ucx: rank ", rank_, " of ", where_, " destroys its worker with endpoints still flushing after ",
+               kCloseMs, " ms (a peer that is gone or not progressing)");
+  }
+  for (void* request : closing) ucp_request_free(request);
+}
+
+void WorkerTransport::wait_for_activity(int timeout_ms) { sleep_on_worker(std::clamp(timeout_ms, 0, kMaxSleepMs)); }
+
+bool WorkerTransport::sleep_on_worker(int timeout_ms) {
+  // Arming fails with BUSY while events wait to be progressed: then there is something
+  // to do already. Once armed, the event fd wakes poll() on any arrival, completion or
+  // ucp_worker_signal (interrupt()); the pidfds on a peer's exit.
+  ucs_status_t armed = ucp_worker_arm(worker_);
+  if (armed == UCS_ERR_BUSY) return true;
+  if (armed != UCS_OK) {
+    // Not expected with UCP_FEATURE_WAKEUP; a short nap keeps the caller from spinning.
+    log::debug("ucx: ucp_worker_arm failed on ", where_, ": ", ucs_status_string(armed));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
+    return false;
+  }
+  if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) <= 0) return false;
+  reap_ended_processes();
+  return true;
+}
+
+void WorkerTransport::interrupt() { ucp_worker_signal(worker_); }
+
+void WorkerTransport::note_transports(ucp_ep_h endpoint) {
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* stream = ::open_memstream(&text, &length);
+  if (stream == nullptr) return;
+  ucp_ep_print_info(endpoint, stream);
+  std::fclose(stream);
+  std::string info(text, length);
+  std::free(text);
+  bool changed = false;
+  for (size_t begin = 0; begin < info.size();) {
+    size_t end = info.find('\n', begin);
+    if (end == std::string::npos) end = info.size();
+    std::string name = transport_of_lane(info.substr(begin, end - begin));
+    if (!name.empty() && std::find(transports_.begin(), transports_.end(), name) == transports_.end()) {
+      transports_.push_back(name);
+      changed = true;
+    }
+    begin = end + 1;
+  }
+  if (!changed) return;
+  std::string joined;
+  for (const std::string& name : transports_) joined += (joined.empty() ? "" : ", ") + name;
+  std::snprintf(describe_, sizeof(describe_), "ucx (%s)", joined.c_str());
+}
+
+}  // namespace tutti::transport::ucx

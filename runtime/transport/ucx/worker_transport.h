@@ -1,0 +1,119 @@
+// A Transport over one UCP worker (one per communicator; see connect.h for why).
+//
+// Messages are UCP tagged messages. The 64-bit UCP tag carries the sender, so that a
+// receive matches on (source rank, tag space, tag value) with a full mask and never
+// needs the endpoint it came through:
+//   bits 63..40  source rank (24 bits: at most 16,777,216 ranks)
+//   bit  39      TagSpace (collective 0, user 1)
+//   bits 38..32  reserved, 0
+//   bits 31..0   Tag::value
+// One endpoint per peer, this rank included, is created on the first send or receive
+// involving it, with UCP's peer-failure handling: a peer whose connection breaks is
+// marked lost, and every request involving it fails with kPeerLost instead of
+// hanging. Same-host peers are also watched through pidfds (peer_process.h).
+//
+// Requests are pooled: after the first operations, posting allocates nothing. A
+// Request* handed out is an Operation (worker_transport.cc) under the interface's
+// name: Request stays incomplete, so that no two transports (or a test's fake) ever
+// define the same class.
+#pragma once
+
+#include <poll.h>
+#include <sys/types.h>
+#include <ucp/api/ucp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/transport/transport.h"
+#include "runtime/transport/ucx/context.h"
+
+namespace tutti::transport::ucx {
+
+struct Operation;
+
+// What a rank publishes for the others: where its worker is, and which process it is.
+struct PeerCard {
+  std::string host;     // host_identity() of its process
+  pid_t pid = 0;
+  std::string address;  // ucp_worker_get_address(), opaque bytes
+};
+
+class WorkerTransport final : public Transport {
+ public:
+  // Creates the worker. Throws Error(kTransport) saying what UCX refused.
+  WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where);
+  // Closes every endpoint, waiting a bounded time for sends to drain, then the worker.
+  ~WorkerTransport() override;
+  WorkerTransport(const WorkerTransport&) = delete;
+  WorkerTransport& operator=(const WorkerTransport&) = delete;
+
+  // This rank's card.
+  PeerCard card() const;
+  // Every rank's card, by rank (this rank's too). Once, before the first post.
+  void set_peers(std::vector<PeerCard> cards);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Request* post_send(int peer, Tag tag, const void* data, size_t bytes) override;
+  Request* post_recv(int peer, Tag tag, void* data, size_t bytes) override;
+  bool progress() override;
+  bool done(Request* request) override;
+  size_t received_bytes(Request* request) override;
+  void release(Request* request) override;
+  void wait_for_activity(int timeout_ms) override;
+  void interrupt() override;
+  const char* describe() const override { return describe_; }
+
+ private:
+  struct Peer {
+    WorkerTransport* owner = nullptr;  // for UCX's error callback, which gets only &peer
+    int rank = 0;
+    PeerCard card;
+    ucp_ep_h endpoint = nullptr;
+    bool watched = false;              // whether its process has been looked at
+    int process_fd = -1;               // pidfd of a same-host peer's process, or -1
+    bool lost = false;
+    std::string lost_why;              // "its connection failed: ...", when lost
+  };
+
+  static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);
+  static void on_send_done(void* ucx_request, ucs_status_t status, void* user_data);
+  static void on_recv_done(void* ucx_request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                           void* user_data);
+
+  Peer& peer_at(int peer, const char* call);
+  ucp_ep_h endpoint_of(Peer& peer, Operation* operation);
+  void watch_peer_process(Peer& peer);
+  void mark_lost(Peer& peer, const std::string& why);
+  void reap_ended_processes();
+  Operation* acquire(bool is_recv, int peer, Tag tag, size_t bytes);
+  void start(Operation* operation, ucs_status_ptr_t started);
+  void recycle(Operation* operation);
+  void settle(Operation* operation);
+  void sweep_orphans();
+  void close_endpoint_now(Peer& peer);
+  void close_endpoints();
+  bool sleep_on_worker(int timeout_ms);
+  void note_transports(ucp_ep_h endpoint);
+  [[noreturn]] void fail_operation(const Operation& operation) const;
+
+  std::shared_ptr<Context> context_;  // outlives worker_, so declared first
+  const int rank_;
+  const int size_;
+  const std::string where_;
+  ucp_worker_h worker_ = nullptr;
+  std::string address_;               // this worker's, for the other ranks
+  std::string host_;                  // host_identity() of this process
+  std::vector<Peer> peers_;           // sized once: UCX holds pointers to its elements
+  std::vector<pollfd> wait_fds_;      // the worker's event fd, then the peers' pidfds
+  std::vector<int> wait_ranks_;       // the peer of each pidfd in wait_fds_[1..]
+  std::vector<std::unique_ptr<Operation>> operations_;  // every one ever made
+  std::vector<Operation*> free_operations_;
+  std::vector<Operation*> orphans_;   // released, but UCX could neither finish nor cancel them
+  std::vector<std::string> transports_;  // UCX transports of the endpoints made so far
+  char describe_[96] = "ucx";         // rewritten in place, so describe()'s pointer stays valid
+};
+
+}  // namespace tutti::transport::ucx

@@ -1,0 +1,80 @@
+// Runs a communicator's operations one at a time, in the order they were issued.
+//
+// A blocking call on an idle communicator runs inline on the caller's thread: no
+// hand-off, no wake-up, so small-message latency is the algorithm's alone. Anything
+// issued with a work pointer goes to a queue that a thread of the communicator's own
+// (started on first use) drains, so it completes while the user's thread computes; a
+// blocking call issued behind queued work waits its turn.
+//
+// Between jobs, while the transport has requests in flight that no job waits for
+// (the isend/irecv of tutti_send/tutti_recv), the thread keeps the transport moving
+// through the hooks it was given, sleeping in the transport when nothing happens.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "runtime/work/work.h"
+
+namespace tutti::work {
+
+class Executor {
+ public:
+  // Runs one operation. Returns true when the operation is complete once it returns
+  // (the executor completes its Work with OK), false when it handed the Work to
+  // someone who completes it later (a posted isend). Throws Error on failure.
+  using Job = std::function<bool(Work&)>;
+
+  struct Hooks {
+    // Moves in-flight requests forward and completes their Works; returns whether any
+    // are still in flight. Called with the run lock held.
+    std::function<bool()> progress_in_flight;
+    // Sleeps until the transport may have news or timeout_ms passes. Run lock held.
+    std::function<void(int timeout_ms)> sleep_in_transport;
+    // Wakes sleep_in_transport from another thread.
+    std::function<void()> interrupt_transport;
+  };
+
+  explicit Executor(Hooks hooks);
+  // Finishes the running and the queued jobs (each is bounded by its own timeout, and
+  // fails fast once the communicator is aborted), then joins the thread.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Queues job and returns its Work at once.
+  std::shared_ptr<Work> submit(Job job);
+  // Runs job inline when nothing is queued or running, else queues it and waits for
+  // it; either way returns its completed Work.
+  std::shared_ptr<Work> run(Job job);
+
+  // Wakes the thread so that it notices new in-flight requests. Any thread.
+  void poke();
+
+ private:
+  struct Item {
+    Job job;
+    std::shared_ptr<Work> work;
+  };
+
+  void thread_main();
+  void execute(Item& item);
+  void start_thread_locked();
+
+  Hooks hooks_;
+  std::mutex run_mutex_;  // held while a job runs or the transport is driven
+
+  std::mutex queue_mutex_;
+  std::condition_variable changed_;
+  std::deque<Item> queue_;  // guarded by queue_mutex_
+  bool busy_ = false;       // a job is running; guarded by queue_mutex_
+  bool poked_ = false;      // guarded by queue_mutex_
+  bool stopping_ = false;   // guarded by queue_mutex_
+  std::thread thread_;
+};
+
+}  // namespace tutti::work

@@ -1,0 +1,224 @@
+/* Wrong calls in real processes (coll_bad_input): invalid arguments are refused with a
+ * message naming the function and the argument, and the communicator keeps working;
+ * ranks that disagree on a field fail with TUTTI_ERR_MISMATCH naming the ranks and the
+ * field under TUTTI_CHECK=1, and without it fail in bounded time without writing past
+ * a buffer; a rank that never joins makes the others time out naming it; a bad
+ * TUTTI_ALGO is refused naming the variable. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/launch_job.h"
+
+static tt_job job;
+static void teardown(void) { tt_job_cleanup(&job); }
+
+TestSuite(bad_input, .fini = teardown);
+
+static const char* const needles[] = {"FAIL",       "coll_bad_input:", "MISMATCH", "NEVER_JOINS",
+                                      "FIRST_CALL", "tutti launch:",   "[tutti]",  NULL};
+
+#define OP_TIMEOUT_MS 3000
+
+static void start(int size, const char* case_name, const char* env1, const char* env2) {
+  tt_job_init(&job, size, tt_timeout_ms(60000) / 1000, "coll_bad_input");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "%s", case_name);
+  tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+  if (env1) tt_job_env(&job, "%s", env1);
+  if (env2) tt_job_env(&job, "%s", env2);
+}
+
+static void finish(const char* what) {
+  tt_job_run(&job, 70000);
+  cr_assert(job.ended, "%s did not end: %s\n%s", what, tt_job_command(&job), tt_excerpt(job.output, needles));
+  cr_expect_eq(tt_count(job.output, "FAIL"), 0, "%s: %s\n%s", what, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+  cr_expect_eq(job.process.exit_code, 0, "%s exited %d: %s\n%s", what, job.process.exit_code, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+}
+
+/* The rank numbers a message names: the numbers in the lists after each "rank" or
+ * "ranks" ("ranks 1, 4", "ranks 0-2 and 5", "rank 3"). Returns a bit set. */
+static unsigned ranks_named(const char* message) {
+  unsigned named = 0;
+  for (const char* at = strstr(message, "rank"); at; at = strstr(at + 1, "rank")) {
+    const char* p = at + 4;
+    if (*p == 's') ++p;
+    int previous = -1, range = 0;
+    for (;;) {
+      while (*p == ' ' || *p == ',') ++p;
+      if (strncmp(p, "and ", 4) == 0) p += 4;
+      if (*p == '-' && previous >= 0) {
+        range = 1;
+        ++p;
+        continue;
+      }
+      if (!isdigit((unsigned char)*p)) break;
+      int value = (int)strtol(p, (char**)&p, 10);
+      for (int r = range ? previous : value; r <= value && r < 32; ++r) named |= 1u << r;
+      previous = value;
+      range = 0;
+    }
+  }
+  return named;
+}
+
+/* ---- arguments ---------------------------------------------------------------------- */
+
+Test(bad_input, invalid_arguments_are_refused_and_the_comm_keeps_working, .timeout = 150) {
+  struct {
+    int size;
+    const char* env;
+  } runs[] = {{1, NULL}, {3, NULL}, {3, "TUTTI_CHECK=1"}, {4, "TUTTI_ALGO=all_reduce=ring"}};
+  for (int i = 0; i < 4; ++i) {
+    start(runs[i].size, "arguments", runs[i].env, NULL);
+    char what[96];
+    snprintf(what, sizeof what, "arguments -n %d %s", runs[i].size, runs[i].env ? runs[i].env : "");
+    finish(what);
+    for (int rank = 0; rank < runs[i].size; ++rank) {
+      char summary[96];
+      snprintf(summary, sizeof summary, "[%d] coll_bad_input: rank %d case arguments, 0 failures\n", rank, rank);
+      cr_expect(strstr(job.output, summary) != NULL, "%s: want \"%s\"", what, summary);
+    }
+    /* Every refusal is printed, its message starting with the function's name: 46 per
+     * rank, 41 in a world of 1 (which skips the point-to-point checks that need a peer). */
+    int refusals = tt_count(job.output, "-> TUTTI_ERR_INVALID_ARGUMENT: tutti_");
+    int per_rank = runs[i].size > 1 ? 46 : 41;
+    cr_expect_eq(refusals, per_rank * runs[i].size, "%s: %d refusals with a message naming the function:\n%s", what,
+                 refusals, tt_excerpt(job.output, needles));
+    tt_job_cleanup(&job);
+  }
+}
+
+/* ---- mismatch with the fingerprint check -------------------------------------------- */
+
+static void expect_mismatch_named(int size, const char* field, const char* algorithms) {
+  char field_arg[32];
+  snprintf(field_arg, sizeof field_arg, "%s", field);
+  start(size, "mismatch", "TUTTI_CHECK=1", algorithms);
+  tt_job_arg(&job, "--field");
+  tt_job_arg(&job, "%s", field_arg);
+  char what[128];
+  snprintf(what, sizeof what, "mismatch of %s -n %d TUTTI_CHECK=1 %s", field, size, algorithms ? algorithms : "");
+  finish(what);
+  for (int rank = 0; rank < size; ++rank) {
+    char line[2048];
+    cr_assert(tt_rank_line(job.output, rank, "MISMATCH status=", line, sizeof line), "%s: rank %d:\n%s", what, rank,
+              tt_excerpt(job.output, needles));
+    cr_expect(strncmp(line, "TUTTI_ERR_MISMATCH ", 19) == 0, "%s: rank %d: %s", what, rank, line);
+    long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
+    cr_expect_lt(elapsed, OP_TIMEOUT_MS, "%s: rank %d took %lld ms: the check should fail fast", what, rank, elapsed);
+    cr_expect(strstr(line, "guard=intact") != NULL, "%s: rank %d: %s", what, rank, line);
+    const char* message = strstr(line, "message=\"");
+    cr_assert(message != NULL);
+    cr_expect(strstr(message, field) != NULL, "%s: rank %d: the message should name the field %s: %s", what, rank,
+              field, message);
+    unsigned named = ranks_named(message);
+    cr_expect(named & (1u << (size - 1)), "%s: rank %d: the message should name rank %d: %s", what, rank, size - 1,
+              message);
+  }
+  tt_job_cleanup(&job);
+}
+
+Test(bad_input, mismatch_with_check_names_the_ranks_and_the_field, .timeout = 150) {
+  expect_mismatch_named(3, "count", NULL);
+  expect_mismatch_named(3, "dtype", NULL);
+  expect_mismatch_named(3, "op", NULL);
+  expect_mismatch_named(3, "root", NULL);
+  expect_mismatch_named(4, "count", "TUTTI_ALGO=all_reduce=ring");
+  expect_mismatch_named(2, "count", "TUTTI_ALGO=all_reduce=recursive_doubling");
+}
+
+/* ---- mismatch without it: an error in bounded time, never a write past the buffer -- */
+
+static void expect_count_mismatch_fails(int size, const char* algorithms, const char* count) {
+  start(size, "mismatch", algorithms, NULL);
+  tt_job_arg(&job, "--field");
+  tt_job_arg(&job, "count");
+  tt_job_arg(&job, "--count");
+  tt_job_arg(&job, "%s", count);
+  char what[128];
+  snprintf(what, sizeof what, "count mismatch -n %d --count %s %s", size, count, algorithms ? algorithms : "");
+  finish(what);
+  for (int rank = 0; rank < size; ++rank) {
+    char line[2048];
+    cr_assert(tt_rank_line(job.output, rank, "MISMATCH status=", line, sizeof line), "%s: rank %d:\n%s", what, rank,
+              tt_excerpt(job.output, needles));
+    int failed = strncmp(line, "TUTTI_ERR_MISMATCH ", 19) == 0 || strncmp(line, "TUTTI_ERR_TIMEOUT ", 18) == 0;
+    cr_expect(failed, "%s: rank %d: want TUTTI_ERR_MISMATCH or TUTTI_ERR_TIMEOUT: %s", what, rank, line);
+    long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
+    cr_expect_leq(elapsed, OP_TIMEOUT_MS + 1500, "%s: rank %d returned after %lld ms", what, rank, elapsed);
+    cr_expect(strstr(line, "guard=intact") != NULL, "%s: rank %d: %s", what, rank, line);
+  }
+  tt_job_cleanup(&job);
+}
+
+Test(bad_input, count_mismatch_without_check_fails_in_bounded_time, .timeout = 200) {
+  expect_count_mismatch_fails(2, NULL, "1000");
+  expect_count_mismatch_fails(4, NULL, "1000");
+  expect_count_mismatch_fails(4, "TUTTI_ALGO=all_reduce=ring", "1000");
+  expect_count_mismatch_fails(4, "TUTTI_ALGO=all_reduce=ring", "100000");
+  expect_count_mismatch_fails(3, "TUTTI_ALGO=all_reduce=recursive_doubling", "1000");
+  expect_count_mismatch_fails(3, "TUTTI_ALGO=all_reduce=shm", "100000");
+}
+
+/* ---- a rank that never joins -------------------------------------------------------- */
+
+static void expect_timeout_naming(int size, const char* absent, unsigned absent_bits, const char* algorithms) {
+  start(size, "never_joins", algorithms, NULL);
+  tt_job_arg(&job, "--absent");
+  tt_job_arg(&job, "%s", absent);
+  char what[128];
+  snprintf(what, sizeof what, "never_joins -n %d --absent %s %s", size, absent, algorithms ? algorithms : "");
+  finish(what);
+  for (int rank = 0; rank < size; ++rank) {
+    if (absent_bits & (1u << rank)) continue;
+    char line[2048];
+    cr_assert(tt_rank_line(job.output, rank, "NEVER_JOINS status=", line, sizeof line), "%s: rank %d:\n%s", what, rank,
+              tt_excerpt(job.output, needles));
+    cr_expect(strncmp(line, "TUTTI_ERR_TIMEOUT ", 18) == 0, "%s: rank %d: %s", what, rank, line);
+    long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
+    cr_expect(elapsed >= OP_TIMEOUT_MS - 100 && elapsed <= OP_TIMEOUT_MS + 1500,
+              "%s: rank %d timed out after %lld ms with an op timeout of %d ms", what, rank, elapsed, OP_TIMEOUT_MS);
+    const char* message = strstr(line, "message=\"");
+    cr_assert(message != NULL);
+    unsigned named = ranks_named(message);
+    cr_expect((named & absent_bits) == absent_bits, "%s: rank %d: the message should name ranks %s: %s", what, rank,
+              absent, message);
+    cr_expect((named & ~absent_bits) == 0, "%s: rank %d: the message names ranks that did join: %s", what, rank,
+              message);
+  }
+  tt_job_cleanup(&job);
+}
+
+Test(bad_input, rank_that_never_joins_is_named_in_the_timeout, .timeout = 150) {
+  expect_timeout_naming(4, "3", 1u << 3, NULL);
+  expect_timeout_naming(5, "1,4", (1u << 1) | (1u << 4), NULL);
+  expect_timeout_naming(4, "0", 1u << 0, "TUTTI_ALGO=all_reduce=ring");
+  expect_timeout_naming(3, "2", 1u << 2, "TUTTI_ALGO=all_reduce=recursive_doubling");
+}
+
+/* ---- a bad TUTTI_ALGO ---------------------------------------------------------------- */
+
+static void expect_algo_refused(const char* value, const char* fragment) {
+  start(2, "first_call", value, NULL);
+  finish(value);
+  for (int rank = 0; rank < 2; ++rank) {
+    char line[2048];
+    cr_assert(tt_rank_line(job.output, rank, "FIRST_CALL ", line, sizeof line), "%s: rank %d:\n%s", value, rank,
+              tt_excerpt(job.output, needles));
+    cr_expect(strstr(line, "TUTTI_ERR_INVALID_ARGUMENT") != NULL, "%s: rank %d: %s", value, rank, line);
+    cr_expect(strstr(line, "TUTTI_ALGO") != NULL && strstr(line, fragment) != NULL,
+              "%s: rank %d: the message should name TUTTI_ALGO and \"%s\": %s", value, rank, fragment, line);
+  }
+  tt_job_cleanup(&job);
+}
+
+Test(bad_input, bad_algorithm_choice_is_refused_naming_the_variable, .timeout = 60) {
+  expect_algo_refused("TUTTI_ALGO=all_reduce=bogus", "bogus");
+  expect_algo_refused("TUTTI_ALGO=frobnicate=ring", "frobnicate");
+  expect_algo_refused("TUTTI_ALGO=all_reduce", "all_reduce");
+}

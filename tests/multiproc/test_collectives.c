@@ -1,0 +1,102 @@
+/* Every collective, checked value by value in real processes under tutti launch:
+ * coll_check's matrix in worlds of 1, 2, 3, 4, 5 and 8 ranks, once with the selector's
+ * own choices and once for each set of forced algorithms (TUTTI_ALGO), which together
+ * name every algorithm of every collective.
+ *
+ * One launch per (world size, algorithm set); the program loops over the cases:
+ * 9 collectives x 8 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
+ * and middle (rooted ones) x the four forms (plain, in place, async, in place + async),
+ * plus count 70001, which is past the selector's 64 KiB latency/bandwidth switch for
+ * 4-byte types and so runs the bandwidth algorithms' chunked paths. To keep the file
+ * within about 3 minutes on 2 cores, 70001 runs only float32 (all ops) and bfloat16
+ * (sum: 16-bit rounding along a ring); the other dtypes share the same data movement
+ * and are covered by the small counts. A last test runs a smaller matrix with
+ * TUTTI_CHECK=1, so that the fingerprint check is seen to pass calls that agree. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/launch_job.h"
+
+/* Each entry forces one algorithm per collective; all entries together force every
+ * algorithm tutti has. NULL leaves the choice to the selector. */
+static const char* const algorithm_sets[] = {
+    NULL,
+    "all_reduce=shm,reduce=shm,broadcast=shm,all_gather=shm,reduce_scatter=shm,gather=shm,scatter=shm,"
+    "all_to_all=shm,barrier=shm",
+    "all_reduce=ring,reduce=binomial,broadcast=binomial,all_gather=ring,reduce_scatter=ring,gather=linear,"
+    "scatter=linear,all_to_all=pairwise,barrier=dissemination",
+    "all_reduce=recursive_doubling,reduce=ring,broadcast=scatter_all_gather,all_gather=bruck,"
+    "reduce_scatter=pairwise,gather=binomial,scatter=binomial,all_to_all=linear,barrier=dissemination",
+};
+#define ALGORITHM_SETS 4
+
+typedef struct world {
+  int size;
+  int algorithms; /* index into algorithm_sets */
+} world;
+
+static tt_job job;
+static void teardown(void) { tt_job_cleanup(&job); }
+
+TestSuite(collectives, .fini = teardown);
+
+/* Runs coll_check under `tutti launch -n size` and asserts that every rank ran the same
+ * number of cases, more than none, with no failure. */
+static void run_matrix(int size, const char* algorithms, const char* check, const char* const* args) {
+  tt_job_init(&job, size, tt_timeout_ms(170000) / 1000, "coll_check");
+  for (const char* const* arg = args; *arg; ++arg) tt_job_arg(&job, "%s", *arg);
+  tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=60000");
+  if (algorithms) tt_job_env(&job, "TUTTI_ALGO=%s", algorithms);
+  if (check) tt_job_env(&job, "TUTTI_CHECK=%s", check);
+  tt_job_run(&job, 180000);
+  static const char* const needles[] = {"FAIL", "coll_check:", "tutti launch:", "[tutti]", NULL};
+  cr_assert(job.ended, "-n %d did not end within 180 s: %s\n%s", size, tt_job_command(&job),
+            tt_excerpt(job.output, needles));
+  cr_expect_eq(tt_count(job.output, "FAIL"), 0, "-n %d: failures: %s\n%s", size, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+  cr_expect_eq(job.process.exit_code, 0, "-n %d exited %d: %s\n%s", size, job.process.exit_code, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+  long first_cases = -1;
+  for (int rank = 0; rank < size; ++rank) {
+    char line[256];
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "coll_check: rank %d ran ", rank);
+    int found = tt_rank_line(job.output, rank, prefix, line, sizeof line);
+    cr_assert(found, "-n %d: rank %d printed no summary: %s\n%s", size, rank, tt_job_command(&job),
+              tt_excerpt(job.output, needles));
+    long cases = -1, failures = -1;
+    cr_assert_eq(sscanf(line, "%ld cases, %ld failures", &cases, &failures), 2, "bad summary \"%s\"", line);
+    cr_expect_eq(failures, 0, "-n %d: rank %d had %ld failures", size, rank, failures);
+    cr_expect_gt(cases, 0, "-n %d: rank %d ran no case", size, rank);
+    if (first_cases < 0) first_cases = cases;
+    cr_expect_eq(cases, first_cases, "-n %d: rank %d ran %ld cases, rank 0 %ld", size, rank, cases, first_cases);
+  }
+  printf("collectives -n %d %s%s: %lld ms\n", size, algorithms ? "TUTTI_ALGO=" : "selector",
+         algorithms ? algorithms : "", job.took_ms);
+}
+
+ParameterizedTestParameters(collectives, matrix) {
+  static world worlds[6 * ALGORITHM_SETS];
+  static const int sizes[] = {1, 2, 3, 4, 5, 8};
+  int n = 0;
+  for (int s = 0; s < 6; ++s) {
+    for (int a = 0; a < ALGORITHM_SETS; ++a) worlds[n++] = (world){sizes[s], a};
+  }
+  return cr_make_param_array(world, worlds, (size_t)n);
+}
+
+ParameterizedTest(world* w, collectives, matrix, .timeout = 200) {
+  static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
+                                     "float32,bfloat16", "--big-ops",   "all",       NULL};
+  run_matrix(w->size, algorithm_sets[w->algorithms], NULL, args);
+}
+
+/* The fingerprint check must let calls that agree through, results unchanged. */
+Test(collectives, matrix_with_fingerprint_check, .timeout = 200) {
+  static const char* const args[] = {"--counts", "0,7", "--ops", "sum,max", "--inplace", "--async", NULL};
+  run_matrix(4, NULL, "1", args);
+  run_matrix(3, algorithm_sets[2], "1", args);
+}

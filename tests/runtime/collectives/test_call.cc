@@ -1,0 +1,139 @@
+// Validation of collective calls (what every binding's bad input turns into) and the
+// algorithm selector with its TUTTI_ALGO override.
+#include <criterion/criterion.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/collectives/call.h"
+#include "runtime/collectives/selector.h"
+#include "runtime/common/error.h"
+
+using namespace tutti::collectives;
+
+namespace {
+
+std::string rejection(const Call& call, int rank, int size) {
+  try {
+    validate(call, rank, size, "tutti_test");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kInvalidArgument);
+    return error.what();
+  }
+  cr_assert_fail("call to %s was accepted", kind_name(call.kind));
+  return "";
+}
+
+bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+Call all_reduce(const void* send, void* recv, size_t count) {
+  Call call;
+  call.kind = Kind::kAllReduce;
+  call.send = send;
+  call.recv = recv;
+  call.count = count;
+  call.dtype = static_cast<int32_t>(Dtype::kFloat32);
+  return call;
+}
+
+std::string forced_error(const char* value) {
+  setenv("TUTTI_ALGO", value, 1);
+  try {
+    Selector::from_environment();
+  } catch (const tutti::Error& error) {
+    return error.what();
+  }
+  cr_assert_fail("TUTTI_ALGO=%s was accepted", value);
+  return "";
+}
+
+}  // namespace
+
+Test(call, accepts_well_formed_calls_and_in_place_forms, .timeout = 10) {
+  float a[16], b[64];
+  validate(all_reduce(a, b, 16), 0, 4, "t");
+  validate(all_reduce(a, a, 16), 0, 4, "t");  // in place
+  validate(all_reduce(nullptr, nullptr, 0), 0, 4, "t");
+  Call gather = all_reduce(b + 2 * 4, b, 4);  // rank 2's block of the full buffer
+  gather.kind = Kind::kAllGather;
+  validate(gather, 2, 4, "t");
+  cr_assert(is_in_place(gather, 2, 4));
+  Call scatter = all_reduce(b, b + 3 * 4, 4);
+  scatter.kind = Kind::kReduceScatter;
+  validate(scatter, 3, 4, "t");
+  Call reduce = all_reduce(a, nullptr, 16);  // recv unused off the root
+  reduce.kind = Kind::kReduce;
+  reduce.root = 1;
+  validate(reduce, 0, 4, "t");
+  Call bcast = all_reduce(nullptr, a, 16);  // send unused off the root
+  bcast.kind = Kind::kBroadcast;
+  validate(bcast, 2, 4, "t");
+}
+
+Test(call, rejects_bad_input_naming_the_argument, .timeout = 10) {
+  float a[16], b[64];
+  cr_assert(contains(rejection(all_reduce(nullptr, b, 4), 0, 2), "send buffer is NULL"));
+  cr_assert(contains(rejection(all_reduce(a, nullptr, 4), 0, 2), "receive buffer is NULL"));
+  Call bad_dtype = all_reduce(a, b, 4);
+  bad_dtype.dtype = 99;
+  cr_assert(contains(rejection(bad_dtype, 0, 2), "dtype 99"));
+  Call bad_op = all_reduce(a, b, 4);
+  bad_op.op = -3;
+  cr_assert(contains(rejection(bad_op, 0, 2), "op -3"));
+  Call bad_root = all_reduce(a, b, 4);
+  bad_root.kind = Kind::kBroadcast;
+  bad_root.root = 2;
+  cr_assert(contains(rejection(bad_root, 0, 2), "root 2 is out of range"));
+  bad_root.root = -1;
+  cr_assert(contains(rejection(bad_root, 0, 2), "root -1"));
+  Call overlap = all_reduce(b, b + 2, 8);
+  cr_assert(contains(rejection(overlap, 0, 2), "overlap"));
+  Call gather = all_reduce(b, b, 4);  // rank 1's block is at b + 4, not b
+  gather.kind = Kind::kAllGather;
+  cr_assert(contains(rejection(gather, 1, 4), "overlap"));
+  Call send;
+  send.kind = Kind::kSend;
+  send.send = a;
+  send.count = 1;
+  send.dtype = static_cast<int32_t>(Dtype::kFloat32);
+  send.root = 5;
+  cr_assert(contains(rejection(send, 0, 2), "peer 5"));
+  send.root = 1;
+  send.tag = -1;
+  cr_assert(contains(rejection(send, 0, 2), "tag -1"));
+  Call huge = all_reduce(a, b, SIZE_MAX / 2);
+  cr_assert(contains(rejection(huge, 0, 2), "overflows"));
+}
+
+Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout = 10) {
+  unsetenv("TUTTI_ALGO");
+  Selector selector = Selector::from_environment();
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false) == Algorithm::kDissemination);
+  cr_assert(selector.choose(Kind::kSend, 8, 4, true) == Algorithm::kDirect);
+}
+
+Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
+  setenv("TUTTI_ALGO", "all_reduce=ring,broadcast=binomial", 1);
+  Selector selector = Selector::from_environment();
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true) == Algorithm::kShm);
+  setenv("TUTTI_ALGO", "all_reduce=shm", 1);
+  try {
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false);
+    cr_assert_fail("shm was chosen without a shared-memory group");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kUnsupported);
+  }
+}
+
+Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
+  cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring"));
+  cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
+  cr_assert(contains(forced_error("ring"), "collective=algorithm"));
+  cr_assert(contains(forced_error("send=direct"), "not a collective"));
+}

@@ -1,0 +1,118 @@
+// The executor: inline runs on an idle communicator, queued runs in issue order on its
+// own thread, failures carried by the Work, and the in-flight hooks driven between jobs.
+#include <criterion/criterion.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "runtime/common/error.h"
+#include "runtime/work/executor.h"
+
+using tutti::Status;
+using tutti::work::Executor;
+using tutti::work::Work;
+
+namespace {
+
+Executor::Hooks no_transport() {
+  Executor::Hooks hooks;
+  hooks.progress_in_flight = [] { return false; };
+  hooks.sleep_in_transport = [](int) {};
+  hooks.interrupt_transport = [] {};
+  return hooks;
+}
+
+}  // namespace
+
+Test(executor, blocking_run_on_an_idle_executor_runs_inline, .timeout = 10) {
+  Executor executor(no_transport());
+  std::thread::id ran_on;
+  auto work = executor.run([&](Work&) {
+    ran_on = std::this_thread::get_id();
+    return true;
+  });
+  cr_assert(work->done() && work->status() == Status::kOk);
+  cr_assert(ran_on == std::this_thread::get_id());
+}
+
+Test(executor, submitted_jobs_run_in_order_off_the_callers_thread, .timeout = 10) {
+  Executor executor(no_transport());
+  std::vector<int> order;
+  std::vector<std::shared_ptr<Work>> works;
+  for (int i = 0; i < 20; ++i) {
+    works.push_back(executor.submit([&order, i](Work&) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      order.push_back(i);
+      return true;
+    }));
+  }
+  // A blocking run behind queued work waits its turn.
+  executor.run([&order](Work&) {
+    order.push_back(100);
+    return true;
+  });
+  for (auto& work : works) cr_assert(work->wait_for(5000));
+  cr_assert_eq(order.size(), 21u);
+  for (int i = 0; i < 20; ++i) cr_assert_eq(order[i], i);
+  cr_assert_eq(order[20], 100);
+}
+
+Test(executor, a_failure_is_carried_by_the_work, .timeout = 10) {
+  Executor executor(no_transport());
+  auto work = executor.submit([](Work&) -> bool { tutti::fail(Status::kMismatch, "counts differ"); });
+  cr_assert(work->wait_for(5000));
+  cr_assert(work->status() == Status::kMismatch);
+  cr_assert_str_eq(work->message().c_str(), "counts differ");
+  auto next = executor.submit([](Work&) { return true; });
+  cr_assert(next->wait_for(5000) && next->status() == Status::kOk);
+}
+
+Test(executor, a_wait_that_times_out_leaves_the_work_running, .timeout = 10) {
+  Executor executor(no_transport());
+  std::atomic<bool> release{false};
+  auto work = executor.submit([&](Work&) {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  });
+  cr_assert(!work->wait_for(20));
+  cr_assert(!work->done());
+  release = true;
+  cr_assert(work->wait_for(5000) && work->status() == Status::kOk);
+}
+
+Test(executor, in_flight_requests_complete_between_jobs, .timeout = 10) {
+  std::atomic<int> polls{0};
+  std::shared_ptr<Work> handed_off;
+  Executor::Hooks hooks = no_transport();
+  hooks.progress_in_flight = [&] {
+    if (!handed_off) return false;
+    if (++polls < 5) return true;
+    handed_off->complete(Status::kOk);
+    handed_off.reset();
+    return false;
+  };
+  Executor executor(hooks);
+  auto work = executor.submit([&](Work& w) {
+    handed_off = w.shared_from_this();
+    return false;  // someone else completes it: the in-flight hook
+  });
+  cr_assert(work->wait_for(5000));
+  cr_assert(work->status() == Status::kOk);
+  cr_assert_geq(polls.load(), 5);
+}
+
+Test(executor, destroying_it_finishes_the_queued_jobs, .timeout = 10) {
+  std::shared_ptr<Work> queued;
+  {
+    Executor executor(no_transport());
+    executor.submit([](Work&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return true;
+    });
+    queued = executor.submit([](Work&) { return true; });
+    queued = executor.submit([](Work&) { return true; });
+  }
+  cr_assert(queued->done() && queued->status() == Status::kOk);
+}

@@ -1,0 +1,164 @@
+#define _GNU_SOURCE
+#include "tests/support/launch_job.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef TUTTI_TEST_LAUNCHER
+#error "TUTTI_TEST_LAUNCHER (the tutti binary) must be defined by tests/support/CMakeLists.txt"
+#endif
+
+static char* keep(tt_job* job, const char* format, va_list args) {
+  if (job->used >= TT_JOB_MAX_ARGS + TT_JOB_MAX_VARS) {
+    fprintf(stderr, "tt_job: more than %d arguments and variables; raise TT_JOB_MAX_*\n",
+            TT_JOB_MAX_ARGS + TT_JOB_MAX_VARS);
+    abort();
+  }
+  char* slot = job->text[job->used++];
+  int length = vsnprintf(slot, sizeof job->text[0], format, args);
+  if (length >= (int)sizeof job->text[0]) {
+    fprintf(stderr, "tt_job: \"%s...\" is longer than %zu characters\n", slot, sizeof job->text[0] - 1);
+    abort();
+  }
+  return slot;
+}
+
+static void append(char** list, int max, char* item) {
+  int n = 0;
+  while (list[n]) ++n;
+  if (n >= max) {
+    fprintf(stderr, "tt_job: more than %d entries; raise TT_JOB_MAX_*\n", max);
+    abort();
+  }
+  list[n] = item;
+}
+
+static void add_arg(tt_job* job, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  append(job->argv, TT_JOB_MAX_ARGS, keep(job, format, args));
+  va_end(args);
+}
+
+void tt_job_init(tt_job* job, int ranks, int timeout_s, const char* program) {
+  memset(job, 0, sizeof *job);
+  job->ranks = ranks;
+  add_arg(job, "%s", TUTTI_TEST_LAUNCHER);
+  add_arg(job, "launch");
+  add_arg(job, "-n");
+  add_arg(job, "%d", ranks);
+  add_arg(job, "--timeout");
+  add_arg(job, "%d", timeout_s);
+  add_arg(job, "--");
+  if (strchr(program, '/') == NULL) {
+    add_arg(job, "%s/tests/programs/%s", TUTTI_TEST_BINARY_DIR, program);
+  } else {
+    add_arg(job, "%s", program);
+  }
+}
+
+void tt_job_arg(tt_job* job, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  append(job->argv, TT_JOB_MAX_ARGS, keep(job, format, args));
+  va_end(args);
+}
+
+void tt_job_env(tt_job* job, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  append(job->env, TT_JOB_MAX_VARS, keep(job, format, args));
+  va_end(args);
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tt_job_run(tt_job* job, int bound_ms) {
+  long long started = now_ms();
+  if (tt_spawn(&job->process, job->argv, job->env) != 0) {
+    job->output = strdup("tt_job_run: cannot start the launcher");
+    return 0;
+  }
+  job->ended = tt_wait(&job->process, tt_timeout_ms(bound_ms));
+  job->took_ms = now_ms() - started;
+  if (!job->ended) tt_cleanup(&job->process); /* kill it, so that its output is final */
+  job->output = tt_output(&job->process);
+  return job->ended;
+}
+
+const char* tt_job_command(const tt_job* job) {
+  static char line[4096];
+  size_t used = 0;
+  line[0] = '\0';
+  for (char* const* entry = job->env; *entry && used < sizeof line; ++entry) {
+    used += (size_t)snprintf(line + used, sizeof line - used, "%s ", *entry);
+  }
+  for (char* const* arg = job->argv; *arg && used < sizeof line; ++arg) {
+    used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", arg == job->argv ? "" : " ", *arg);
+  }
+  return line;
+}
+
+void tt_job_cleanup(tt_job* job) {
+  tt_cleanup(&job->process);
+  free(job->output);
+  job->output = NULL;
+}
+
+int tt_count(const char* text, const char* needle) {
+  int count = 0;
+  for (const char* at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle)) ++count;
+  return count;
+}
+
+int tt_rank_line(const char* output, int rank, const char* prefix, char* out, size_t out_size) {
+  char head[96];
+  snprintf(head, sizeof head, "[%d] %s", rank, prefix);
+  size_t head_length = strlen(head);
+  for (const char* line = output; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (strncmp(line, head, head_length) != 0) continue;
+    const char* rest = line + head_length;
+    size_t length = strcspn(rest, "\n");
+    if (length >= out_size) length = out_size - 1;
+    memcpy(out, rest, length);
+    out[length] = '\0';
+    return 1;
+  }
+  return 0;
+}
+
+const char* tt_excerpt(const char* output, const char* const* needles) {
+  static char text[12000];
+  size_t used = 0;
+  int lines = 0;
+  text[0] = '\0';
+  for (const char* line = output; line != NULL && *line && lines < 40;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    size_t length = strcspn(line, "\n");
+    int match = 0;
+    for (const char* const* needle = needles; needle && *needle && !match; ++needle) {
+      const char* at = strstr(line, *needle);
+      match = at != NULL && at < line + length;
+    }
+    if (!match) continue;
+    if (length > 400) length = 400;
+    if (used + length + 2 >= sizeof text / 2) break;
+    memcpy(text + used, line, length);
+    used += length;
+    text[used++] = '\n';
+    text[used] = '\0';
+    ++lines;
+  }
+  size_t total = strlen(output);
+  const char* tail = total > 3000 ? output + total - 3000 : output;
+  snprintf(text + used, sizeof text - used, "--- last %zu characters of output ---\n%s",
+           total > 3000 ? (size_t)3000 : total, tail);
+  return text;
+}
