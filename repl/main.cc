@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "launcher/launcher.h"
+#include "runtime/collectives/selector.h"
 #include "runtime/common/error.h"
 #include "runtime/common/settings.h"
 
@@ -50,6 +51,12 @@ int run_info(Args) {
         ++invalid;
       }
     }
+  }
+  std::printf("\nalgorithms TUTTI_ALGO can force (collective=algorithm,...):\n");
+  for (int kind = 0; kind < tutti::collectives::kKindCount; ++kind) {
+    auto collective = static_cast<tutti::collectives::Kind>(kind);
+    if (tutti::collectives::is_point_to_point(collective)) continue;
+    std::printf("    %s\n", tutti::collectives::Selector::choices(collective).c_str());
   }
   return invalid == 0 ? 0 : 1;
 }

@@ -2,9 +2,10 @@
 # The two commands of README.md's Quick start:
 #   scripts/dev.sh demo   install what is missing, build, run 4 ranks under tutti launch
 #   scripts/dev.sh test   install what is missing, build, run every test (what CI runs)
-# Installing is idempotent: apt runs only when a package is missing.
+# Installing is idempotent: apt runs only when a package is missing. Other scripts
+# source this file for install_missing and build (BUILD_DIR, default build).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config binutils
@@ -24,21 +25,25 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+BUILD_DIR="${BUILD_DIR:-build}"
 build() {
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j2
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD_DIR" -j2
 }
+
+# Sourced, it only defines the above.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-}" in
   demo)
     install_missing
     build
-    ./build/bin/tutti launch -n 4 --timeout 60 -- ./build/bin/01_hello
+    "$BUILD_DIR/bin/tutti" launch -n 4 --timeout 60 -- "$BUILD_DIR/bin/01_hello"
     ;;
   test)
     install_missing
     build
-    ctest --test-dir build --output-on-failure -j2
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
     ;;
   *)
     echo "usage: scripts/dev.sh demo|test" >&2

@@ -32,6 +32,9 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   hooks.sleep_in_transport = [self](int timeout_ms) { self->transport_->wait_for_activity(timeout_ms); };
   hooks.interrupt_transport = [self] { self->transport_->interrupt(); };
   engine->executor_ = std::make_unique<work::Executor>(std::move(hooks));
+  log::info(setup.where, ": point-to-point over ", engine->transport_->describe(), ", ",
+            engine->shm_ ? "collectives through shared memory" : "collectives over point-to-point", "; ",
+            engine->memory_report());
   return engine;
 }
 
@@ -69,7 +72,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   }
   work::Executor::Job job;
   if (is_point_to_point(call.kind)) {
-    std::string label = concat(kind_name(call.kind), " #", next_p2p_++, " (peer ", call.root, ", tag ", call.tag,
+    std::string label = concat(api, " #", next_p2p_++, " (peer ", call.root, ", tag ", call.tag,
                                ") on ", setup_.where);
     if (async) {
       job = [this, call, label](work::Work& work) {

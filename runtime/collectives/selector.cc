@@ -87,7 +87,10 @@ Selector Selector::from_environment() {
 }
 
 Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available) const {
-  if (auto forced = forced_[static_cast<int>(kind)]) {
+  auto forced = forced_[static_cast<int>(kind)];
+  // A single rank has no group to share memory with; any algorithm is a local copy.
+  if (forced && *forced == Algorithm::kShm && size == 1) forced.reset();
+  if (forced) {
     if (*forced == Algorithm::kShm && !shm_available) {
       fail(Status::kUnsupported, concat("TUTTI_ALGO forces shm for ", kind_name(kind),
                                         ", but this communicator's ranks are not all on one node; pick another of ",

@@ -23,6 +23,7 @@ static const char* const needles[] = {"FAIL",       "coll_bad_input:", "MISMATCH
 #define OP_TIMEOUT_MS 3000
 
 static void start(int size, const char* case_name, const char* env1, const char* env2) {
+  tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(60000) / 1000, "coll_bad_input");
   tt_job_arg(&job, "--case");
   tt_job_arg(&job, "%s", case_name);
@@ -40,30 +41,18 @@ static void finish(const char* what) {
                tt_excerpt(job.output, needles));
 }
 
-/* The rank numbers a message names: the numbers in the lists after each "rank" or
- * "ranks" ("ranks 1, 4", "ranks 0-2 and 5", "rank 3"). Returns a bit set. */
-static unsigned ranks_named(const char* message) {
-  unsigned named = 0;
-  for (const char* at = strstr(message, "rank"); at; at = strstr(at + 1, "rank")) {
-    const char* p = at + 4;
-    if (*p == 's') ++p;
-    int previous = -1, range = 0;
-    for (;;) {
-      while (*p == ' ' || *p == ',') ++p;
-      if (strncmp(p, "and ", 4) == 0) p += 4;
-      if (*p == '-' && previous >= 0) {
-        range = 1;
-        ++p;
-        continue;
-      }
-      if (!isdigit((unsigned char)*p)) break;
-      int value = (int)strtol(p, (char**)&p, 10);
-      for (int r = range ? previous : value; r <= value && r < 32; ++r) named |= 1u << r;
-      previous = value;
-      range = 0;
-    }
+/* message names rank r: r appears as a number of its own, not as part of another
+ * number, an operation number ("#1") or a duration ("3.0 s"). */
+static int names_rank(const char* message, int r) {
+  for (const char* p = message; *p; ++p) {
+    if (!isdigit((unsigned char)*p) || (p > message && (isdigit((unsigned char)p[-1]) || p[-1] == '#'))) continue;
+    char* end = NULL;
+    long value = strtol(p, &end, 10);
+    int decimal = end[0] == '.' && isdigit((unsigned char)end[1]);
+    if (value == r && !decimal) return 1;
+    p = end - 1;
   }
-  return named;
+  return 0;
 }
 
 /* ---- arguments ---------------------------------------------------------------------- */
@@ -116,8 +105,7 @@ static void expect_mismatch_named(int size, const char* field, const char* algor
     cr_assert(message != NULL);
     cr_expect(strstr(message, field) != NULL, "%s: rank %d: the message should name the field %s: %s", what, rank,
               field, message);
-    unsigned named = ranks_named(message);
-    cr_expect(named & (1u << (size - 1)), "%s: rank %d: the message should name rank %d: %s", what, rank, size - 1,
+    cr_expect(names_rank(message, size - 1), "%s: rank %d: the message should name rank %d: %s", what, rank, size - 1,
               message);
   }
   tt_job_cleanup(&job);
@@ -156,12 +144,16 @@ static void expect_count_mismatch_fails(int size, const char* algorithms, const 
   tt_job_cleanup(&job);
 }
 
-Test(bad_input, count_mismatch_without_check_fails_in_bounded_time, .timeout = 200) {
-  expect_count_mismatch_fails(2, NULL, "1000");
-  expect_count_mismatch_fails(4, NULL, "1000");
+Test(bad_input, count_mismatch_without_check_fails_in_bounded_time, .timeout = 150) {
   expect_count_mismatch_fails(4, "TUTTI_ALGO=all_reduce=ring", "1000");
   expect_count_mismatch_fails(4, "TUTTI_ALGO=all_reduce=ring", "100000");
   expect_count_mismatch_fails(3, "TUTTI_ALGO=all_reduce=recursive_doubling", "1000");
+}
+
+/* The same through shared memory, which the selector picks for ranks on one node. */
+Test(bad_input, count_mismatch_without_check_fails_in_bounded_time_over_shm, .timeout = 150) {
+  expect_count_mismatch_fails(2, NULL, "1000");
+  expect_count_mismatch_fails(4, NULL, "1000");
   expect_count_mismatch_fails(3, "TUTTI_ALGO=all_reduce=shm", "100000");
 }
 
@@ -185,11 +177,11 @@ static void expect_timeout_naming(int size, const char* absent, unsigned absent_
               "%s: rank %d timed out after %lld ms with an op timeout of %d ms", what, rank, elapsed, OP_TIMEOUT_MS);
     const char* message = strstr(line, "message=\"");
     cr_assert(message != NULL);
-    unsigned named = ranks_named(message);
-    cr_expect((named & absent_bits) == absent_bits, "%s: rank %d: the message should name ranks %s: %s", what, rank,
-              absent, message);
-    cr_expect((named & ~absent_bits) == 0, "%s: rank %d: the message names ranks that did join: %s", what, rank,
-              message);
+    for (int r = 0; r < size; ++r) {
+      if (absent_bits & (1u << r)) {
+        cr_expect(names_rank(message, r), "%s: rank %d: the message should name rank %d: %s", what, rank, r, message);
+      }
+    }
   }
   tt_job_cleanup(&job);
 }

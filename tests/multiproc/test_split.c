@@ -15,6 +15,7 @@ TestSuite(split, .fini = teardown);
 
 static void run_split(int size, const char* algorithms) {
   static const char* const needles[] = {"FAIL", "coll_split:", "tutti launch:", "[tutti]", NULL};
+  tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(60000) / 1000, "coll_split");
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=20000");
   if (algorithms) tt_job_env(&job, "TUTTI_ALGO=%s", algorithms);

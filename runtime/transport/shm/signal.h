@@ -12,9 +12,15 @@
 // low 32 bits, checking the OpContext (abort, deadline) every few milliseconds. A
 // poster calls FUTEX_WAKE only when a sleeper has registered: the waiter counts
 // itself in `sleepers` before its last look at the counter, the poster stores the
-// counter before it reads `sleepers`, both sequentially consistent, so either the
-// poster sees the sleeper or the sleeper sees the new step (and the kernel's own
-// compare covers the gap between that look and the sleep).
+// counter before it reads `sleepers`, so either the poster sees the sleeper or the
+// sleeper sees the new step (and the kernel's own compare covers the gap between
+// that look and the sleep). That needs a full fence between the store and the load
+// on both sides. A fence on every post costs a small all_reduce a third of its time
+// (the store must reach the other core before the load may run), so posters skip it
+// and a waiter about to sleep fences both sides at once with
+// membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which makes every running thread of
+// every registered process execute a full fence. A process that cannot register
+// (old kernel, seccomp) fences its own posts, and says so in `posts_fenced`.
 #pragma once
 
 #include <atomic>
@@ -26,23 +32,35 @@
 namespace tutti::transport::shm {
 
 inline constexpr size_t kCacheLine = 64;
-inline constexpr size_t kInlineBytes = kCacheLine - sizeof(uint64_t);
+inline constexpr size_t kInlineBytes = kCacheLine - 2 * sizeof(uint64_t);
 
 struct alignas(kCacheLine) StepLine {
   uint64_t step;
+  // What the owner's collective at this step is (which one, count, dtype, op, root,
+  // folded into one word): a peer that finds a different one knows the ranks called
+  // different collectives, and fails instead of reading a block of another size.
+  uint64_t shape;
   unsigned char payload[kInlineBytes];
 };
 
 struct Control {
   StepLine lines[2];
   alignas(kCacheLine) uint32_t sleepers;  // waiters registered for a FUTEX_WAKE
+  // Set by the owner before its first post when it fences every post itself; 0 (the
+  // safe reading before it is set) makes a waiter run the membarrier.
+  uint32_t posts_fenced;
 };
 
-// How long a waiter spins before it yields and then sleeps. Chosen per group from
-// whether its ranks can each have a core (group.cc says why each value).
+// Registers this process for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); returns
+// whether it could. Once is enough per process; calling again is cheap.
+bool register_for_membarrier();
+
+// How long a wait spins, then how long it keeps yielding the core, before it sleeps;
+// both counted from the start of the wait. Chosen per group from whether its ranks
+// can each have a core (group.cc says why each value).
 struct WaitPolicy {
   int64_t spin_ns;
-  int yields;
+  int64_t yield_ns;
 };
 
 // Who a wait is for, spelled out only when a wait turns slow or fails: "rank 3" or
@@ -62,10 +80,12 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
                const collectives::OpContext& context, const WaitLabel& label);
 
 // Publishes `step`: everything this rank wrote before is visible to whoever sees it.
-inline void post(Control& mine, uint64_t step) {
+// `fenced` as the owner announced in posts_fenced.
+inline void post(Control& mine, uint64_t step, bool fenced) {
   StepLine& line = mine.lines[step & 1];
   std::atomic_ref<uint64_t>(line.step).store(step, std::memory_order_release);
-  if (std::atomic_ref<uint32_t>(mine.sleepers).load(std::memory_order_seq_cst) != 0) wake_sleepers(line);
+  if (fenced) std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (std::atomic_ref<uint32_t>(mine.sleepers).load(std::memory_order_relaxed) != 0) wake_sleepers(line);
 }
 
 // Returns once `peer` has posted `step` (what it wrote before is then visible here).

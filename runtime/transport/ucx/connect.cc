@@ -47,8 +47,8 @@ PeerCard decode(const std::string& value, const std::string& key) {
     // The connect deadline has passed; a short one of its own names the ranks.
     present = store.check(keys, Deadline::after_ms(2000));
   } catch (const Error&) {
-    fail(Status::kTimeout, concat("UCX connect on ", where, " timed out after ", waited.count(), " ms (", timeout.what(),
-                                  ")"));
+    fail(Status::kTimeout,
+         concat("UCX connect on ", where, " timed out after ", waited.count(), " ms (", timeout.what(), ")"));
   }
   std::string missing;
   for (size_t rank = 0; rank < present.size(); ++rank) {

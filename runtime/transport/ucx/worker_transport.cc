@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -233,7 +232,9 @@ void WorkerTransport::mark_lost(Peer& peer, const std::string& why) {
   if (peer.lost) return;
   peer.lost = true;
   peer.lost_why = why;
-  log::warn("ucx: lost rank ", peer.rank, " of ", where_, " (", why, ")");
+  // Debug only: the failing requests carry the news to the caller, and peers that end
+  // first at teardown are no news at all.
+  log::debug("ucx: lost rank ", peer.rank, " of ", where_, " (", why, ")");
 }
 
 void WorkerTransport::reap_ended_processes() {
@@ -316,17 +317,19 @@ void WorkerTransport::fail_operation(const Operation& operation) const {
   const Peer& peer = peers_[operation.peer];
   const char* direction = operation.is_recv ? "from" : "to";
   if (peer.lost || is_peer_failure(operation.status)) {
-    std::string why = peer.lost ? peer.lost_why : concat("its connection failed: ", ucs_status_string(operation.status));
-    fail(Status::kPeerLost, concat("lost rank ", operation.peer, " of ", where_, " (", why, ") during a ",
-                                   operation.is_recv ? "receive" : "send", " of ", operation.bytes, " bytes ", direction,
-                                   " it; check whether rank ", operation.peer,
-                                   " crashed or was killed (its own output says why)"));
+    std::string why =
+        peer.lost ? peer.lost_why : concat("its connection failed: ", ucs_status_string(operation.status));
+    fail(Status::kPeerLost,
+         concat("lost rank ", operation.peer, " of ", where_, " (", why, ") during a ",
+                operation.is_recv ? "receive" : "send", " of ", operation.bytes, " bytes ", direction,
+                " it; check whether rank ", operation.peer, " crashed or was killed (its own output says why)"));
   }
   if (operation.status == UCS_ERR_MESSAGE_TRUNCATED) {
     size_t arrived = std::max<size_t>(operation.info.length, operation.bytes + 1);
     fail(Status::kInvalidArgument,
-         concat("a message of at least ", arrived, " bytes from rank ", operation.peer, " (", describe_tag(operation.tag),
-                ") does not fit the receive buffer of ", operation.bytes, " bytes on ", where_,
+         concat("a message of at least ", arrived, " bytes from rank ", operation.peer, " (",
+                describe_tag(operation.tag), ") does not fit the receive buffer of ", operation.bytes,
+                " bytes on ", where_,
                 "; the ranks disagree on the message size: receive into a buffer as large as what is sent"));
   }
   if (operation.never_started) {
@@ -420,9 +423,9 @@ void WorkerTransport::close_endpoints() {
     // the data, not once the peer has it). UCX requires a failed endpoint to be closed
     // by force, and flushing it could only wait.
     param.flags = peer.lost ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t status = ucp_ep_close_nbx(peer.endpoint, &param);
+    ucs_status_ptr_t closed = ucp_ep_close_nbx(peer.endpoint, &param);
     peer.endpoint = nullptr;
-    if (UCS_PTR_IS_PTR(status)) closing.push_back(status);
+    if (UCS_PTR_IS_PTR(closed)) closing.push_back(closed);
   }
   Deadline deadline = Deadline::after_ms(kCloseMs);
   auto pending = [&] {
@@ -441,21 +444,19 @@ void WorkerTransport::close_endpoints() {
 
 void WorkerTransport::wait_for_activity(int timeout_ms) { sleep_on_worker(std::clamp(timeout_ms, 0, kMaxSleepMs)); }
 
-bool WorkerTransport::sleep_on_worker(int timeout_ms) {
+void WorkerTransport::sleep_on_worker(int timeout_ms) {
   // Arming fails with BUSY while events wait to be progressed: then there is something
   // to do already. Once armed, the event fd wakes poll() on any arrival, completion or
   // ucp_worker_signal (interrupt()); the pidfds on a peer's exit.
   ucs_status_t armed = ucp_worker_arm(worker_);
-  if (armed == UCS_ERR_BUSY) return true;
+  if (armed == UCS_ERR_BUSY) return;
   if (armed != UCS_OK) {
     // Not expected with UCP_FEATURE_WAKEUP; a short nap keeps the caller from spinning.
     log::debug("ucx: ucp_worker_arm failed on ", where_, ": ", ucs_status_string(armed));
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
-    return false;
+    return;
   }
-  if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) <= 0) return false;
-  reap_ended_processes();
-  return true;
+  if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) > 0) reap_ended_processes();
 }
 
 void WorkerTransport::interrupt() { ucp_worker_signal(worker_); }

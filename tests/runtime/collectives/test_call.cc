@@ -123,6 +123,8 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kAllGather, 8, 4, true) == Algorithm::kShm);
   setenv("TUTTI_ALGO", "all_reduce=shm", 1);
+  // One rank has nobody to share memory with: forcing shm there is not an error.
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false) != Algorithm::kShm);
   try {
     Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false);
     cr_assert_fail("shm was chosen without a shared-memory group");

@@ -1,0 +1,94 @@
+/* tutti-bench: times tutti's collectives the way nccl-tests times NCCL's.
+ *
+ * Run:   tutti launch -n 2 -- build/bin/tutti-bench all_reduce -b 8 -e 64M -f 4
+ * Prints on rank 0 a header, then one row per size (README.md, "Benchmarks", says
+ * what the columns mean); the times depend on the machine:
+ *   #       size        count      type  redop  root         time        algbw        busbw   #wrong   iters
+ *   #        (B)   (elements)                                (us)       (GB/s)       (GB/s)
+ *              8            2   float32    sum    -1         0.51        0.016        0.016        0    1000
+ *   ...
+ *       33554432      8388608   float32    sum    -1      4829.70        6.948        6.948        0      16
+ *   # wrong elements: 0
+ * and exits 1 if an element was wrong.
+ * bench/mpi_bench.c is the same harness (bench/harness.c) over MPI, for
+ * scripts/bench-vs-mpi.sh. This file only maps the harness's calls onto tutti.h.
+ */
+#include <stdio.h>
+
+#include "harness.h"
+#include "tutti.h"
+
+static const char* const coll_functions[] = {"tutti_all_reduce", "tutti_broadcast", "tutti_all_gather",
+                                             "tutti_reduce_scatter", "tutti_reduce", "tutti_gather",
+                                             "tutti_scatter", "tutti_all_to_all", "tutti_barrier"};
+
+static int failed(const char* what, tutti_status status) {
+  fprintf(stderr, "tutti-bench: %s failed: %s: %s\n", what, tutti_status_name(status), tutti_last_error());
+  return -1;
+}
+
+static tutti_status issue(tutti_comm* comm, const bench_case* c, const void* send, void* recv, size_t count,
+                          tutti_work** work) {
+  /* bench_dtype and bench_op list their values in tutti's order. */
+  tutti_dtype dtype = (tutti_dtype)c->dtype;
+  tutti_op op = (tutti_op)c->op;
+  switch (c->coll) {
+    case BENCH_ALL_REDUCE: return tutti_all_reduce(comm, send, recv, count, dtype, op, work);
+    case BENCH_BROADCAST: return tutti_broadcast(comm, recv, recv, count, dtype, c->root, work);
+    case BENCH_ALL_GATHER: return tutti_all_gather(comm, send, recv, count, dtype, work);
+    case BENCH_REDUCE_SCATTER: return tutti_reduce_scatter(comm, send, recv, count, dtype, op, work);
+    case BENCH_REDUCE: return tutti_reduce(comm, send, recv, count, dtype, op, c->root, work);
+    case BENCH_GATHER: return tutti_gather(comm, send, recv, count, dtype, c->root, work);
+    case BENCH_SCATTER: return tutti_scatter(comm, send, recv, count, dtype, c->root, work);
+    case BENCH_ALL_TO_ALL: return tutti_all_to_all(comm, send, recv, count, dtype, work);
+    case BENCH_BARRIER: return tutti_barrier(comm, work);
+  }
+  return TUTTI_ERR_INVALID_ARGUMENT;
+}
+
+static int collective(void* self, const bench_case* c, const void* send, void* recv, size_t count) {
+  tutti_work* work = NULL;
+  tutti_status status = issue((tutti_comm*)self, c, send, recv, count, c->async ? &work : NULL);
+  if (status == TUTTI_OK && work) {
+    status = tutti_work_wait(work, -1);
+    tutti_work_release(work);
+  }
+  return status == TUTTI_OK ? 0 : failed(coll_functions[c->coll], status);
+}
+
+static int barrier(void* self) {
+  tutti_status status = tutti_barrier((tutti_comm*)self, NULL);
+  return status == TUTTI_OK ? 0 : failed("tutti_barrier", status);
+}
+
+static int all_reduce_f64(void* self, double* values, size_t n, int max) {
+  tutti_status status = tutti_all_reduce((tutti_comm*)self, values, values, n, TUTTI_DTYPE_FLOAT64,
+                                         max ? TUTTI_OP_MAX : TUTTI_OP_SUM, NULL);
+  return status == TUTTI_OK ? 0 : failed("tutti_all_reduce (of the timings)", status);
+}
+
+static const char* unsupported(void* self, const bench_case* c) {
+  (void)self;
+  (void)c;
+  return NULL; /* tutti takes every dtype and op with every collective */
+}
+
+int main(int argc, char** argv) {
+  if (bench_help(argc, argv, "tutti-bench")) return 0;
+  tutti_comm* comm = NULL;
+  tutti_status status = tutti_comm_init(NULL, &comm);
+  if (status != TUTTI_OK) return failed("tutti_comm_init", status) ? 1 : 0;
+  int32_t rank = 0, size = 1;
+  tutti_comm_rank(comm, &rank);
+  tutti_comm_size(comm, &size);
+
+  char library[64];
+  snprintf(library, sizeof library, "tutti %s", tutti_version_string());
+  bench_backend backend = {"tutti-bench", library, rank, size, comm, collective, barrier, all_reduce_f64, unsupported};
+  int exit_status = bench_main(argc, argv, &backend);
+  /* After a failed call the other ranks may still be inside a collective: leave
+   * without the destroy (which waits for them); tutti launch stops the rest. */
+  if (exit_status == BENCH_EXIT_FAILED) return exit_status;
+  tutti_comm_destroy(comm);
+  return exit_status;
+}

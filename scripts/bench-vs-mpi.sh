@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# tutti against Open MPI (Debian's 4.1), side by side on this machine:
+#   scripts/bench-vs-mpi.sh [WORLD_SIZES [OPS [BENCH ARGS...]]]
+#   scripts/bench-vs-mpi.sh                          # "2 4", the four ops below, -b 8 -e 64M -f 4
+#   scripts/bench-vs-mpi.sh "2" "all_reduce" -d float64 -o max
+# Installs what is missing (apt, idempotent), builds tutti (scripts/dev.sh) and
+# mpi-bench (mpicc), runs build/bin/tutti-bench under tutti launch and mpi-bench under
+# mpirun with the same arguments, and prints one merged table per (op, world size).
+# Both programs are one harness (bench/harness.c): same buffers, iteration counts,
+# timing and check. Raw outputs stay in $BUILD_DIR/bench-vs-mpi/.
+# Environment: BUILD_DIR (default build); BENCH_ENV, "VAR=value ..." given to the
+# ranks of both libraries (e.g. glibc's MALLOC_MMAP_MAX_=0, see README.md);
+# BENCH_TIMEOUT, seconds per run (default 300).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/dev.sh" # install_missing and build; cds to the repo root
+
+world_sizes="${1:-2 4}"
+ops="${2:-all_reduce broadcast all_gather reduce_scatter}"
+shift $(($# < 2 ? $# : 2))
+bench_args=("$@")
+[ ${#bench_args[@]} -gt 0 ] || bench_args=(-b 8 -e 64M -f 4)
+timeout_s="${BENCH_TIMEOUT:-300}"
+read -r -a bench_env <<<"${BENCH_ENV:-}"
+
+packages+=(openmpi-bin libopenmpi-dev)
+install_missing
+build
+bin="$BUILD_DIR/bin"
+mpicc -O2 -std=c99 -Wall -Wextra bench/mpi_bench.c bench/harness.c -lm -o "$bin/mpi-bench"
+results="$BUILD_DIR/bench-vs-mpi"
+mkdir -p "$results"
+
+# Open MPI on one node, by default (Debian's openmpi-mca-params.conf excludes the UCX
+# PML): the ob1 PML, the vader shared-memory BTL with CMA single copy for large
+# messages, and the tuned collectives. --mca btl self,vader names that path and keeps
+# tcp out of it. --bind-to none: Open MPI would pin each rank to a core (and to a
+# socket past 2 ranks) while tutti launch pins nothing; unpinned, both get the same
+# scheduling, and pinning ranks on a machine with fewer cores than ranks, or shared
+# with other work, would measure placement instead of the library. --oversubscribe
+# lets mpirun start more ranks than cores, as tutti launch does.
+mpi_env=()
+for assignment in "${bench_env[@]}"; do mpi_env+=(-x "$assignment"); done
+run_mpi() {
+  timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader \
+    "${mpi_env[@]}" -np "$1" "$bin/mpi-bench" "${@:2}"
+}
+run_tutti() {
+  env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --no-tag-output --timeout "$timeout_s" -- "$bin/tutti-bench" "${@:2}"
+}
+
+# Rows are: size count type redop root time algbw busbw #wrong iters. Both rows of a
+# size moved the same bytes, so the busbw ratio is the inverse of the time ratio (taken
+# from the times, which keep more digits than small busbw values).
+merge() {
+  awk -v title="$1" '
+    function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0 || a + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
+    function cell(v) { return v == "" ? "-" : v }
+    /^#/ || NF < 10 { next }
+    {
+      if (!($1 in seen)) { seen[$1] = 1; sizes[++n] = $1 }
+      bw[which, $1] = $8; us[which, $1] = $6; wrong[which, $1] = $9
+    }
+    END {
+      for (i = 2; i <= n; i++)
+        for (j = i; j > 1 && sizes[j - 1] + 0 > sizes[j] + 0; j--) { t = sizes[j]; sizes[j] = sizes[j - 1]; sizes[j - 1] = t }
+      print "## " title
+      printf "# %10s %12s %12s %7s %13s %13s %7s %11s\n", "size", "tutti busbw", "MPI busbw", "ratio",
+        "tutti time", "MPI time", "ratio", "#wrong"
+      printf "# %10s %12s %12s %7s %13s %13s %7s %11s\n", "(B)", "(GB/s)", "(GB/s)", "t/M", "(us)", "(us)", "t/M", "tutti/MPI"
+      for (i = 1; i <= n; i++) {
+        s = sizes[i]
+        printf "  %10s %12s %12s %7s %13s %13s %7s %11s\n", s, cell(bw["t", s]), cell(bw["m", s]),
+          s + 0 == 0 ? "-" : ratio(us["m", s], us["t", s]), cell(us["t", s]), cell(us["m", s]), ratio(us["t", s], us["m", s]),
+          cell(wrong["t", s]) "/" cell(wrong["m", s])
+      }
+    }' which=t "$2" which=m "$3"
+}
+
+echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -sr)," \
+  "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -1)," \
+  "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
+echo "# arguments: ${bench_args[*]}${BENCH_ENV:+; rank environment: $BENCH_ENV}"
+echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti)"
+
+failures=0
+for n in $world_sizes; do
+  for op in $ops; do
+    out="$results/$op-$n"
+    status=0
+    run_tutti "$n" "$op" "${bench_args[@]}" >"$out.tutti.txt" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+      failures=$((failures + 1))
+      echo "# tutti-bench $op on $n ranks failed (exit $status); last lines of $out.tutti.txt:"
+      tail -n 5 "$out.tutti.txt" | sed 's/^/#   /'
+    fi
+    status=0
+    run_mpi "$n" "$op" "${bench_args[@]}" >"$out.mpi.txt" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+      failures=$((failures + 1))
+      echo "# mpi-bench $op on $n ranks failed (exit $status); last lines of $out.mpi.txt:"
+      tail -n 5 "$out.mpi.txt" | sed 's/^/#   /'
+    fi
+    what=$(sed -n 's/^# [a-z-]* [a-z_]*: .*, dtype \([a-z0-9]*\), op \([a-z]*\),.*/\1 \2/p' "$out.tutti.txt" "$out.mpi.txt" | head -1)
+    case "$op" in all_reduce | reduce | reduce_scatter) ;; barrier) what="" ;; *) what="${what% *}" ;; esac
+    echo
+    merge "$op on $n ranks${what:+ ($what)}" "$out.tutti.txt" "$out.mpi.txt"
+  done
+done
+[ "$failures" -eq 0 ] || { echo "# $failures run(s) failed; raw outputs in $results/"; exit 1; }

@@ -1,0 +1,638 @@
+// The shared-memory group (runtime/transport/shm/) with its ranks as threads, each with
+// a store client and a Group of its own, meeting at an in-memory store as the ranks of
+// a node would: every collective at 1..8 ranks, counts from 0 across several chunks,
+// int32/float32/float16 with SUM, MAX and AVG, the in-place forms, guard bytes around
+// every buffer, mixed sequences (double-buffer reuse across collectives), abort,
+// timeouts naming the missing rank, the group's failed state, and /dev/shm left clean.
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/collectives/dtype.h"
+#include "runtime/collectives/op_context.h"
+#include "runtime/collectives/reduce_op.h"
+#include "runtime/collectives/scratch.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/transport/shm/group.h"
+#include "tests/runtime/store/store_test.h"
+#include "tests/support/processes.h"
+
+using tutti::Deadline;
+using tutti::Error;
+using tutti::Status;
+using tutti::collectives::Dtype;
+using tutti::collectives::OpContext;
+using tutti::collectives::ReduceOp;
+using tutti::collectives::Scratch;
+using tutti::transport::shm::Group;
+
+namespace {
+
+using store_test::contains;
+using store_test::ms_since;
+using store_test::soon;
+
+constexpr int kRankCounts[] = {1, 2, 3, 4, 5, 8};
+constexpr Dtype kDtypes[] = {Dtype::kInt32, Dtype::kFloat32, Dtype::kFloat16};
+constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kAvg};
+// Empty, one element, a few, the most that rides in a step line (56 bytes of float32)
+// and one more, then counts that take one handshake at some rank counts and the
+// chunked pipeline at others, and enough for several 1 MiB chunks.
+constexpr size_t kCounts[] = {0, 1, 7, 14, 15, 3000, 70001, 900001};
+// For the per-rank counts of the data movers: up to several slots per rank.
+constexpr size_t kBlockBytes[] = {0, 1, 7, 64, 1000, 3000001};
+
+// Rank r's element i: small integers, so that sums of up to 8 ranks are exact in float16.
+double value_of(int rank, size_t i) { return static_cast<double>(static_cast<int>((rank * 7 + i * 3) % 11) - 5); }
+
+void put(unsigned char* buffer, size_t i, Dtype dtype, double value) {
+  switch (dtype) {
+    case Dtype::kInt32: {
+      auto v = static_cast<int32_t>(value);
+      std::memcpy(buffer + 4 * i, &v, 4);
+      return;
+    }
+    case Dtype::kFloat32: {
+      auto v = static_cast<float>(value);
+      std::memcpy(buffer + 4 * i, &v, 4);
+      return;
+    }
+    case Dtype::kFloat16: {
+      uint16_t v = tutti::collectives::float_to_half(static_cast<float>(value));
+      std::memcpy(buffer + 2 * i, &v, 2);
+      return;
+    }
+    default:
+      cr_assert_fail("put: no test dtype %d", static_cast<int>(dtype));
+  }
+}
+
+double get(const unsigned char* buffer, size_t i, Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kInt32: {
+      int32_t v;
+      std::memcpy(&v, buffer + 4 * i, 4);
+      return v;
+    }
+    case Dtype::kFloat32: {
+      float v;
+      std::memcpy(&v, buffer + 4 * i, 4);
+      return v;
+    }
+    case Dtype::kFloat16: {
+      uint16_t v;
+      std::memcpy(&v, buffer + 2 * i, 2);
+      return tutti::collectives::half_to_float(v);
+    }
+    default:
+      return NAN;
+  }
+}
+
+// The reduction of every rank's element i, computed here.
+double expected(Dtype dtype, ReduceOp op, int size, size_t i) {
+  double sum = 0, max = -1e300;
+  for (int r = 0; r < size; ++r) {
+    sum += value_of(r, i);
+    max = std::max(max, value_of(r, i));
+  }
+  if (op == ReduceOp::kMax) return max;
+  if (op == ReduceOp::kSum) return sum;
+  if (dtype == Dtype::kInt32) return static_cast<double>(static_cast<int64_t>(sum) / size);
+  return sum / size;
+}
+
+bool close_enough(double got, double want, Dtype dtype) {
+  double tolerance = dtype == Dtype::kFloat16 ? 2e-3 : dtype == Dtype::kFloat32 ? 1e-6 : 0;
+  return std::fabs(got - want) <= tolerance * std::max(1.0, std::fabs(want));
+}
+
+// A buffer with guard bytes on both sides: collectives must never write outside.
+class Guarded {
+ public:
+  explicit Guarded(size_t bytes) : bytes_(bytes), data_(bytes + 2 * kGuard, 0xA5) {}
+  unsigned char* get() { return data_.data() + kGuard; }
+  size_t bytes() const { return bytes_; }
+  bool intact() const {
+    for (size_t i = 0; i < kGuard; ++i) {
+      if (data_[i] != 0xA5 || data_[kGuard + bytes_ + i] != 0xA5) return false;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr size_t kGuard = 64;
+  size_t bytes_;
+  std::vector<unsigned char> data_;
+};
+
+// The first thing that went wrong on one rank, for the main thread to report.
+struct Failures {
+  std::vector<std::string> per_rank;
+  void expect(int rank, bool ok, const std::string& what) {
+    if (!ok && per_rank[rank].empty()) per_rank[rank] = what;
+  }
+  void assert_none() const {
+    for (size_t r = 0; r < per_rank.size(); ++r) cr_assert(per_rank[r].empty(), "rank %zu: %s", r, per_rank[r].c_str());
+  }
+};
+
+// `size` ranks as threads, each with its own client and Group.
+struct Ranks {
+  explicit Ranks(int n) : size(n), groups(n), scratch(n), seq(n, 0) {
+    Failures failures{std::vector<std::string>(n)};
+    for (int r = 0; r < n; ++r) clients.push_back(store.connect());
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          groups[r] = Group::create(*clients[r], "test/shm/", r, n, soon());
+        } catch (const Error& e) {
+          failures.expect(r, false, e.what());
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    failures.assert_none();
+  }
+
+  OpContext context(int rank, const char* name, int64_t timeout_ms = tt_timeout_ms(20000)) {
+    OpContext context;
+    context.name = name;
+    context.seq = ++seq[rank];
+    context.deadline = Deadline::after_ms(timeout_ms);
+    context.timeout_ms = timeout_ms;
+    context.aborted = &aborted;
+    context.where = tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")");
+    context.scratch = &scratch[rank];
+    return context;
+  }
+
+  // Runs body(rank, failures) on one thread per rank; a tutti::Error is a failure too.
+  void run(const std::function<void(int, Failures&)>& body) {
+    Failures failures{std::vector<std::string>(size)};
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          body(r, failures);
+        } catch (const Error& e) {
+          failures.expect(r, false, e.what());
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    failures.assert_none();
+  }
+
+  int size;
+  store_test::Store store;
+  std::vector<std::unique_ptr<tutti::store::Client>> clients;
+  std::vector<std::unique_ptr<Group>> groups;
+  std::vector<Scratch> scratch;
+  std::vector<uint32_t> seq;
+  std::atomic<bool> aborted{false};
+};
+
+std::string case_name(const char* what, size_t count, Dtype dtype, ReduceOp op, bool in_place) {
+  return tutti::concat(what, " of ", count, " ", tutti::collectives::dtype_name(dtype), " ",
+                       tutti::collectives::reduce_op_name(op), in_place ? " in place" : "");
+}
+
+// Checks recv against the reduction of elements [first, first + count) of every rank.
+void check_reduced(Failures& failures, int rank, int size, const std::string& name, Guarded& recv, size_t count,
+                   size_t first, Dtype dtype, ReduceOp op) {
+  failures.expect(rank, recv.intact(), name + ": wrote outside the receive buffer");
+  for (size_t i = 0; i < count; ++i) {
+    double got = get(recv.get(), i, dtype), want = expected(dtype, op, size, first + i);
+    if (!close_enough(got, want, dtype)) {
+      failures.expect(rank, false, tutti::concat(name, ": element ", i, " is ", got, ", want ", want));
+      return;
+    }
+  }
+}
+
+// Files in /dev/shm that a group of this process could have left.
+std::vector<std::string> leftover_segments() {
+  std::vector<std::string> found;
+  std::string mine = tutti::concat("tutti-", getpid(), "-");
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* entry = readdir(dir)) {
+      if (std::strncmp(entry->d_name, mine.c_str(), mine.size()) == 0) found.push_back(entry->d_name);
+    }
+    closedir(dir);
+  }
+  return found;
+}
+
+unsigned char pattern(int rank, size_t i) { return static_cast<unsigned char>(rank * 37 + i * 11 + 1); }
+
+}  // namespace
+
+Test(shm_group, all_reduce_every_size_dtype_op_and_count, .timeout = 300) {
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (Dtype dtype : kDtypes) {
+        for (ReduceOp op : kOps) {
+          for (size_t count : kCounts) {
+            for (bool in_place : {false, true}) {
+              size_t bytes = count * tutti::collectives::dtype_size(dtype);
+              Guarded send(bytes), recv(bytes);
+              for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
+              if (in_place) std::memcpy(recv.get(), send.get(), bytes);
+              OpContext context = ranks.context(rank, "all_reduce");
+              ranks.groups[rank]->all_reduce(in_place ? recv.get() : send.get(), recv.get(), count, dtype, op, context);
+              std::string name = case_name("all_reduce", count, dtype, op, in_place);
+              check_reduced(failures, rank, size, name, recv, count, 0, dtype, op);
+              failures.expect(rank, send.intact(), name + ": wrote outside the send buffer");
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+Test(shm_group, reduce_lands_on_root_only, .timeout = 300) {
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (int root : {0, size - 1}) {
+        for (Dtype dtype : kDtypes) {
+          for (ReduceOp op : kOps) {
+            for (size_t count : kCounts) {
+              for (bool in_place : {false, true}) {
+                size_t bytes = count * tutti::collectives::dtype_size(dtype);
+                Guarded send(bytes), recv(bytes);
+                for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
+                bool root_in_place = in_place && rank == root;
+                if (root_in_place) std::memcpy(recv.get(), send.get(), bytes);
+                OpContext context = ranks.context(rank, "reduce");
+                ranks.groups[rank]->reduce(root_in_place ? recv.get() : send.get(), rank == root ? recv.get() : nullptr,
+                                           count, dtype, op, root, context);
+                if (rank != root) continue;
+                check_reduced(failures, rank, size, case_name("reduce", count, dtype, op, in_place), recv, count, 0,
+                              dtype, op);
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+Test(shm_group, reduce_scatter_every_size_dtype_op_and_count, .timeout = 300) {
+  const size_t counts[] = {0, 1, 7, 300001};
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (Dtype dtype : kDtypes) {
+        for (ReduceOp op : kOps) {
+          for (size_t count : counts) {
+            for (bool in_place : {false, true}) {
+              size_t unit = tutti::collectives::dtype_size(dtype);
+              Guarded send(count * unit * size), recv(count * unit);
+              for (size_t i = 0; i < count * size; ++i) put(send.get(), i, dtype, value_of(rank, i));
+              unsigned char* out = in_place ? send.get() + rank * count * unit : recv.get();
+              OpContext context = ranks.context(rank, "reduce_scatter");
+              ranks.groups[rank]->reduce_scatter(send.get(), out, count, dtype, op, context);
+              std::string name = case_name("reduce_scatter", count, dtype, op, in_place);
+              if (in_place) std::memcpy(recv.get(), out, count * unit);
+              check_reduced(failures, rank, size, name, recv, count, rank * count, dtype, op);
+              failures.expect(rank, send.intact(), name + ": wrote outside the send buffer");
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+Test(shm_group, broadcast_from_any_root, .timeout = 120) {
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (int root : {0, size / 2, size - 1}) {
+        for (size_t bytes : kBlockBytes) {
+          Guarded buffer(bytes);
+          for (size_t i = 0; i < bytes; ++i) buffer.get()[i] = rank == root ? pattern(root, i) : 0;
+          OpContext context = ranks.context(rank, "broadcast");
+          ranks.groups[rank]->broadcast(buffer.get(), bytes, root, context);
+          std::string name = tutti::concat("broadcast of ", bytes, " bytes from ", root);
+          failures.expect(rank, buffer.intact(), name + ": wrote outside the buffer");
+          for (size_t i = 0; i < bytes; ++i) {
+            if (buffer.get()[i] != pattern(root, i)) {
+              failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+              break;
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+// all_gather, and gather at two roots, in both forms: every block of the result checked.
+Test(shm_group, all_gather_and_gather, .timeout = 120) {
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (int root : {-1, 0, size - 1}) {
+        for (size_t bytes : kBlockBytes) {
+          for (bool in_place : {false, true}) {
+            Guarded send(bytes), recv(bytes * size);
+            // In place only where this rank receives: every rank for all_gather, root for gather.
+            bool receives = root < 0 || rank == root;
+            unsigned char* mine = in_place && receives ? recv.get() + rank * bytes : send.get();
+            for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank, i);
+            OpContext context = ranks.context(rank, root < 0 ? "all_gather" : "gather");
+            if (root < 0) {
+              ranks.groups[rank]->all_gather(mine, recv.get(), bytes, context);
+            } else {
+              ranks.groups[rank]->gather(mine, receives ? recv.get() : nullptr, bytes, root, context);
+              if (!receives) continue;
+            }
+            std::string name = tutti::concat(context.name, " of ", bytes, " bytes", in_place ? " in place" : "");
+            failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+            for (int r = 0; r < size; ++r) {
+              for (size_t i = 0; i < bytes; ++i) {
+                if (recv.get()[r * bytes + i] != pattern(r, i)) {
+                  failures.expect(rank, false, tutti::concat(name, ": byte ", i, " of rank ", r, "'s block differs"));
+                  break;
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+Test(shm_group, scatter_from_two_roots, .timeout = 120) {
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (int root : {0, size - 1}) {
+        for (size_t bytes : kBlockBytes) {
+          for (bool in_place : {false, true}) {
+            Guarded send(bytes * size), recv(bytes);
+            if (rank == root) {
+              for (int r = 0; r < size; ++r) {
+                for (size_t i = 0; i < bytes; ++i) send.get()[r * bytes + i] = pattern(r, i);
+              }
+            }
+            bool root_in_place = in_place && rank == root;
+            unsigned char* out = root_in_place ? send.get() + root * bytes : recv.get();
+            OpContext context = ranks.context(rank, "scatter");
+            ranks.groups[rank]->scatter(rank == root ? send.get() : nullptr, out, bytes, root, context);
+            std::string name = tutti::concat("scatter of ", bytes, " bytes from ", root, in_place ? " in place" : "");
+            failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+            for (size_t i = 0; i < bytes; ++i) {
+              if (out[i] != pattern(rank, i)) {
+                failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+                break;
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+Test(shm_group, all_to_all_both_forms, .timeout = 120) {
+  // Block j of rank r's send carries (r, j) in every byte's pattern.
+  auto byte_of = [](int from, int to, size_t i) { return static_cast<unsigned char>(from * 29 + to * 7 + i * 13); };
+  for (int size : kRankCounts) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (size_t bytes : kBlockBytes) {
+        for (bool in_place : {false, true}) {
+          Guarded send(bytes * size), recv(bytes * size);
+          unsigned char* in = in_place ? recv.get() : send.get();
+          for (int to = 0; to < size; ++to) {
+            for (size_t i = 0; i < bytes; ++i) in[to * bytes + i] = byte_of(rank, to, i);
+          }
+          OpContext context = ranks.context(rank, "all_to_all");
+          ranks.groups[rank]->all_to_all(in, recv.get(), bytes, context);
+          std::string name = tutti::concat("all_to_all of ", bytes, " bytes", in_place ? " in place" : "");
+          failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+          for (int from = 0; from < size; ++from) {
+            for (size_t i = 0; i < bytes; ++i) {
+              if (recv.get()[from * bytes + i] != byte_of(from, rank, i)) {
+                failures.expect(rank, false, tutti::concat(name, ": byte ", i, " from rank ", from, " differs"));
+                break;
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+}
+
+// Collectives of every shape back to back, in an order all ranks draw from one seed,
+// so that each reuses slots, result areas and step lines the one before just used.
+Test(shm_group, mixed_sequence_reuses_buffers_safely, .timeout = 120) {
+  for (int size : {2, 3, 4}) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      uint64_t state = 12345;
+      auto next = [&state] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return state >> 33;
+      };
+      const size_t counts[] = {1, 14, 15, 3000, 70001, 300000};
+      for (int iteration = 0; iteration < 200; ++iteration) {
+        size_t count = counts[next() % std::size(counts)];
+        int kind = static_cast<int>(next() % 4);
+        Guarded send(count * 4 * size), recv(count * 4 * size);
+        for (size_t i = 0; i < count * size; ++i) put(send.get(), i, Dtype::kFloat32, value_of(rank, i + iteration));
+        std::string name = tutti::concat("step ", iteration, " (kind ", kind, ", count ", count, ")");
+        if (kind == 0) {
+          OpContext context = ranks.context(rank, "all_reduce");
+          ranks.groups[rank]->all_reduce(send.get(), recv.get(), count, Dtype::kFloat32, ReduceOp::kSum, context);
+          for (size_t i = 0; i < count; ++i) {
+            double want = 0;
+            for (int r = 0; r < size; ++r) want += value_of(r, i + iteration);
+            if (get(recv.get(), i, Dtype::kFloat32) != want) {
+              failures.expect(rank, false, tutti::concat(name, ": element ", i, " differs"));
+              break;
+            }
+          }
+        } else if (kind == 1) {
+          OpContext context = ranks.context(rank, "broadcast");
+          ranks.groups[rank]->broadcast(send.get(), count * 4, iteration % size, context);
+          for (size_t i = 0; i < count; ++i) {
+            if (get(send.get(), i, Dtype::kFloat32) != value_of(iteration % size, i + iteration)) {
+              failures.expect(rank, false, tutti::concat(name, ": element ", i, " differs"));
+              break;
+            }
+          }
+        } else if (kind == 2) {
+          OpContext context = ranks.context(rank, "all_gather");
+          ranks.groups[rank]->all_gather(send.get(), recv.get(), count * 4, context);
+          for (int r = 0; r < size; ++r) {
+            if (get(recv.get(), r * count + count - 1, Dtype::kFloat32) != value_of(r, count - 1 + iteration)) {
+              failures.expect(rank, false, tutti::concat(name, ": rank ", r, "'s block differs"));
+            }
+          }
+        } else {
+          OpContext context = ranks.context(rank, "barrier");
+          ranks.groups[rank]->barrier(context);
+        }
+        failures.expect(rank, send.intact() && recv.intact(), name + ": wrote outside a buffer");
+      }
+    });
+  }
+}
+
+// A bfloat16 and an int8 all_reduce through both paths: every dtype size goes through
+// the slicing arithmetic.
+Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
+  Ranks ranks(3);
+  ranks.run([&](int rank, Failures& failures) {
+    for (size_t count : {size_t{5}, size_t{70000}, size_t{600001}}) {
+      std::vector<int8_t> bytes(count, static_cast<int8_t>(rank + 1)), summed(count);
+      OpContext context = ranks.context(rank, "all_reduce");
+      ranks.groups[rank]->all_reduce(bytes.data(), summed.data(), count, Dtype::kInt8, ReduceOp::kSum, context);
+      failures.expect(rank, std::all_of(summed.begin(), summed.end(), [](int8_t v) { return v == 6; }),
+                      tutti::concat("int8 all_reduce of ", count));
+      std::vector<uint16_t> halves(count, tutti::collectives::float_to_bfloat16(rank + 0.5f)), maxed(count);
+      context = ranks.context(rank, "all_reduce");
+      ranks.groups[rank]->all_reduce(halves.data(), maxed.data(), count, Dtype::kBfloat16, ReduceOp::kMax, context);
+      failures.expect(rank,
+                      std::all_of(maxed.begin(), maxed.end(),
+                                  [](uint16_t v) { return tutti::collectives::bfloat16_to_float(v) == 2.5f; }),
+                      tutti::concat("bfloat16 all_reduce of ", count));
+    }
+  });
+}
+
+// The most ranks the group is sized for: the segment stays bounded, and every shape runs.
+Test(shm_group, sixty_four_ranks, .timeout = 120) {
+  Ranks ranks(64);
+  cr_assert_gt(ranks.groups[0]->mapped_bytes(), 0u);
+  cr_assert_leq(ranks.groups[0]->mapped_bytes(), size_t{64} << 20);
+  ranks.run([&](int rank, Failures& failures) {
+    for (size_t count : {size_t{3}, size_t{3000}, size_t{100000}}) {
+      Guarded send(count * 4), recv(count * 4);
+      for (size_t i = 0; i < count; ++i) put(send.get(), i, Dtype::kFloat32, value_of(rank, i));
+      OpContext context = ranks.context(rank, "all_reduce");
+      ranks.groups[rank]->all_reduce(send.get(), recv.get(), count, Dtype::kFloat32, ReduceOp::kSum, context);
+      check_reduced(failures, rank, 64, "all_reduce on 64 ranks", recv, count, 0, Dtype::kFloat32, ReduceOp::kSum);
+    }
+    for (size_t count : {size_t{3}, size_t{3000}}) {
+      Guarded send(count * 4 * 64), recv(count * 4);
+      for (size_t i = 0; i < count * 64; ++i) put(send.get(), i, Dtype::kFloat32, value_of(rank, i));
+      OpContext context = ranks.context(rank, "reduce_scatter");
+      ranks.groups[rank]->reduce_scatter(send.get(), recv.get(), count, Dtype::kFloat32, ReduceOp::kSum, context);
+      check_reduced(failures, rank, 64, "reduce_scatter on 64 ranks", recv, count, rank * count, Dtype::kFloat32,
+                    ReduceOp::kSum);
+    }
+    OpContext context = ranks.context(rank, "barrier");
+    ranks.groups[rank]->barrier(context);
+  });
+}
+
+// A rank waiting for a peer that never comes is ended by the abort flag within a few
+// milliseconds, not at the deadline; the group then refuses every later collective.
+Test(shm_group, abort_ends_a_wait_and_leaves_the_group_unusable, .timeout = 60) {
+  Ranks ranks(2);
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ranks.aborted = true;
+  });
+  float one = 1, out = 0;
+  OpContext context = ranks.context(0, "all_reduce", tt_timeout_ms(30000));
+  auto start = store_test::Clock::now();
+  Error error = store_test::error_of([&] {
+    ranks.groups[0]->all_reduce(&one, &out, 1, Dtype::kFloat32, ReduceOp::kSum, context);
+  });
+  int64_t took = ms_since(start);
+  aborter.join();
+  cr_assert_eq(error.status(), Status::kAborted, "%s", error.what());
+  cr_assert(contains(error.what(), "rank 1"), "%s", error.what());
+  cr_assert(took < tt_timeout_ms(1000), "the abort took %lld ms to end the wait", static_cast<long long>(took));
+
+  ranks.aborted = false;
+  context = ranks.context(0, "barrier");
+  error = store_test::error_of([&] { ranks.groups[0]->barrier(context); });
+  cr_assert_eq(error.status(), Status::kAborted);
+  cr_assert(contains(error.what(), "unusable after all_reduce #1 on comm \"test\" (rank 0 of 2)"), "%s", error.what());
+  cr_assert(contains(error.what(), "destroy the communicator"), "%s", error.what());
+}
+
+// The ranks that came wait for the one that did not until the deadline, and name it.
+Test(shm_group, timeout_names_the_missing_rank, .timeout = 60) {
+  Ranks ranks(3);
+  ranks.run([&](int rank, Failures& failures) {
+    if (rank == 2) return;
+    OpContext context = ranks.context(rank, "barrier", 300);
+    auto start = store_test::Clock::now();
+    Error error = store_test::error_of([&] { ranks.groups[rank]->barrier(context); });
+    failures.expect(rank, error.status() == Status::kTimeout, error.what());
+    failures.expect(rank, contains(error.what(), "waiting for rank 2"), error.what());
+    failures.expect(rank, ms_since(start) >= 290, tutti::concat("gave up after ", ms_since(start), " ms"));
+  });
+  // The failed barrier left the group's step counts out of step: it refuses what comes next.
+  float data = 0;
+  OpContext context = ranks.context(0, "all_reduce");
+  Error error = store_test::error_of([&] {
+    ranks.groups[0]->all_reduce(&data, &data, 1, Dtype::kFloat32, ReduceOp::kSum, context);
+  });
+  cr_assert_eq(error.status(), Status::kAborted, "%s", error.what());
+  cr_assert(contains(error.what(), "unusable after barrier #1"), "%s", error.what());
+}
+
+Test(shm_group, chunked_timeout_names_rank_and_chunk, .timeout = 60) {
+  Ranks ranks(2);
+  std::vector<float> data(1000000);
+  OpContext context = ranks.context(0, "all_reduce", 300);
+  Error error = store_test::error_of([&] {
+    ranks.groups[0]->all_reduce(data.data(), data.data(), data.size(), Dtype::kFloat32, ReduceOp::kSum, context);
+  });
+  cr_assert_eq(error.status(), Status::kTimeout, "%s", error.what());
+  cr_assert(contains(error.what(), "all_reduce #1 on comm \"test\" (rank 0 of 2) timed out after 300 ms waiting for "
+                                   "rank 1's chunk 1 of 4"),
+            "%s", error.what());
+}
+
+Test(shm_group, no_segment_is_left_in_dev_shm, .timeout = 60) {
+  {
+    Ranks ranks(4);
+    cr_assert(leftover_segments().empty(), "%s is left once all ranks mapped it", leftover_segments()[0].c_str());
+  }
+  cr_assert(leftover_segments().empty());
+}
+
+// Rank 0 gives up on a rank that never maps the segment, names it, and removes it.
+Test(shm_group, creation_times_out_naming_the_absent_ranks, .timeout = 60) {
+  store_test::Store store;
+  auto start = store_test::Clock::now();
+  Error error = store_test::error_of([&] { Group::create(*store.client, "test/shm/", 0, 3, Deadline::after_ms(300)); });
+  cr_assert_eq(error.status(), Status::kTimeout, "%s", error.what());
+  cr_assert(contains(error.what(), "ranks 1, 2 did not map shared-memory segment /tutti-"), "%s", error.what());
+  cr_assert(ms_since(start) < tt_timeout_ms(3000));
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+
+  error = store_test::error_of([&] { Group::create(*store.client, "other/shm/", 1, 3, Deadline::after_ms(300)); });
+  cr_assert_eq(error.status(), Status::kTimeout, "%s", error.what());
+  cr_assert(contains(error.what(), "rank 0 did not publish"), "%s", error.what());
+}
