@@ -21,6 +21,9 @@ static const char* const needles[] = {"FAIL",       "coll_bad_input:", "MISMATCH
                                       "FIRST_CALL", "tutti launch:",   "[tutti]",  NULL};
 
 #define OP_TIMEOUT_MS 3000
+/* How far past the op timeout a failing call may return: the timeout report reads the
+ * other ranks' states from the store (bounded by 2 s), and CI machines are busy. */
+#define BOUND_SLACK_MS 5000
 
 static void start(int size, const char* case_name, const char* env1, const char* env2) {
   tt_job_cleanup(&job);
@@ -138,7 +141,7 @@ static void expect_count_mismatch_fails(int size, const char* algorithms, const 
     int failed = strncmp(line, "TUTTI_ERR_MISMATCH ", 19) == 0 || strncmp(line, "TUTTI_ERR_TIMEOUT ", 18) == 0;
     cr_expect(failed, "%s: rank %d: want TUTTI_ERR_MISMATCH or TUTTI_ERR_TIMEOUT: %s", what, rank, line);
     long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
-    cr_expect_leq(elapsed, OP_TIMEOUT_MS + 1500, "%s: rank %d returned after %lld ms", what, rank, elapsed);
+    cr_expect_leq(elapsed, OP_TIMEOUT_MS + BOUND_SLACK_MS, "%s: rank %d returned after %lld ms", what, rank, elapsed);
     cr_expect(strstr(line, "guard=intact") != NULL, "%s: rank %d: %s", what, rank, line);
   }
   tt_job_cleanup(&job);
@@ -173,7 +176,7 @@ static void expect_timeout_naming(int size, const char* absent, unsigned absent_
               tt_excerpt(job.output, needles));
     cr_expect(strncmp(line, "TUTTI_ERR_TIMEOUT ", 18) == 0, "%s: rank %d: %s", what, rank, line);
     long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
-    cr_expect(elapsed >= OP_TIMEOUT_MS - 100 && elapsed <= OP_TIMEOUT_MS + 1500,
+    cr_expect(elapsed >= OP_TIMEOUT_MS - 100 && elapsed <= OP_TIMEOUT_MS + BOUND_SLACK_MS,
               "%s: rank %d timed out after %lld ms with an op timeout of %d ms", what, rank, elapsed, OP_TIMEOUT_MS);
     const char* message = strstr(line, "message=\"");
     cr_assert(message != NULL);

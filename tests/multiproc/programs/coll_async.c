@@ -510,18 +510,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: coll_async --case overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small\n");
     return 2;
   }
-  tutti_config config;
-  tutti_config_init(&config, sizeof config);
-  tutti_status status = tutti_comm_init(&config, &comm);
-  if (status != TUTTI_OK) {
-    printf("FAIL rank ? init: %s: %s\n", tutti_status_name(status), tutti_last_error());
-    return 1;
-  }
-  int32_t r32, s32;
-  tutti_comm_rank(comm, &r32);
-  tutti_comm_size(comm, &s32);
-  rank = r32;
-  size = s32;
+  if (!cv_join_world(&comm, &rank, &size)) return 1;
   run();
   ok(tutti_comm_destroy(comm), "tutti_comm_destroy");
   printf("coll_async: rank %d case %s, %d failures\n", rank, case_name, failures);

@@ -517,18 +517,7 @@ int main(int argc, char** argv) {
   parse_options(argc, argv, &o);
   setvbuf(stdout, NULL, _IOLBF, 0);
 
-  tutti_config config;
-  tutti_config_init(&config, sizeof config);
-  tutti_status status = tutti_comm_init(&config, &comm);
-  if (status != TUTTI_OK) {
-    printf("FAIL rank ? init: %s: %s\n", tutti_status_name(status), tutti_last_error());
-    return 1;
-  }
-  int32_t r32, s32;
-  tutti_comm_rank(comm, &r32);
-  tutti_comm_size(comm, &s32);
-  rank = r32;
-  size = s32;
+  if (!cv_join_world(&comm, &rank, &size)) return 1;
   int roots[MAX_LIST];
   int n_roots = resolve_roots(&o, roots);
   long long started = now_ns();
@@ -582,7 +571,7 @@ int main(int argc, char** argv) {
   if (stopped) printf("coll_check: rank %d stopped at the first failed call\n", rank);
   printf("coll_check: rank %d took %.0f ms\n", rank, (now_ns() - started) / 1e6);
   printf("coll_check: rank %d ran %ld cases, %ld failures\n", rank, cases_run, failures);
-  status = tutti_comm_destroy(comm);
+  tutti_status status = tutti_comm_destroy(comm);
   if (status != TUTTI_OK) {
     printf("FAIL rank %d destroy: %s: %s\n", rank, tutti_status_name(status), tutti_last_error());
     ++failures;

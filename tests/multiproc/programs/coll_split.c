@@ -96,19 +96,8 @@ static void wait_release(tutti_work* work, const char* what) {
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  tutti_config config;
-  tutti_config_init(&config, sizeof config);
   tutti_comm* world = NULL;
-  tutti_status status = tutti_comm_init(&config, &world);
-  if (status != TUTTI_OK) {
-    printf("FAIL rank ? init: %s: %s\n", tutti_status_name(status), tutti_last_error());
-    return 1;
-  }
-  int32_t r32, s32;
-  tutti_comm_rank(world, &r32);
-  tutti_comm_size(world, &s32);
-  rank = r32;
-  size = s32;
+  if (!cv_join_world(&world, &rank, &size)) return 1;
 
   /* The world ranks in each new communicator, in its rank order. */
   int half_members[64], n_half = 0, rev_members[64], n_rev = 0, pair_members[2], n_pair = 0;

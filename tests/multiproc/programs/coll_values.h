@@ -66,6 +66,24 @@ static inline const char* cv_dtype_name(tutti_dtype dtype) {
 }
 static inline const char* cv_op_name(tutti_op op) { return (int)op >= 0 && (int)op < 5 ? cv_op_names[op] : "unknown"; }
 
+/* Joins the job from the launcher's environment and reads this rank's place; on
+ * failure prints a FAIL line and returns 0. */
+static inline int cv_join_world(tutti_comm** comm, int* rank, int* size) {
+  tutti_config config;
+  tutti_config_init(&config, sizeof config);
+  tutti_status status = tutti_comm_init(&config, comm);
+  if (status != TUTTI_OK) {
+    printf("FAIL rank ? init: %s: %s\n", tutti_status_name(status), tutti_last_error());
+    return 0;
+  }
+  int32_t r32, s32;
+  tutti_comm_rank(*comm, &r32);
+  tutti_comm_size(*comm, &s32);
+  *rank = r32;
+  *size = s32;
+  return 1;
+}
+
 /* Looks a name up in names[0..n); -1 when absent. */
 static inline int cv_lookup(const char* const* names, int n, const char* name) {
   for (int i = 0; i < n; ++i) {
