@@ -53,7 +53,7 @@ std::string Engine::memory_report() const {
                 " bytes mapped");
 }
 
-OpContext Engine::context_for(const char* name, uint32_t seq) const {
+OpContext Engine::context_for(const char* name, uint32_t seq) {
   OpContext context;
   context.name = name;
   context.seq = seq;
@@ -61,7 +61,7 @@ OpContext Engine::context_for(const char* name, uint32_t seq) const {
   context.timeout_ms = setup_.op_timeout_ms;
   context.aborted = setup_.aborted;
   context.where = setup_.where;
-  context.scratch = const_cast<Scratch*>(&scratch_);
+  context.scratch = &scratch_;
   return context;
 }
 
@@ -79,8 +79,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
         in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), label});
         return false;
       };
-      auto work = executor_->submit(std::move(job));
-      return work;
+      return executor_->submit(std::move(job));
     }
     job = [this, call, label](work::Work&) {
       wait_point_to_point(post_point_to_point(call), call, label);

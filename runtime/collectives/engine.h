@@ -56,7 +56,7 @@ class Engine {
   };
 
   Engine() = default;
-  OpContext context_for(const char* name, uint32_t seq) const;
+  OpContext context_for(const char* name, uint32_t seq);
   void run_collective(const Call& call, uint32_t seq);
   void dispatch(const Call& call, const OpContext& context);
   transport::Request* post_point_to_point(const Call& call);

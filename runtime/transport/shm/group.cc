@@ -12,17 +12,22 @@ namespace tutti::transport::shm {
 namespace {
 
 // How long a waiter spins, then yields, before it sleeps (signal.h). Measured with
-// all_reduce on this project's 2-core VM, where a futex wake-up takes 50-100 us:
+// all_reduce on this project's 2-core VM, where a futex sleep and wake-up takes 50 to
+// over 100 us:
 //   - A rank with a core of its own spins 50 us, which covers a pipeline step, then
-//     yields up to 1 ms (so a peer late by less than that costs no futex wake-up).
-//   - With more ranks than cores, the rank waited for usually needs this core:
-//     spin only the first few pauses, then yield up to 200 us. At 4 ranks on 2
-//     cores, sleeping at once made an 8-byte all_reduce take 130 us; yielding up to
-//     20 or more times brought it to 9.5-10 us, and 64 KiB from 300 to 34 us; more
-//     yields changed nothing measurable.
+//     yields up to 1 ms, so that a peer late by less than that costs no wake-up.
+//   - With more ranks than cores, the rank waited for usually needs this very core:
+//     spin only the first pauses, then yield up to 200 us. At 4 ranks on the 2 cores,
+//     sleeping at once made an 8-byte all_reduce take 130 us and a 1 MiB one 1 ms;
+//     yielding first brought them to 7-10 us and 250-280 us (Open MPI: 12 and 480).
+//     Yielding longer changed nothing measurable.
 constexpr WaitPolicy kOwnCore{50'000, 1'000'000};
 constexpr WaitPolicy kSharedCore{0, 200'000};
 
+// The CPUs this process may run on. Ranks that each are pinned to one core of their
+// own count as sharing cores here, which costs them a little latency (they yield
+// where they could spin); the opposite mistake, spinning on a core the awaited rank
+// needs, would cost far more.
 int usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -39,8 +44,12 @@ std::unique_ptr<Group> Group::create(store::Client& store, const std::string& pr
                                           " is out of range; pass 0 <= rank < size"));
   }
   Layout layout = Layout::for_size(size);
-  Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes, deadline);
-  return std::make_unique<SegmentGroup>(std::move(segment), layout, rank, size);
+  try {
+    Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes, deadline);
+    return std::make_unique<SegmentGroup>(std::move(segment), layout, rank, size);
+  } catch (const Error& e) {
+    fail(e.status(), concat("shared-memory group at ", prefix, " (rank ", rank, " of ", size, "): ", e.what()));
+  }
 }
 
 SegmentGroup::SegmentGroup(Segment segment, const Layout& layout, int rank, int size)

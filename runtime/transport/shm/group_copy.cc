@@ -1,7 +1,6 @@
 // The collectives of SegmentGroup that only move data: broadcast, all_gather, gather,
-// scatter and all_to_all, each a run of simple steps (segment_group.h) over chunks of
-// at most one slot. A rank's own block never goes through shared memory, and is not
-// copied at all in place.
+// scatter and all_to_all, each a run of simple steps (segment_group.h). A rank's own
+// block never goes through shared memory, and is not copied at all in place.
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -129,8 +128,10 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
 }
 
 // Every rank puts its chunk of block r in part r of its slot; rank r collects part r of
-// every slot. In place (send == recv) this is safe chunk by chunk: the chunk of block
-// r that a rank overwrites is the one it has just put in its slot.
+// every slot. The parts split a whole slot, as reduce_scatter's do: every rank copies
+// in and out at the same time, so larger steps only save handshakes. In place
+// (send == recv) this is safe chunk by chunk: the chunk of block r that a rank
+// overwrites is the one it has just put in its slot.
 void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
   run(context, Shape{bytes_per_rank}, [&] {
     if (bytes_per_rank == 0) return;
@@ -149,7 +150,8 @@ void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_ran
         [&](size_t c, uint64_t use) {
           auto [offset, n] = chunk_span(c, part, bytes_per_rank);
           for (int r = 0; r < size_; ++r) {
-            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
+            const unsigned char* from =
+                r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
             copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
           }
         });

@@ -18,9 +18,10 @@ using collectives::reduce_many;
 // reads every rank's vector, so the ranks together read size^2 * bytes; the pipeline
 // reads about 2 * size * bytes but takes two handshakes per chunk. Measured with
 // float32 SUM on this project's 2-core VM: at 2 ranks one handshake was as fast or
-// faster up to 1 MiB (15% at 512 KiB); at 4 ranks (sharing 2 cores) even up to
-// 512 KiB; at 8 ranks the pipeline was already ahead at 32 KiB and twice as fast at
-// 128 KiB. 2 MiB gives 512 KiB at 2 ranks, 128 KiB at 4, 32 KiB at 8, 512 bytes at 64.
+// faster up to 1 MiB (15% at 512 KiB); at 4 ranks sharing the 2 cores the two were
+// even from 64 to 512 KiB; at 8 ranks the pipeline was ahead from 32 KiB on, and twice
+// as fast at 128 KiB. 2 MiB gives 512 KiB at 2 ranks, 128 KiB at 4, 32 KiB at 8, and
+// 512 bytes at 64.
 constexpr size_t kWholeBudget = size_t{2} << 20;
 
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
@@ -58,16 +59,19 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
 
 // One step: each rank puts its vector where the others can read it (in its step line
 // when it fits there, so that a peer fetches step and data in one cache line), waits
-// for all, and reduces everything itself, its own part straight from `send`. The step
-// line of parity s % 2 is next written at step s + 2, which every collective posts only
-// after seeing all ranks post s + 1, that is, after they read it.
+// for all, and reduces everything itself, its own part straight from `send`. The
+// payload of step line s % 2 is next written by a step s' >= s + 2 of this shape, which
+// a rank posts only after seeing every rank post s' - 1 (the end of the collective
+// before), so after every rank has read it.
 void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                                 const OpContext& context) {
   const size_t bytes = count * dtype_size(dtype);
   const uint64_t step = ++step_;
   const bool in_line = bytes <= kInlineBytes;
   const uint64_t use = in_line ? 0 : slot_uses_++;
-  auto shared = [&](int r) -> unsigned char* { return in_line ? control(r).lines[step & 1].payload : slot(r, use); };
+  auto shared = [&](int r) -> unsigned char* {
+    return in_line ? control(r).lines[step & 1].payload : slot(r, use);
+  };
 
   std::memcpy(shared(rank_), send, bytes);
   post(step);
@@ -86,8 +90,9 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 // The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
 // posts its "arrived" before waiting for the others' "reduced" of c. Why the double
 // buffers suffice:
-//   - Slot use c + 1 is written after the wait for everyone's "reduced" of c - 1, and
-//     use c - 1 (same buffer) is read only by reductions that precede those posts.
+//   - Slot use c + 1 is written after the wait for everyone's "arrived" of c, which each
+//     rank posts after its "reduced" of c - 1, and use c - 1 (same buffer) is read only
+//     by the reductions of chunk c - 1, which precede those posts.
 //   - Result use c is written after the wait for everyone's "arrived" of c, which each
 //     rank posts after copying out chunk c - 2 (same buffer).
 //   - Result use c is read after everyone's "reduced" of c, and not written again
@@ -112,7 +117,9 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   auto* out = static_cast<unsigned char*>(recv);
 
   // Chunk c's first element and count, and rank r's slice [lo, hi) of it.
-  auto chunk_span = [&](size_t c) { return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)}; };
+  auto chunk_span = [&](size_t c) {
+    return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)};
+  };
   auto slice = [&](size_t n, int r) {
     size_t per = ceil_div(ceil_div(n, static_cast<size_t>(size_)), line_count) * line_count;
     size_t lo = std::min(r * per, n);
@@ -152,7 +159,8 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
 // Chunk by chunk, one step each: every rank puts, for every other rank r, its chunk of
 // block r in part r of its slot; then reduces its own block's chunk across all ranks'
 // parts straight into recv (its own part from `send`, which in place is recv itself,
-// element for element).
+// element for element). The parts split a whole slot: at 2 and 4 ranks, 16 MiB per
+// rank ran 5-20% faster than with parts of a 256 KiB chunk.
 void SegmentGroup::reduce_scatter(const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op,
                                   const OpContext& context) {
   run(context, Shape{count_per_rank, static_cast<int>(dtype), static_cast<int>(op)}, [&] {
@@ -162,7 +170,9 @@ void SegmentGroup::reduce_scatter(const void* send, void* recv, size_t count_per
     const size_t part_count = part_bytes / unit;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
-    auto span = [&](size_t c) { return std::pair{c * part_count, std::min(part_count, count_per_rank - c * part_count)}; };
+    auto span = [&](size_t c) {
+      return std::pair{c * part_count, std::min(part_count, count_per_rank - c * part_count)};
+    };
     steps(
         ceil_div(count_per_rank, part_count), context,
         [&](size_t c, uint64_t use) {
@@ -175,7 +185,8 @@ void SegmentGroup::reduce_scatter(const void* send, void* recv, size_t count_per
         [&](size_t c, uint64_t use) {
           auto [offset, n] = span(c);
           for (int r = 0; r < size_; ++r) {
-            sources_[r] = r == rank_ ? in + (rank_ * count_per_rank + offset) * unit : slot(r, use) + rank_ * part_bytes;
+            sources_[r] = r == rank_ ? in + (rank_ * count_per_rank + offset) * unit
+                                     : slot(r, use) + rank_ * part_bytes;
           }
           reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
         });

@@ -18,17 +18,18 @@ namespace tutti::transport::shm {
 struct Layout {
   // Bytes of one slot (and of one result area): the most one pipeline step moves.
   // Measured with all_reduce of float32 at 16 and 64 MiB on this project's 2-core VM
-  // (Zen 5, 1 MiB L2 per core, shared L3): at 2 ranks 512 KiB and 1 MiB were 5% ahead
-  // of 256 KiB (7.4 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where every step
-  // costs context switches, 1 MiB was 15-35% ahead of 512 KiB and 256 KiB. Shrinks as
-  // ranks are added so that the segment stays within about kSegmentBudget (at 16 ranks
-  // 960 KiB slots, at 64 ranks 252 KiB).
+  // (Zen 5, 1 MiB L2 per core): at 2 ranks 512 KiB and 1 MiB were 3-6% ahead of
+  // 256 KiB (16 MiB: 7.4-7.5 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where each
+  // step costs context switches, 1 MiB was 7-10% ahead of 512 KiB and 35% ahead of
+  // 256 KiB. Shrinks as ranks are added so that the segment stays within about
+  // kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB). The data movers
+  // use less of a slot per step (group_copy.cc).
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
-  // Each Control gets 256 bytes: the two step lines and the sleeper count on lines of
-  // their own, and neighbours two lines apart, since the adjacent-line prefetcher
-  // fetches lines in pairs.
+  // Each Control gets 256 bytes, so that no 128-byte pair of lines (the adjacent-line
+  // prefetcher fetches lines in pairs) mixes two ranks' words, or a rank's step lines
+  // with the sleeper count that its peers write.
   static constexpr size_t kControlStride = 256;
 
   int size = 0;

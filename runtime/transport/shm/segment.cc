@@ -66,10 +66,32 @@ unsigned char* map(int fd, const std::string& name, size_t bytes) {
   if (base == MAP_FAILED) {
     int error = errno;
     close(fd);
+    if (error == ENOMEM) {
+      fail(Status::kTransport, concat("cannot map ", describe(name, bytes), ": ", errno_text(error),
+                                      "; this process is out of memory or address space (check ulimit -v)"));
+    }
     fail_errno("map", name, bytes, error);
   }
   close(fd);
   return static_cast<unsigned char*>(base);
+}
+
+// "ranks 2, 5" (or "rank 2"): whose mapped/<rank> key is missing. Asked once more,
+// briefly, since the deadline has passed when this is called.
+std::string absent_ranks(store::Client& store, const std::vector<std::string>& keys) {
+  std::vector<bool> present;
+  try {
+    present = store.check(keys, Deadline::after_ms(1000));
+  } catch (const Error&) {
+    return "some ranks (the store did not say which)";
+  }
+  std::string missing;
+  int count = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (present[i]) continue;
+    missing += concat(count++ == 0 ? "" : ", ", i + 1);
+  }
+  return concat(count == 1 ? "rank " : "ranks ", missing);
 }
 
 std::string fresh_name() {
@@ -148,9 +170,9 @@ Segment Segment::share(store::Client& store, const std::string& prefix, int rank
       name = store.get(name_key, deadline);
     } catch (const Error& e) {
       if (e.status() != Status::kTimeout) throw;
-      fail(Status::kTimeout, concat("rank ", rank, " of ", size, ": rank 0 did not publish its shared-memory segment (",
-                                    name_key, ") in time; check that rank 0 is running and reached the same "
-                                    "communicator setup"));
+      fail(Status::kTimeout, concat("rank 0 did not publish its shared-memory segment (", name_key,
+                                    ") in time; check that rank 0 is running and reached the same communicator ",
+                                    "setup"));
     }
     Segment segment = open(name, bytes);
     store.set(concat(prefix, "mapped/", rank), "1", deadline);
@@ -166,15 +188,9 @@ Segment Segment::share(store::Client& store, const std::string& prefix, int rank
   } catch (const Error& e) {
     shm_unlink(segment.name().c_str());
     if (e.status() != Status::kTimeout) throw;
-    // The deadline has passed; ask once more, briefly, which ranks did map it.
-    std::vector<bool> mapped = store.check(keys, Deadline::after_ms(1000));
-    std::string missing;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (!mapped[i]) missing += concat(missing.empty() ? "" : ", ", i + 1);
-    }
-    fail(Status::kTimeout, concat("rank 0 of ", size, ": ranks ", missing, " did not map ",
-                                  describe(segment.name(), bytes), " in time; check that they are running, on this "
-                                  "node, and share its /dev/shm"));
+    fail(Status::kTimeout, concat(absent_ranks(store, keys), " did not map ",
+                                  describe(segment.name(), bytes), " in time; check that they are running, on ",
+                                  "this node, and share its /dev/shm"));
   }
   shm_unlink(segment.name().c_str());
   return segment;

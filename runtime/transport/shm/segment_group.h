@@ -54,7 +54,9 @@ class SegmentGroup final : public Group {
   unsigned char* slot(int rank, uint64_t use) const {
     return base() + layout_.slots_offset + (2 * static_cast<size_t>(rank) + (use & 1)) * layout_.slot_bytes;
   }
-  unsigned char* result(uint64_t use) const { return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes; }
+  unsigned char* result(uint64_t use) const {
+    return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes;
+  }
   unsigned char* base() const { return segment_.base(); }
 
   void post(uint64_t step) {

@@ -94,7 +94,8 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   }
 
   auto sleepers = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.sleepers));
-  const bool peer_fences = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.posts_fenced)).load(std::memory_order_relaxed) != 0;
+  const bool peer_fences =
+      std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.posts_fenced)).load(std::memory_order_relaxed) != 0;
   for (;;) {
     context.check(what);
     sleepers.fetch_add(1, std::memory_order_seq_cst);

@@ -291,6 +291,10 @@ static void case_never_joins(const char* absent) {
   long long elapsed = now_ms() - t0;
   printf("NEVER_JOINS status=%s elapsed_ms=%lld message=\"%s\"\n", tutti_status_name(status), elapsed,
          status == TUTTI_OK ? "" : tutti_last_error());
+  /* Stay until the other present ranks have timed out too: a rank that exits at once
+   * would turn their TIMEOUT into PEER_LOST (they watch their peers' processes). */
+  struct timespec linger = {2, 0};
+  nanosleep(&linger, NULL);
 }
 
 int main(int argc, char** argv) {
