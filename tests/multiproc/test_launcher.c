@@ -358,8 +358,12 @@ Test(launcher, rank_ignoring_sigterm_is_killed_after_the_grace_period, .timeout 
                         "2",
                         "/bin/sh",
                         "-c",
-                        "if [ $TUTTI_RANK = 0 ]; then sleep 0.3; exit 1; fi; trap '' TERM; echo pid $$; "
-                        "while :; do sleep 0.1; done",
+                        /* Rank 0 fails only once rank 1 ignores SIGTERM (a file named after their
+                         * common parent, the launcher, says so), however slowly the shells start. */
+                        "mark=/tmp/tutti-test-trap.$PPID; "
+                        "if [ $TUTTI_RANK = 0 ]; then i=0; while [ ! -e $mark ] && [ $i -lt 200 ]; do "
+                        "sleep 0.05; i=$((i+1)); done; rm -f $mark; exit 1; fi; "
+                        "trap '' TERM; echo pid $$; touch $mark; while :; do sleep 0.1; done",
                         NULL};
   tt_process* process = new_process();
   char* output = run_tutti(process, args, 15000);
