@@ -67,9 +67,6 @@ OpContext Engine::context_for(const char* name, uint32_t seq) {
 
 std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {
   validate(call, setup_.rank, setup_.size, api);
-  if (setup_.aborted->load()) {
-    fail(Status::kAborted, concat(api, ": ", setup_.where, " was aborted; destroy it and create a new one"));
-  }
   work::Executor::Job job;
   if (is_point_to_point(call.kind)) {
     std::string label = concat(api, " #", next_p2p_++, " (peer ", call.root, ", tag ", call.tag,

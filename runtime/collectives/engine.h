@@ -38,7 +38,7 @@ class Engine {
   // Lets the running operation finish (it is bounded), fails the queued ones.
   ~Engine();
 
-  // Validates and runs call: blocking (returns the completed Work; on failure it
+  // Validates and runs call (Comm has checked it is not aborted): blocking (returns the completed Work; on failure it
   // throws the operation's Error) or asynchronous (returns the Work at once).
   std::shared_ptr<work::Work> issue(const Call& call, const char* api, bool async);
 

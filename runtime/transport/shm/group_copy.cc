@@ -70,12 +70,19 @@ void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_ran
         },
         [&](size_t c, uint64_t use) {
           auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          for (int r = 0; r < size_; ++r) {
-            const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
-            copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
-          }
+          copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
         });
   });
+}
+
+// Chunk (offset, n) of every rank's block into `out`: this rank's own from `in`, the
+// others' from their slots; all_gather and gather's root read the same way.
+void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, size_t offset, size_t n,
+                                   uint64_t use, size_t bytes_per_rank) {
+  for (int r = 0; r < size_; ++r) {
+    const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
+    copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
+  }
 }
 
 // The ranks other than root put their chunk in their slot; root copies them out.
@@ -94,10 +101,7 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
         [&](size_t c, uint64_t use) {
           if (rank_ != root) return;
           auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          for (int r = 0; r < size_; ++r) {
-            const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
-            copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
-          }
+          copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
         });
   });
 }

@@ -82,6 +82,8 @@ class SegmentGroup final : public Group {
 
   // The chunk of one step of the data movers (group_copy.cc).
   size_t copy_chunk() const;
+  void copy_out_blocks(unsigned char* out, const unsigned char* in, size_t offset, size_t n, uint64_t use,
+                       size_t bytes_per_rank);
 
   // `chunks` steps of the simple shape: write(c, use), post, wait for all, read(c, use).
   template <typename Write, typename Read>
