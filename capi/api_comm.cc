@@ -88,6 +88,15 @@ TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t
   return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->split(color, key), out); });
 }
 
+TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivors) {
+  const char* api = "tutti_comm_shrink";
+  if (survivors == nullptr) return invalid_argument(api, "survivors is NULL; pass the address of a tutti_comm*");
+  *survivors = nullptr;
+  tutti::comm::Comm* parent = live_comm(comm, api);
+  if (parent == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->shrink(), survivors); });
+}
+
 TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm) {
   tutti::comm::Comm* impl = live_comm(comm, "tutti_comm_abort");
   if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;

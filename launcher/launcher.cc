@@ -311,10 +311,14 @@ void Job::on_rank_exit(RankProcess& rank) {
     if (log::enabled(log::Level::kDebug)) say(what);
     return;
   }
-  exit_code_ = shell_exit_code(status);
+  if (exit_code_ < 0) exit_code_ = shell_exit_code(status);
   size_t others = running_ranks().size();
   if (others == 0) {
     say(what);
+  } else if (options_.keep_going) {
+    say(concat(what, "; the other ", others == 1 ? std::string("rank goes") : concat(others, " ranks go"),
+               " on (--keep-going)"));
+    return;
   } else {
     say(concat(what, "; stopping the other ", others == 1 ? std::string("rank") : concat(others, " ranks")));
   }

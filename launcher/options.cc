@@ -109,6 +109,8 @@ ParseResult parse_options(std::span<const std::string> args) {
       options.tag_output = true;
     } else if (flag.name == "--no-tag-output" && !flag.inline_value) {
       options.tag_output = false;
+    } else if (flag.name == "--keep-going" && !flag.inline_value) {
+      options.keep_going = true;
     } else {
       return fail_with(concat("unknown option \"", arg,
                               "\"; see tutti launch --help (put -- before a program whose name starts with -)"));
@@ -183,7 +185,7 @@ const char* usage() {
          "\n"
          "Starts N ranks of PROGRAM on this machine, hosts their rendezvous store, and\n"
          "prefixes each line they print with its rank. When a rank fails, the others are\n"
-         "stopped. Each rank gets TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK,\n"
+         "stopped, unless --keep-going. Each rank gets TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK,\n"
          "TUTTI_LOCAL_SIZE, TUTTI_ADDR, TUTTI_HOST, TUTTI_STORE_SERVER=launcher,\n"
          "TUTTI_INIT_METHOD (env:// unless set) and TUTTI_LAUNCHER_PID; its stdin is\n"
          "/dev/null.\n"
@@ -193,12 +195,15 @@ const char* usage() {
          "  --timeout SECONDS  stop every rank when the whole job runs longer, and exit 124\n"
          "  --tag-output       prefix each output line with \"[RANK] \" (the default)\n"
          "  --no-tag-output    print lines as they are (still whole lines, never mixed)\n"
+         "  --keep-going       when a rank fails, let the others run on: they see it as a\n"
+         "                     lost peer (TUTTI_ERR_PEER_LOST) and may shrink and go on\n"
          "  -h, --help         print this help\n"
          "\n"
          "exit status:\n"
          "  0        every rank exited 0\n"
          "  1-255    the first rank to fail exited with this code, or 128+N when it was\n"
-         "           killed by signal N (the other ranks are then stopped)\n"
+         "           killed by signal N (the other ranks are then stopped, unless\n"
+         "           --keep-going)\n"
          "  2        bad usage, or the program cannot be found or run\n"
          "  124      --timeout passed\n"
          "  127      a rank could not be started (fork or exec failed)\n"

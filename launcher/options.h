@@ -17,6 +17,7 @@ struct LaunchOptions {
   int ranks = 0;
   int64_t timeout_ms = -1;  // the whole job; -1: none
   bool tag_output = true;
+  bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant jobs)
   std::vector<std::string> argv;  // argv[0] as the user wrote it, then its arguments
   std::string program_path;       // argv[0] resolved against PATH, filled by resolve_program
 };
@@ -31,7 +32,7 @@ struct ParseResult {
 // Parses the arguments after "launch". Options end at "--" or at the first argument
 // that is not an option, so `tutti launch -n 2 prog -n 3` passes "-n 3" to prog.
 // Accepts -n N, --np N, --np=N, --timeout S, --timeout=S (seconds, decimals allowed),
-// --tag-output, --no-tag-output, -h/--help. Does not look at the file system.
+// --tag-output, --no-tag-output, --keep-going, -h/--help. Does not look at the file system.
 ParseResult parse_options(std::span<const std::string> args);
 
 // The path execve should get for program: itself when it holds a '/', else the first

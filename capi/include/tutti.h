@@ -20,6 +20,21 @@
  *   on a best-effort basis (reading freed memory is still undefined): clear your
  *   pointer when you destroy it.
  *
+ * Failures
+ *   Every rank's event loop sends the rendezvous store a heartbeat each
+ *   TUTTI_HEARTBEAT_INTERVAL_MS (from its own thread: a rank that computes without
+ *   calling tutti stays alive). A rank whose process ends without destroying its
+ *   communicators (killed, crashed, exited) is declared lost at once; one that stays
+ *   silent for TUTTI_HEARTBEAT_TIMEOUT_MS (stopped, frozen, cut off) is declared lost
+ *   then. Every pending and later operation of each communicator it belongs to then
+ *   fails with ERR_PEER_LOST on every rank, within milliseconds of the store
+ *   noticing, and tutti_last_error() names the lost rank, its host and pid, why it
+ *   was declared lost, what it was last doing, and the operation that failed. Losing
+ *   the store's host (rank 0, or tutti launch) is a loss too. Send buffers are never
+ *   written; receive buffers of failed operations are undefined. As in MPI's ULFM,
+ *   an operation under way at the loss may still complete on some ranks while it
+ *   fails on others; tutti_comm_shrink then gives the survivors a fresh communicator.
+ *
  * ABI
  *   Symbols are only ever added while the major version stays the same, and struct
  *   fields only ever appended. TUTTI_VERSION_MAJOR changes on an ABI break; the
@@ -147,6 +162,17 @@ TUTTI_API tutti_status tutti_comm_node_rank(const tutti_comm* comm, int32_t* nod
  * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never joined)
  *  | ERR_ABORTED | ERR_PEER_LOST] */
 TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t key, tutti_comm** out);
+
+/* After a loss (ERR_PEER_LOST), makes *survivors: a new communicator of the ranks of
+ * comm that the rendezvous store has not declared lost, keeping their order (as
+ * MPIX_Comm_shrink and ncclCommShrink do). Collective over every surviving rank, each
+ * of which must call it; works on a comm that failed or was aborted, which must
+ * still be destroyed. A rank that was itself declared lost (stopped for longer than
+ * the heartbeat timeout, then continued) gets ERR_PEER_LOST and should exit.
+ * [one thread per comm] [blocks <= op_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that neither came nor
+ *  were declared lost) | ERR_PEER_LOST] */
+TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivors);
 
 /* Aborts comm: every pending and later operation on it fails with ERR_ABORTED.
  * The handle must still be destroyed. [any thread, any time] [returns within 1 s]

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <string_view>
+#include <thread>
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/fingerprint.h"
@@ -12,6 +14,12 @@
 #include "runtime/transport/ucx/connect.h"
 
 namespace tutti::collectives {
+namespace {
+
+// How long a transport's report of a lost peer waits for the store's.
+constexpr int64_t kExplainLossMs = 1000;
+
+}  // namespace
 
 std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadline) {
   std::unique_ptr<Engine> engine(new Engine());
@@ -24,8 +32,6 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
     engine->shm_ = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size,
                                                  deadline);
   }
-  engine->board_ = std::make_unique<ActivityBoard>(*setup.store, concat(setup.prefix, "activity/"), setup.rank,
-                                                   setup.size);
   Engine* self = engine.get();
   work::Executor::Hooks hooks;
   hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
@@ -59,7 +65,7 @@ OpContext Engine::context_for(const char* name, uint32_t seq) {
   context.seq = seq;
   context.deadline = Deadline::after_ms(setup_.op_timeout_ms);
   context.timeout_ms = setup_.op_timeout_ms;
-  context.aborted = setup_.aborted;
+  context.fault = setup_.fault;
   context.where = setup_.where;
   context.scratch = &scratch_;
   return context;
@@ -97,17 +103,16 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
 
 void Engine::run_collective(const Call& call, uint32_t seq) {
   OpContext context = context_for(kind_name(call.kind), seq);
-  if (setup_.aborted->load()) {
-    fail(Status::kAborted, concat(context.label(), " did not run: the communicator was aborted"));
-  }
-  board_->started(context.name, seq);
+  if (setup_.fault->raised()) setup_.fault->rethrow(concat(context.label(), " did not run"));
+  setup_.board->started(context.name, seq);
   try {
     if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
     dispatch(call, context);
   } catch (const Error& error) {
-    board_->finished();
+    setup_.board->finished();
+    if (error.status() == Status::kPeerLost) explain_peer_lost(error);
     if (error.status() != Status::kTimeout) throw;
-    std::string absent = board_->absent_from(seq, Deadline::after_ms(2000));
+    std::string absent = setup_.board->absent_from(seq, Deadline::after_ms(2000));
     std::string message =
         absent.empty()
             ? concat(error.what(), ". Every rank had joined it: one is slow, or its transport is stuck")
@@ -117,7 +122,18 @@ void Engine::run_collective(const Call& call, uint32_t seq) {
     log::warn(message);
     fail(Status::kTimeout, message);
   }
-  board_->finished();
+  setup_.board->finished();
+}
+
+void Engine::explain_peer_lost(const Error& error) {
+  // The transport can notice a dead peer (its pidfd, a broken endpoint) a moment before
+  // the store's loss event arrives, which names the peer's host and pid and what it
+  // was doing. Worth a short wait: the operation has failed either way.
+  auto deadline = Deadline::after_ms(kExplainLossMs);
+  while (!setup_.fault->raised() && !deadline.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (setup_.fault->raised() && std::string_view(error.what()).find(setup_.fault->why()) == std::string_view::npos) {
+    fail(Status::kPeerLost, concat(error.what(), "; ", setup_.fault->why()));
+  }
 }
 
 void Engine::dispatch(const Call& call, const OpContext& context) {
@@ -209,9 +225,9 @@ bool Engine::progress_in_flight() {
       finished = true;
       entry.work->complete(error.status(), concat(entry.label, ": ", error.what()));
     }
-    if (!finished && setup_.aborted->load()) {
+    if (!finished && setup_.fault->raised()) {
       finished = true;
-      entry.work->complete(Status::kAborted, concat(entry.label, " was aborted (tutti_comm_abort)"));
+      entry.work->complete(setup_.fault->status(), concat(entry.label, " stopped: ", setup_.fault->why()));
     }
     if (finished) {
       transport_->release(entry.request);
@@ -242,7 +258,7 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     if (!transport_->progress() && std::chrono::steady_clock::now() > spin_until) {
       transport_->wait_for_activity(1);
     }
-    if (setup_.aborted->load()) fail(Status::kAborted, concat(label, " was aborted (tutti_comm_abort)"));
+    if (setup_.fault->raised()) setup_.fault->rethrow(concat(label, " stopped"));
     if (context.deadline.expired()) {
       fail(Status::kTimeout, concat(label, " timed out after ", setup_.op_timeout_ms, " ms: rank ", call.root,
                                     call.kind == Kind::kSend ? " did not receive it" : " did not send it",

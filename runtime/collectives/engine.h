@@ -3,16 +3,16 @@
 // executor, and the sequence numbers that tag its operations. Comm owns one.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/activity.h"
 #include "runtime/collectives/call.h"
 #include "runtime/collectives/scratch.h"
 #include "runtime/collectives/selector.h"
+#include "runtime/common/fault.h"
+#include "runtime/health/activity_board.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/transport.h"
@@ -28,7 +28,8 @@ struct EngineSetup {
   bool one_node = false;  // every rank on this node: collectives go through shared memory
   std::string where;      // Comm::describe(), for messages
   int64_t op_timeout_ms = 0;
-  const std::atomic<bool>* aborted = nullptr;  // the communicator's abort flag
+  const Fault* fault = nullptr;  // the communicator's: abort, a lost peer
+  health::ActivityBoard* board = nullptr;  // the communicator's; what this rank is doing
 };
 
 class Engine {
@@ -38,7 +39,7 @@ class Engine {
   // Lets the running operation finish (it is bounded), fails the queued ones.
   ~Engine();
 
-  // Validates and runs call (Comm has checked it is not aborted): blocking (returns the completed Work; on failure it
+  // Validates and runs call (Comm has checked its fault is not raised): blocking (returns the completed Work; on failure it
   // throws the operation's Error) or asynchronous (returns the Work at once).
   std::shared_ptr<work::Work> issue(const Call& call, const char* api, bool async);
 
@@ -59,6 +60,8 @@ class Engine {
   OpContext context_for(const char* name, uint32_t seq);
   void run_collective(const Call& call, uint32_t seq);
   void dispatch(const Call& call, const OpContext& context);
+  // Rethrows a transport's kPeerLost with the store's account of the loss added.
+  void explain_peer_lost(const Error& error);
   transport::Request* post_point_to_point(const Call& call);
   // Completes the Works of finished point-to-point requests; true if any remain.
   bool progress_in_flight();
@@ -69,7 +72,6 @@ class Engine {
   bool check_fingerprints_ = false;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::shm::Group> shm_;
-  std::unique_ptr<ActivityBoard> board_;
   Scratch scratch_;
   uint32_t next_seq_ = 1;     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;     // sends and receives, for messages

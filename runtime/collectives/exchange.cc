@@ -24,10 +24,10 @@ constexpr const char* kHowToFix =
     "the ranks called it with different counts; pass the same count, dtype and root on every rank "
     "(TUTTI_CHECK=1 names the fields that differ)";
 
-// Whether OpContext::check would throw now: the abort flag is up or the deadline has
-// passed.
+// Whether OpContext::check would throw now: the communicator's fault is raised or the
+// deadline has passed.
 bool must_stop(const OpContext& context) {
-  return (context.aborted != nullptr && context.aborted->load(std::memory_order_relaxed)) || context.deadline.expired();
+  return (context.fault != nullptr && context.fault->raised()) || context.deadline.expired();
 }
 
 }  // namespace

@@ -1,16 +1,17 @@
 // What one running operation carries into the algorithm that executes it: its name and
 // sequence number on the communicator (for tags and messages), its deadline, the
-// communicator's abort flag, and the communicator's scratch memory. Algorithms call
-// check() in every wait loop, so an abort or a passed deadline ends them promptly.
+// communicator's fault (abort, a lost peer), and the communicator's scratch memory.
+// Algorithms call check() in every wait loop, so an abort, a lost peer or a passed
+// deadline ends them promptly.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
+#include "runtime/common/fault.h"
 #include "runtime/collectives/scratch.h"
 
 namespace tutti::collectives {
@@ -20,19 +21,18 @@ struct OpContext {
   uint32_t seq = 0;             // this operation's number on its communicator, from 1
   Deadline deadline = Deadline::after_ms(0);
   int64_t timeout_ms = 0;       // what deadline was made from, for messages
-  const std::atomic<bool>* aborted = nullptr;
+  const Fault* fault = nullptr;  // the communicator's
   std::string where;            // "comm \"world\" (rank 1 of 4)", for messages
   Scratch* scratch = nullptr;   // the communicator's reusable memory
 
   // "all_reduce #42 on comm \"world\" (rank 1 of 4)"
   std::string label() const { return concat(name, " #", seq, " on ", where); }
 
-  // Throws kAborted after tutti_comm_abort, kTimeout once the deadline has passed;
-  // `waiting_for` says what the caller was waiting for ("rank 3's data").
+  // Throws the fault's status (kAborted, kPeerLost) once one is raised, kTimeout once
+  // the deadline has passed; `waiting_for` says what the caller was waiting for
+  // ("rank 3's data").
   void check(const char* waiting_for) const {
-    if (aborted != nullptr && aborted->load(std::memory_order_relaxed)) {
-      fail(Status::kAborted, concat(label(), " was aborted (tutti_comm_abort) while waiting for ", waiting_for));
-    }
+    if (fault != nullptr && fault->raised()) fault->rethrow(concat(label(), " stopped waiting for ", waiting_for));
     if (deadline.expired()) {
       fail(Status::kTimeout, concat(label(), " timed out after ", timeout_ms, " ms waiting for ", waiting_for));
     }

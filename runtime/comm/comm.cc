@@ -65,6 +65,7 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
   comm->prefix_ = next_world_prefix();
   comm->store_host_ = plan.store_host;
   comm->store_port_ = plan.store_port;
+  comm->store_owner_ = plan.store_owner;
   if (plan.serve_store) {
     comm->hosted_ = serve_store(comm->loop_, plan);
     comm->waits_for_all_on_leave_ = true;
@@ -85,8 +86,9 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
 }
 
 Comm::~Comm() {
+  monitor_.reset();
   engine_.reset();
-  if (!joined_ || aborted_.load()) return;
+  if (!joined_ || fault_.status() == Status::kAborted) return;
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
 }
 
@@ -95,8 +97,9 @@ std::string Comm::describe() const {
 }
 
 void Comm::check_usable(const char* api) const {
-  if (aborted_.load()) {
-    fail(Status::kAborted, concat(api, ": ", describe(), " was aborted; destroy it and create a new one"));
+  if (fault_.raised()) {
+    fail(fault_.status(), concat(api, ": ", describe(), " is unusable: ", fault_.why(),
+                                 "; destroy it and create a new one (tutti_comm_shrink keeps the ranks still alive)"));
   }
 }
 
@@ -109,9 +112,32 @@ void Comm::start_collectives(Deadline deadline) {
   setup.one_node = local_size() == size();
   setup.where = describe();
   setup.op_timeout_ms = op_timeout_ms_;
-  setup.aborted = &aborted_;
+  setup.fault = &fault_;
+  board_ = std::make_unique<health::ActivityBoard>(*store_, prefix_, rank(), size());
+  setup.board = board_.get();
   engine_ = collectives::Engine::create(setup, deadline);
+
+  health::MonitorSetup watch;
+  watch.loop = loop_;
+  watch.store = store_.get();
+  watch.prefix = prefix_;
+  watch.rank = rank();
+  watch.where = describe();
+  watch.store_owner = store_owner_;
+  health::read_heartbeat_settings(&watch.interval_ms, &watch.timeout_ms);
+  watch.board = board_.get();
+  watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
+  monitor_ = health::Monitor::start(std::move(watch), deadline);
 }
+
+void Comm::lose(Status status, const std::string& why) {
+  fault_.raise(status, why);
+  // Wakes a wait in the transport at once; waits elsewhere see the fault within a
+  // few milliseconds.
+  engine_->interrupt();
+}
+
+std::vector<int> Comm::lost_ranks() const { return monitor_ ? monitor_->lost_ranks() : std::vector<int>{}; }
 
 std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const char* api, bool async) {
   check_usable(api);
@@ -119,7 +145,7 @@ std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const cha
 }
 
 void Comm::abort() {
-  if (aborted_.exchange(true)) return;
+  fault_.raise(Status::kAborted, concat(describe(), " was aborted (tutti_comm_abort)"));
   if (engine_) engine_->interrupt();
   store_->shutdown(Status::kAborted, concat("tutti_comm_abort was called on ", describe()));
 }

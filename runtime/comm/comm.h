@@ -3,13 +3,16 @@
 // One thread at a time may use a Comm, except abort(), which any thread may call.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/collectives/call.h"
 #include "runtime/collectives/engine.h"
+#include "runtime/common/fault.h"
+#include "runtime/health/activity_board.h"
+#include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
 #include "runtime/rendezvous/meeting.h"
 #include "runtime/rendezvous/plan.h"
@@ -46,6 +49,10 @@ class Comm {
 
   // MPI_Comm_split; nullptr for a negative color. Collective; bounded by the op timeout.
   std::unique_ptr<Comm> split(int color, int key);
+  // MPIX_Comm_shrink: a communicator of the ranks the store has not declared lost, in
+  // the order of their ranks here. Collective over those ranks; works on a
+  // communicator that failed or was aborted; bounded by the op timeout.
+  std::unique_ptr<Comm> shrink();
 
   // Runs a collective or point-to-point call (see tutti.h): blocking, returning the
   // completed Work or throwing its Error, or asynchronous, returning it at once.
@@ -54,19 +61,35 @@ class Comm {
   // Fails every pending and later operation with kAborted. Any thread, never blocks.
   void abort();
 
+  // The ranks the store has declared lost so far (killed, crashed, frozen, cut off).
+  std::vector<int> lost_ranks() const;
+
  private:
   Comm() = default;
   void check_usable(const char* api) const;
   // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
   void publish_split(const std::string& prefix, Deadline deadline);
-  // After the meeting: connects the transports the collectives use.
+  // The communicator that split and shrink make: rank new_rank of new_size, meeting
+  // under prefix through store (a connection of its own); how and api for messages.
+  std::unique_ptr<Comm> make_member(std::unique_ptr<store::Client> store, const std::string& prefix,
+                                    const std::string& name, const std::string& how, int new_rank, int new_size,
+                                    Deadline deadline, const char* api);
+  // The shrink's leader: waits until every rank has either arrived or been declared
+  // lost, then publishes the survivors under members_key.
+  void publish_survivors(store::Client& store, const std::string& prefix, const std::string& members_key,
+                         Deadline deadline);
+  // After the meeting: connects the transports the collectives use, then starts the
+  // failure detector.
   void start_collectives(Deadline deadline);
+  // The failure detector's report of a lost peer or store (on the loop thread).
+  void lose(Status status, const std::string& why);
 
   std::shared_ptr<loop::Loop> loop_;
   std::shared_ptr<HostedStore> hosted_;  // set on the process serving the store
   bool waits_for_all_on_leave_ = false;  // the world comm of the process serving the store
   std::unique_ptr<store::Client> store_;
   std::string store_host_;
+  std::string store_owner_;  // "rank 0" or "tutti launch", for messages
   uint16_t store_port_ = 0;
   std::string prefix_;       // this comm's keys in the store
   std::string node_key_;     // what tells this rank's node apart, for sub-communicators
@@ -76,9 +99,12 @@ class Comm {
   int64_t init_timeout_ms_ = 0;
   int64_t op_timeout_ms_ = 0;
   uint64_t splits_ = 0;
+  uint64_t shrinks_ = 0;
   bool joined_ = false;  // the meeting completed, so there is something to leave
-  std::atomic<bool> aborted_{false};
+  Fault fault_;  // abort, or a lost peer or store: the communicator is unusable
+  std::unique_ptr<health::ActivityBoard> board_;
   std::unique_ptr<collectives::Engine> engine_;
+  std::unique_ptr<health::Monitor> monitor_;  // last: it calls into the engine
 };
 
 }  // namespace tutti::comm

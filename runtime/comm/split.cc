@@ -81,27 +81,36 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
                                    "; please report this"));
   }
   if (color < 0) return nullptr;
+  // A connection of its own, so that aborting one communicator fails only its own calls.
+  auto store = store::Client::connect(loop_, store_host_, store_port_, deadline);
+  return make_member(std::move(store), concat(prefix, "color.", color, "/"),
+                     concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
+                     new_rank, new_size, deadline, "tutti_comm_split");
+}
 
+std::unique_ptr<Comm> Comm::make_member(std::unique_ptr<store::Client> store, const std::string& prefix,
+                                        const std::string& name, const std::string& how, int new_rank, int new_size,
+                                        Deadline deadline, const char* api) {
   std::unique_ptr<Comm> sub(new Comm());
   sub->loop_ = loop_;
   sub->hosted_ = hosted_;
   sub->store_host_ = store_host_;
   sub->store_port_ = store_port_;
-  sub->prefix_ = concat(prefix, "color.", color, "/");
+  sub->store_owner_ = store_owner_;
+  sub->prefix_ = prefix;
   sub->node_key_ = node_key_;
   sub->init_method_ = init_method_;
-  sub->name_ = concat(name_, ".split", number, ".color", color);
+  sub->name_ = name;
   sub->init_timeout_ms_ = init_timeout_ms_;
   sub->op_timeout_ms_ = op_timeout_ms_;
-  // A connection of its own, so that aborting one communicator fails only its own calls.
-  sub->store_ = store::Client::connect(loop_, store_host_, store_port_, deadline);
+  sub->store_ = std::move(store);
 
   rendezvous::Plan plan;
-  plan.init_method = concat("split #", number, " of ", describe());
+  plan.init_method = how;
   plan.rank = new_rank;
   plan.world_size = new_size;
   plan.node_key = node_key_;
-  sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, "tutti_comm_split");
+  sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, api);
   sub->joined_ = true;
   sub->start_collectives(deadline);
   return sub;

@@ -28,6 +28,12 @@ constexpr Setting kTable[] = {
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", "120000", "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", "300000", "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_HEARTBEAT_INTERVAL_MS", "int", "1000",
+     "How often each rank's event loop tells the store it is alive (and what it is doing)."},
+    {"TUTTI_HEARTBEAT_TIMEOUT_MS", "int", "20000",
+     "How long a rank (or the store) may stay silent before it is declared lost and every operation "
+     "with it fails with TUTTI_ERR_PEER_LOST; at least two intervals. A rank that computes without "
+     "calling tutti keeps beating: heartbeats come from the event loop's thread."},
     {"TUTTI_ALGO", "string", "",
      "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},
     {"TUTTI_CHECK", "int", "0",

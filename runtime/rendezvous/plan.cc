@@ -109,7 +109,9 @@ Plan make_plan(const Request& request, const Environment& env) {
     plan.store_host = launch->store_host;
     plan.store_port = static_cast<uint16_t>(launch->store_port);
     // tutti launch serves the store itself and says so; otherwise rank 0 serves it.
-    plan.serve_store = plan.rank == 0 && env("TUTTI_STORE_SERVER").value_or("rank0") != "launcher";
+    bool launcher_serves = env("TUTTI_STORE_SERVER").value_or("rank0") == "launcher";
+    plan.serve_store = plan.rank == 0 && !launcher_serves;
+    if (launcher_serves) plan.store_owner = "tutti launch";
   }
   return plan;
 }

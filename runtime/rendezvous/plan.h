@@ -33,6 +33,7 @@ struct Plan {
   std::string store_host;
   uint16_t store_port = 0;             // 0 with file://: rank 0 picks one and publishes it
   bool serve_store = false;            // this rank starts the store
+  std::string store_owner = "rank 0";  // who serves it, for messages: "rank 0" or "tutti launch"
   std::string file_path;               // file:// only
 };
 

@@ -40,9 +40,20 @@ struct Answer {
   Reply reply;
 };
 
+// A call in flight: a user thread waits on promise, or, for calls made from the loop,
+// callback takes the answer.
 struct Pending {
   Op op;
   std::promise<Answer> promise;
+  std::function<void(Answer)> callback;
+
+  void deliver(Answer answer) {
+    if (callback) {
+      callback(std::move(answer));
+    } else {
+      promise.set_value(std::move(answer));
+    }
+  }
 };
 
 struct WriteRequest {
@@ -69,6 +80,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   // User threads. Sends request and waits for its answer until wait_until.
   Answer call(Request request, std::chrono::steady_clock::time_point wait_until, bool* timed_out);
+  // Any thread. Sends request; callback gets its answer once (see Client::Done).
+  void call_async(Request request, std::function<void(Answer)> callback);
   void fail_all(Answer::Source source, Status status, const std::string& message);
 
   void connect_on_loop(const sockaddr_storage& address);
@@ -154,6 +167,40 @@ Answer ClientCore::call(Request request, std::chrono::steady_clock::time_point w
   return future.get();
 }
 
+void ClientCore::call_async(Request request, std::function<void(Answer)> callback) {
+  auto pending = std::make_shared<Pending>();
+  pending->op = request.op;
+  pending->callback = std::move(callback);
+  std::string bytes;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) {
+      request.id = next_id_++;
+      if (next_id_ == 0) next_id_ = 1;
+      bytes = protocol::encode(request);
+      pending_.emplace(request.id, pending);
+    }
+  }
+  if (bytes.empty()) {
+    Answer failed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failed = *failed_;
+    }
+    pending->deliver(std::move(failed));
+    return;
+  }
+  auto self = shared_from_this();
+  if (!loop_->post([self, bytes = std::move(bytes)]() mutable { self->write_on_loop(std::move(bytes)); })) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.erase(request.id);
+    }
+    pending->deliver(failure(Answer::Source::kShutdown, Status::kAborted,
+                             "the tutti event loop is stopping; no new work is accepted"));
+  }
+}
+
 void ClientCore::fail_all(Answer::Source source, Status status, const std::string& message) {
   std::unordered_map<uint32_t, std::shared_ptr<Pending>> failing;
   Answer answer = failure(source, status, message);
@@ -162,7 +209,7 @@ void ClientCore::fail_all(Answer::Source source, Status status, const std::strin
     if (!failed_) failed_ = answer;
     failing.swap(pending_);
   }
-  for (auto& [id, pending] : failing) pending->promise.set_value(answer);
+  for (auto& [id, pending] : failing) pending->deliver(answer);
 }
 
 void ClientCore::connect_on_loop(const sockaddr_storage& address) {
@@ -246,7 +293,7 @@ void ClientCore::complete_on_loop(Reply reply) {
   }
   Answer answer;
   answer.reply = std::move(reply);
-  pending->promise.set_value(std::move(answer));
+  pending->deliver(std::move(answer));
 }
 
 void ClientCore::write_on_loop(std::string bytes) {
@@ -362,6 +409,29 @@ class ClientImpl final : public Client {
     return run("remove", make(Op::kDelete, {key}), deadline, false).number != 0;
   }
 
+  void heartbeat(int64_t timeout_ms, const std::string& activity, Deadline deadline) override {
+    Request r = make(Op::kHeartbeat, {});
+    r.number = timeout_ms;
+    r.value = activity;
+    run("heartbeat", r, deadline, false);
+  }
+  void member(const std::string& prefix, int64_t rank, Deadline deadline) override {
+    Request r = make(Op::kMember, {prefix});
+    r.number = rank;
+    run("member", r, deadline, false);
+  }
+  void get_async(const std::string& key, int64_t timeout_ms, Done done) override {
+    Request r = make(Op::kGet, {key});
+    r.number = timeout_ms;
+    run_async("get", std::move(r), timeout_ms, std::move(done));
+  }
+  void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) override {
+    Request r = make(Op::kHeartbeat, {});
+    r.number = timeout_ms;
+    r.value = activity;
+    run_async("heartbeat", std::move(r), timeout_ms, std::move(done));
+  }
+
   void shutdown(Status status, const std::string& why) override {
     core_->fail_all(Answer::Source::kShutdown, status, why);
     auto core = core_;
@@ -389,25 +459,42 @@ class ClientImpl final : public Client {
     std::string what = concat("store ", name, " ", describe_keys(r.keys));
     bool timed_out = false;
     Answer answer = core_->call(std::move(r), wait_until, &timed_out);
+    if (timed_out) fail(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address()));
+    Error error = failure_of(address(), what, timeout_ms, answer);
+    if (error.status() != Status::kOk) throw error;
+    return std::move(answer.reply);
+  }
+
+  // What a blocking call would throw for answer (status kOk: nothing).
+  static Error failure_of(const std::string& address, const std::string& what, int64_t timeout_ms,
+                          const Answer& answer) {
     const Reply& reply = answer.reply;
-    if (timed_out || (answer.source == Answer::Source::kServer && reply.status == Status::kTimeout)) {
-      fail(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address()));
+    if (answer.source == Answer::Source::kServer && reply.status == Status::kTimeout) {
+      return Error(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address));
     }
-    if (reply.status == Status::kOk) return answer.reply;
+    if (reply.status == Status::kOk) return Error(Status::kOk, "");
     switch (answer.source) {
       case Answer::Source::kShutdown:
-        fail(reply.status, reply.message);
+        return Error(reply.status, reply.message);
       case Answer::Source::kLost:
-        fail(reply.status, concat(what, ": ", reply.message));
+        return Error(reply.status, concat(what, ": ", reply.message));
       case Answer::Source::kServer:
         break;
     }
     if (reply.status == Status::kAborted) {
       // The server answers kAborted only as it closes: to this caller, its host left.
-      fail(Status::kPeerLost, concat(what, ": lost the connection to the rendezvous store at ", address(),
-                                     " (did the process hosting it, rank 0 or tutti launch, exit?)"));
+      return Error(Status::kPeerLost, concat(what, ": lost the connection to the rendezvous store at ", address,
+                                             " (did the process hosting it, rank 0 or tutti launch, exit?)"));
     }
-    fail(reply.status, concat(what, " on ", address(), ": ", reply.message));
+    return Error(reply.status, concat(what, " on ", address, ": ", reply.message));
+  }
+
+  void run_async(const char* name, Request r, int64_t timeout_ms, Done done) {
+    std::string what = concat("store ", name, " ", describe_keys(r.keys));
+    core_->call_async(std::move(r), [address = address(), what, timeout_ms, done = std::move(done)](Answer answer) {
+      Error error = failure_of(address, what, timeout_ms, answer);
+      done(error.status(), error.what(), answer.reply.values.empty() ? std::string() : answer.reply.values[0]);
+    });
   }
 
   void expect_count(const char* name, const std::vector<std::string>& keys, size_t got) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,21 @@ class Client {
   virtual std::vector<std::string> multi_get(const std::vector<std::string>& keys, Deadline deadline) = 0;
   // Returns whether the key existed.
   virtual bool remove(const std::string& key, Deadline deadline) = 0;
+
+  // Failure detection (liveness.h). heartbeat(timeout_ms > 0) asks the store to watch
+  // this connection and declare it lost when it closes or goes silent for timeout_ms;
+  // heartbeat(0) stops the watch, so that closing it afterwards is a clean leave.
+  // member() says this connection is rank `rank` of the group under prefix.
+  virtual void heartbeat(int64_t timeout_ms, const std::string& activity, Deadline deadline) = 0;
+  virtual void member(const std::string& prefix, int64_t rank, Deadline deadline) = 0;
+
+  // Asynchronous forms for code on the event loop, which must never block it. done
+  // gets the outcome: status kOk with the value (a GET's; "" for a heartbeat), or the
+  // error status and message a blocking call would have thrown. It runs on the loop
+  // thread, or on the thread that calls shutdown(), exactly once.
+  using Done = std::function<void(Status status, const std::string& message, const std::string& value)>;
+  virtual void get_async(const std::string& key, int64_t timeout_ms, Done done) = 0;
+  virtual void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) = 0;
 
   // Fails every pending and later call with `status` and `why`, and closes the
   // connection. Any thread; returns without waiting for the server.

@@ -102,6 +102,10 @@ std::optional<Reply> KeySpace::handle(const Request& request) {
   switch (request.op) {
     case Op::kHello:
       return error(request, Status::kInvalidArgument, "HELLO is only valid as a connection's first request");
+    case Op::kHeartbeat:
+    case Op::kMember:
+      return error(request, Status::kInvalidArgument,
+                   concat(protocol::op_name(request.op), " is about the connection, not keys; the server handles it"));
     case Op::kSet:
       if (auto why = store(request.keys[0], request.value)) return error(request, Status::kInvalidArgument, *why);
       return reply;

@@ -136,6 +136,8 @@ std::string op_name(Op op) {
     case Op::kCheck: return "CHECK";
     case Op::kMultiGet: return "MULTI_GET";
     case Op::kDelete: return "DELETE";
+    case Op::kHeartbeat: return "HEARTBEAT";
+    case Op::kMember: return "MEMBER";
   }
   static const char kHex[] = "0123456789abcdef";
   auto v = static_cast<uint8_t>(op);
@@ -143,7 +145,7 @@ std::string op_name(Op op) {
 }
 
 bool is_known_op(uint8_t op) {
-  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kDelete);
+  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kMember);
 }
 
 Header parse_header(std::string_view bytes) {
@@ -192,6 +194,14 @@ std::string encode(const Request& r) {
     case Op::kDelete:
       put_str(body, r.keys.at(0));
       break;
+    case Op::kHeartbeat:
+      put_i64(body, r.number);
+      put_str(body, r.value);
+      break;
+    case Op::kMember:
+      put_str(body, r.keys.at(0));
+      put_i64(body, r.number);
+      break;
   }
   uint16_t flags = (r.op == Op::kWait && r.wait_any) ? kFlagWaitAny : 0;
   return frame(r.op, flags, r.id, body);
@@ -210,6 +220,8 @@ std::string encode(const Reply& r) {
         put_str(body, r.values.at(1));
         break;
       case Op::kSet:
+      case Op::kHeartbeat:
+      case Op::kMember:
         break;
       case Op::kGet:
       case Op::kCompareSet:
@@ -273,6 +285,14 @@ Request decode_request(const Frame& f) {
     case Op::kDelete:
       r.keys.push_back(in.str());
       break;
+    case Op::kHeartbeat:
+      r.number = in.i64();
+      r.value = in.str();
+      break;
+    case Op::kMember:
+      r.keys.push_back(in.str());
+      r.number = in.i64();
+      break;
     default:
       in.bad("unknown opcode");
   }
@@ -299,6 +319,8 @@ Reply decode_reply(const Frame& f) {
         r.values.push_back(in.str());
         break;
       case Op::kSet:
+      case Op::kHeartbeat:
+      case Op::kMember:
         break;
       case Op::kGet:
       case Op::kCompareSet:

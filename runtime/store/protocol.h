@@ -16,6 +16,8 @@
 //   CHECK        u32 n, n × str key
 //   MULTI_GET    u32 n, n × str key, i64 timeout_ms (waits for all keys)
 //   DELETE       str key
+//   HEARTBEAT    i64 timeout_ms, str activity
+//   MEMBER       str prefix, i64 rank
 // Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
 // is kOk:
 //   HELLO        i64 version, str server, i64 max_frame_bytes, str challenge
@@ -23,7 +25,13 @@
 //   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all)
 //   CHECK        str flags (one byte per key, 0 or 1)
 //   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
-//   SET          nothing
+//   SET, HEARTBEAT, MEMBER  nothing
+//
+// Failure detection (see liveness.h): HEARTBEAT asks the server to watch this
+// connection, declaring it lost when no frame arrives for timeout_ms or when it closes
+// (timeout_ms 0 stops the watch: a clean leave). MEMBER says the connection is rank
+// `rank` of the group whose keys live under `prefix`; the server writes that group's
+// loss events and activity there.
 //
 // The handshake leaves room for authentication without a version bump: a server that
 // wants credentials answers HELLO with a non-empty challenge, and the client sends a
@@ -56,6 +64,8 @@ enum class Op : uint8_t {
   kCheck = 7,
   kMultiGet = 8,
   kDelete = 9,
+  kHeartbeat = 10,
+  kMember = 11,
 };
 
 // "SET", "MULTI_GET", ...; "op 0x2a" for a value outside the enum.
@@ -84,10 +94,11 @@ struct Request {
   Op op = Op::kHello;
   uint32_t id = 0;
   bool wait_any = false;          // WAIT
-  std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE
-  std::string value;              // SET value, COMPARE_SET desired, HELLO client
+  std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
+  std::string value;              // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
   std::string expected;           // COMPARE_SET expected, HELLO auth
-  int64_t number = 0;             // GET/WAIT/MULTI_GET timeout_ms, ADD delta, HELLO version
+  int64_t number = 0;             // GET/WAIT/MULTI_GET/HEARTBEAT timeout_ms, ADD delta, HELLO version,
+                                  // MEMBER rank
 };
 
 struct Reply {

@@ -13,6 +13,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/store/key_space.h"
+#include "runtime/store/liveness.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
 
@@ -29,6 +30,12 @@ constexpr size_t kHandshakeFrameBytes = 64 * 1024;
 // Parked requests wait at most this long whatever they ask for, so that deadlines on
 // the loop's clock never overflow.
 constexpr int64_t kMaxWaitMs = int64_t{1} << 40;
+// How often watched connections are checked for silence: a small fraction of any
+// sensible heartbeat timeout, and nothing to do while no connection is watched.
+constexpr uint64_t kSweepMs = 100;
+// Why a watched connection that closes is lost, when nothing more specific is known.
+constexpr const char* kClosedReason =
+    "its connection to the store closed (the process exited, crashed, was killed, or aborted its communicator)";
 // How long ~Server waits for the loop to release the server's handles.
 constexpr auto kCloseWait = std::chrono::seconds(10);
 
@@ -40,6 +47,7 @@ struct Connection {
   uv_tcp_t tcp;
   ServerCore* core;
   std::string peer;
+  std::string identity;  // "host:pid", from HELLO
   protocol::Decoder decoder;
   bool greeted = false;
   bool closing = false;
@@ -83,6 +91,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_timer(uv_timer_t* timer);
+  static void on_sweep(uv_timer_t* timer);
   static void on_write(uv_write_t* req, int status);
   static void on_connection_closed(uv_handle_t* handle);
   static void on_own_handle_closed(uv_handle_t* handle);  // listener_, timer_
@@ -91,12 +100,14 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf);
   void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
   void greet_on_loop(Connection* conn, const Request& request);
+  void watch_on_loop(Connection* conn, const Request& request);
+  void sweep_on_loop();
   void send_on_loop(Connection* conn, const Reply& reply);
   void answer_ready_on_loop(std::unique_ptr<Waiter> waiter);
   void arm_timer_on_loop();
   void expire_on_loop();
   void drop_on_loop(Connection* conn, const std::string& why);
-  void close_on_loop(Connection* conn);
+  void close_on_loop(Connection* conn, const std::string& reason = kClosedReason);
   void handle_closed_on_loop();
   void update_stats_on_loop();
   std::string where() const { return concat("rendezvous store on ", host_, ":", port_.load()); }
@@ -107,7 +118,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<uint16_t> port_{0};
   uv_tcp_t listener_;
   uv_timer_t timer_;
+  uv_timer_t sweep_timer_;
   KeySpace keys_;
+  Liveness liveness_{keys_};
   std::unordered_set<Connection*> connections_;
   size_t open_handles_ = 0;
   bool closing_ = false;
@@ -130,6 +143,9 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   ++open_handles_;
   uv_timer_init(loop_->uv(), &timer_);
   timer_.data = this;
+  ++open_handles_;
+  uv_timer_init(loop_->uv(), &sweep_timer_);
+  sweep_timer_.data = this;
   ++open_handles_;
 
   // libuv reports some bind errors (EADDRINUSE) only at listen(), so both are checked.
@@ -246,6 +262,7 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
 void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& frame) {
   Request request = protocol::decode_request(frame);
   ++requests_;
+  liveness_.heard_from(conn, uv_now(loop_->uv()));
   if (!conn->greeted) {
     if (request.op != Op::kHello) {
       throw ProtocolError(concat("sent ", protocol::op_name(request.op), " before HELLO (is it a tutti store client?)"));
@@ -254,6 +271,10 @@ void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& f
     return;
   }
   if (request.op == Op::kHello) throw ProtocolError("sent HELLO a second time");
+  if (request.op == Op::kHeartbeat || request.op == Op::kMember) {
+    watch_on_loop(conn, request);
+    return;
+  }
 
   std::optional<Reply> reply = keys_.handle(request);
   if (!reply) {
@@ -281,6 +302,7 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
                                static_cast<int>(protocol::kVersion)));
   }
   conn->greeted = true;
+  conn->identity = request.value;
   conn->decoder.set_max_frame_bytes(limits_.max_frame_bytes);
   log::debug(where(), ": ", conn->peer, " is \"", request.value, "\"");
   Reply reply;
@@ -290,6 +312,37 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
   reply.max_frame_bytes = static_cast<int64_t>(limits_.max_frame_bytes);
   reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};  // no challenge: no auth yet
   send_on_loop(conn, reply);
+}
+
+void ServerCore::watch_on_loop(Connection* conn, const Request& request) {
+  Reply reply;
+  reply.op = request.op;
+  reply.id = request.id;
+  if (request.op == Op::kHeartbeat) {
+    liveness_.heartbeat(conn, conn->identity, conn->peer, request.number, request.value, uv_now(loop_->uv()));
+    if (liveness_.watching() && !uv_is_active(reinterpret_cast<uv_handle_t*>(&sweep_timer_))) {
+      uv_timer_start(&sweep_timer_, &ServerCore::on_sweep, kSweepMs, kSweepMs);
+    }
+  } else if (request.keys.at(0).empty() || request.keys[0].size() > limits_.max_key_bytes) {
+    reply.status = Status::kInvalidArgument;
+    reply.message = concat("MEMBER needs a key prefix of 1 to ", limits_.max_key_bytes, " bytes");
+  } else {
+    liveness_.member(conn, request.keys[0], request.number);
+  }
+  send_on_loop(conn, reply);
+}
+
+void ServerCore::on_sweep(uv_timer_t* timer) { static_cast<ServerCore*>(timer->data)->sweep_on_loop(); }
+
+void ServerCore::sweep_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  for (const void* silent : liveness_.sweep(uv_now(loop_->uv()))) {
+    auto* conn = const_cast<Connection*>(static_cast<const Connection*>(silent));
+    log::warn(where(), ": closing the connection from ", conn->peer, " (", conn->identity,
+              "): it stopped sending heartbeats");
+    close_on_loop(conn);
+  }
+  if (!liveness_.watching()) uv_timer_stop(&sweep_timer_);
 }
 
 void ServerCore::send_on_loop(Connection* conn, const Reply& reply) {
@@ -336,14 +389,16 @@ void ServerCore::expire_on_loop() {
 void ServerCore::drop_on_loop(Connection* conn, const std::string& why) {
   log::warn(where(), ": dropping the connection from ", conn->peer, ": ", why);
   ++dropped_;
-  close_on_loop(conn);
+  close_on_loop(conn, concat("the store dropped its connection: ", why));
 }
 
-void ServerCore::close_on_loop(Connection* conn) {
+void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   if (conn->closing) return;
   conn->closing = true;
   for (Waiter* waiter : conn->waiters) keys_.drop(waiter);
   conn->waiters.clear();
+  // A store that is shutting down loses nobody: its clients learn that it went.
+  if (!closing_) liveness_.closed(conn, reason, uv_now(loop_->uv()));
   connections_.erase(conn);
   update_stats_on_loop();
   uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
@@ -384,6 +439,7 @@ void ServerCore::close_all_on_loop() {
   for (Connection* conn : open) close_on_loop(conn);
   uv_close(reinterpret_cast<uv_handle_t*>(&listener_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
 }
 
 void ServerCore::update_stats_on_loop() {

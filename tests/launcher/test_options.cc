@@ -28,11 +28,13 @@ void expect_error(std::vector<std::string> args, const char* fragment) {
 }  // namespace
 
 Test(options, parses_every_form) {
-  ParseResult result = parse({"-n", "4", "--timeout", "1.5", "--no-tag-output", "--", "prog", "-n", "9"});
+  ParseResult result =
+      parse({"-n", "4", "--timeout", "1.5", "--no-tag-output", "--keep-going", "--", "prog", "-n", "9"});
   cr_assert(result.kind == ParseResult::Kind::kRun);
   cr_assert_eq(result.options.ranks, 4);
   cr_assert_eq(result.options.timeout_ms, 1500);
   cr_assert_not(result.options.tag_output);
+  cr_assert(result.options.keep_going);
   cr_assert_eq(result.options.argv.size(), 3u);
   cr_assert(result.options.argv[1] == "-n");
 
@@ -41,6 +43,7 @@ Test(options, parses_every_form) {
   cr_assert_eq(result.options.ranks, 3, "the last -n wins");
   cr_assert_eq(result.options.timeout_ms, 2000);
   cr_assert(result.options.tag_output);
+  cr_assert_not(result.options.keep_going);
   cr_assert_eq(result.options.argv.size(), 1u);
 }
 
@@ -71,6 +74,7 @@ Test(options, bad_usage_is_named) {
   expect_error({"-n", "2", "--timeout"}, "--timeout needs a value");
   expect_error({"-n", "2", "--verbose", "prog"}, "unknown option \"--verbose\"");
   expect_error({"-n", "2", "--tag-output=yes", "prog"}, "unknown option");
+  expect_error({"-n", "2", "--keep-going=1", "prog"}, "unknown option");
 }
 
 Test(options, resolves_programs_in_path_and_by_path) {

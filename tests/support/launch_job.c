@@ -60,6 +60,17 @@ void tt_job_init(tt_job* job, int ranks, int timeout_s, const char* program) {
   }
 }
 
+void tt_job_launcher_option(tt_job* job, const char* option) {
+  int n = 0;
+  while (job->argv[n]) ++n;
+  int separator = 0;
+  while (separator < n && strcmp(job->argv[separator], "--") != 0) ++separator;
+  add_arg(job, "%s", option);  /* appended, then moved in front of the "--" */
+  char* added = job->argv[n];
+  memmove(&job->argv[separator + 1], &job->argv[separator], (size_t)(n - separator) * sizeof(char*));
+  job->argv[separator] = added;
+}
+
 void tt_job_arg(tt_job* job, const char* format, ...) {
   va_list args;
   va_start(args, format);

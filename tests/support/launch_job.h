@@ -31,6 +31,8 @@ typedef struct tt_job {
  * with tt_job_arg. PROGRAM is a path under the build's tests/programs/ when it has no
  * '/'. */
 void tt_job_init(tt_job* job, int ranks, int timeout_s, const char* program);
+/* Adds an option for the launcher itself (such as "--keep-going"), before the "--". */
+void tt_job_launcher_option(tt_job* job, const char* option);
 /* Appends a printf-formatted argument for the program. */
 __attribute__((format(printf, 2, 3))) void tt_job_arg(tt_job* job, const char* format, ...);
 /* Appends a printf-formatted "NAME=value" to the launcher's (and so the ranks')

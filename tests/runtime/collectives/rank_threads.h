@@ -46,16 +46,16 @@ struct Options {
 };
 
 // What rank's communicator would hand an operation: name and number for messages, the
-// deadline from options, the abort flag, and the rank's scratch.
+// deadline from options, the communicator's fault, and the rank's scratch.
 inline tutti::collectives::OpContext make_context(int rank, int size, const Options& options,
-                                                  const std::atomic<bool>* aborted,
+                                                  const tutti::Fault* fault,
                                                   tutti::collectives::Scratch* scratch) {
   tutti::collectives::OpContext context;
   context.name = options.op_name;
   context.seq = 1;
   context.deadline = tutti::Deadline::after_ms(options.timeout_ms);
   context.timeout_ms = options.timeout_ms;
-  context.aborted = aborted;
+  context.fault = fault;
   context.where = tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")");
   context.scratch = scratch;
   return context;
@@ -74,9 +74,9 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
   }
   std::vector<tutti::collectives::Scratch> scratch(static_cast<size_t>(size));
   std::vector<Outcome> outcomes(static_cast<size_t>(size));
-  std::atomic<bool> aborted{false};
+  tutti::Fault fault;
   auto abort_all = [&] {
-    aborted = true;
+    fault.raise(tutti::Status::kAborted, "comm \"test\" was aborted (tutti_comm_abort)");
     for (auto& transport : transports) transport->interrupt();
   };
 
@@ -85,7 +85,7 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
     threads.emplace_back([&, rank] {
       Outcome& outcome = outcomes[static_cast<size_t>(rank)];
       const tutti::collectives::OpContext context =
-          make_context(rank, size, options, &aborted, &scratch[static_cast<size_t>(rank)]);
+          make_context(rank, size, options, &fault, &scratch[static_cast<size_t>(rank)]);
       const Clock::time_point start = Clock::now();
       try {
         tutti::collectives::Exchange exchange(*transports[static_cast<size_t>(rank)], context);

@@ -128,6 +128,17 @@ Test(protocol, requests_round_trip, .timeout = 10) {
 
   got = round_trip(request(Op::kDelete, {"gone"}, 0xffffffffu));
   cr_assert(got.op == Op::kDelete && got.keys[0] == "gone" && got.id == 0xffffffffu);
+
+  Request heartbeat = request(Op::kHeartbeat, {});
+  heartbeat.number = 20000;
+  heartbeat.value = "42 1 1700000000000 all_reduce";
+  got = round_trip(heartbeat);
+  cr_assert(got.op == Op::kHeartbeat && got.number == 20000 && got.value == heartbeat.value && got.keys.empty());
+
+  Request member = request(Op::kMember, {"world.0/"});
+  member.number = -1;
+  got = round_trip(member);
+  cr_assert(got.op == Op::kMember && got.keys == member.keys && got.number == -1);
 }
 
 Test(protocol, replies_round_trip, .timeout = 10) {
@@ -140,10 +151,12 @@ Test(protocol, replies_round_trip, .timeout = 10) {
   Reply got = round_trip(hello);
   cr_assert(got.status == Status::kOk && got.values == hello.values && got.max_frame_bytes == 1 << 24);
 
-  Reply set;
-  set.op = Op::kSet;
-  got = round_trip(set);
-  cr_assert(got.op == Op::kSet && got.status == Status::kOk && got.values.empty());
+  for (Op op : {Op::kSet, Op::kHeartbeat, Op::kMember}) {
+    Reply empty;
+    empty.op = op;
+    got = round_trip(empty);
+    cr_assert(got.op == op && got.status == Status::kOk && got.values.empty());
+  }
 
   for (Op op : {Op::kGet, Op::kCompareSet}) {
     Reply r;

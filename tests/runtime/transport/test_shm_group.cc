@@ -37,6 +37,7 @@
 
 using tutti::Deadline;
 using tutti::Error;
+using tutti::Fault;
 using tutti::Status;
 using tutti::collectives::Dtype;
 using tutti::collectives::OpContext;
@@ -180,7 +181,7 @@ struct Ranks {
     context.seq = ++seq[rank];
     context.deadline = Deadline::after_ms(timeout_ms);
     context.timeout_ms = timeout_ms;
-    context.aborted = &aborted;
+    context.fault = fault.get();
     context.where = tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")");
     context.scratch = &scratch[rank];
     return context;
@@ -209,7 +210,8 @@ struct Ranks {
   std::vector<std::unique_ptr<Group>> groups;
   std::vector<Scratch> scratch;
   std::vector<uint32_t> seq;
-  std::atomic<bool> aborted{false};
+  // A fresh one after a test's abort, since a Fault stays raised.
+  std::unique_ptr<Fault> fault = std::make_unique<Fault>();
 };
 
 std::string case_name(const char* what, size_t count, Dtype dtype, ReduceOp op, bool in_place) {
@@ -562,7 +564,7 @@ Test(shm_group, abort_ends_a_wait_and_leaves_the_group_unusable, .timeout = 60) 
   Ranks ranks(2);
   std::thread aborter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    ranks.aborted = true;
+    ranks.fault->raise(Status::kAborted, "comm \"test\" was aborted (tutti_comm_abort)");
   });
   float one = 1, out = 0;
   OpContext context = ranks.context(0, "all_reduce", tt_timeout_ms(30000));
@@ -576,7 +578,7 @@ Test(shm_group, abort_ends_a_wait_and_leaves_the_group_unusable, .timeout = 60) 
   cr_assert(contains(error.what(), "rank 1"), "%s", error.what());
   cr_assert(took < tt_timeout_ms(1000), "the abort took %lld ms to end the wait", static_cast<long long>(took));
 
-  ranks.aborted = false;
+  ranks.fault = std::make_unique<Fault>();
   context = ranks.context(0, "barrier");
   error = store_test::error_of([&] { ranks.groups[0]->barrier(context); });
   cr_assert_eq(error.status(), Status::kAborted);
@@ -653,10 +655,10 @@ int process_rank(int rank, int size, int port) {
     if (rank == 0) server = tutti::store::Server::start(loop, "127.0.0.1", static_cast<uint16_t>(port));
     auto client = tutti::store::Client::connect(loop, "127.0.0.1", static_cast<uint16_t>(port), soon());
     auto group = Group::create(*client, "proc/shm/", rank, size, soon());
-    std::atomic<bool> aborted{false};
+    Fault fault;
     Scratch scratch;
     OpContext context;
-    context.aborted = &aborted;
+    context.fault = &fault;
     context.where = tutti::concat("comm \"proc\" (rank ", rank, " of ", size, ")");
     context.scratch = &scratch;
     for (int iteration = 0; iteration < 40; ++iteration) {

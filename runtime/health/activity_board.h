@@ -1,0 +1,66 @@
+// What each rank of a communicator is doing, so that a timed-out collective can say
+// which ranks had not joined it and where they were instead ("ranks that had not
+// joined all_reduce #42: 2 (last seen in broadcast #41 for 3.2 s)"), and a loss can say
+// what the lost rank was in.
+//
+// The running thread only touches atomics: no cost on the fast path. The heartbeats
+// (monitor.h) carry current() to the store about once a second, and the store keeps
+// each rank's latest at activity/<rank> under the communicator's prefix, so the
+// picture is at most one heartbeat interval old.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runtime/common/deadline.h"
+#include "runtime/store/client.h"
+
+namespace tutti::health {
+
+// One rank's state, as the heartbeats carry it: "<seq> <running 0|1> <since ms> <name>".
+struct Activity {
+  uint32_t seq = 0;      // last collective started (0: none yet)
+  bool running = false;
+  int64_t since_ms = 0;  // wall clock of the last change, ms since the epoch
+  std::string name;      // "all_reduce"; "-" before any
+};
+
+std::string encode(const Activity& activity);
+std::optional<Activity> decode_activity(const std::string& text);
+// "in all_reduce #42", "idle after all_reduce #42", "idle, before any collective".
+std::string describe(const Activity& activity);
+
+class ActivityBoard {
+ public:
+  ActivityBoard(store::Client& store, std::string prefix, int rank, int size);
+  ActivityBoard(const ActivityBoard&) = delete;
+  ActivityBoard& operator=(const ActivityBoard&) = delete;
+
+  // The running thread enters and leaves collective `seq` (name must be static).
+  void started(const char* name, uint32_t seq);
+  void finished();
+
+  // This rank's state, encoded. Any thread.
+  std::string current() const;
+
+  // Publishes this rank's state now and reads every other rank's: the ranks whose
+  // last started collective is before `seq`, each with what it was doing, e.g.
+  // "2 (last seen in broadcast #41 for 3.2 s), 3 (no report: ...)". A rank that
+  // joined less than a heartbeat interval ago may not have reported it yet, hence
+  // "last seen". Empty if every rank reported joining. Bounded by deadline; never throws.
+  std::string absent_from(uint32_t seq, Deadline deadline);
+
+ private:
+  store::Client& store_;
+  std::string prefix_;  // the communicator's
+  int rank_;
+  int size_;
+  std::atomic<uint32_t> seq_{0};
+  std::atomic<bool> running_{false};
+  std::atomic<const char*> name_{""};
+  std::atomic<int64_t> since_ms_;
+};
+
+}  // namespace tutti::health

@@ -1,0 +1,216 @@
+#include "runtime/health/monitor.h"
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <mutex>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/common/settings.h"
+#include "runtime/store/loss_event.h"
+
+namespace tutti::health {
+namespace {
+
+// A wait on the next loss event is renewed this often; it costs the store nothing
+// while parked.
+constexpr int64_t kWatchMs = 3600 * 1000;
+// How long ~Monitor gives the clean leave and the loop's closing of the timer.
+constexpr int64_t kLeaveMs = 2000;
+
+std::string seconds(int64_t ms) {
+  char text[32];
+  snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
+  return text;
+}
+
+// "host h, pid 123" from "h:123".
+std::string host_and_pid(const std::string& identity) {
+  auto colon = identity.rfind(':');
+  if (colon == std::string::npos) return concat("\"", identity, "\"");
+  return concat("host ", identity.substr(0, colon), ", pid ", identity.substr(colon + 1));
+}
+
+}  // namespace
+
+struct Monitor::State : std::enable_shared_from_this<State> {
+  explicit State(MonitorSetup s) : setup(std::move(s)) {}
+
+  // Loop thread only.
+  void start_on_loop();
+  void tick_on_loop();
+  void watch_on_loop();
+  void heartbeat_answered_on_loop(Status status, const std::string& message);
+  void event_on_loop(Status status, const std::string& message, const std::string& value);
+  void lose_store_on_loop(const std::string& why);
+  void stop_on_loop();
+  // Runs fn(state) on the loop, if it still runs; for the store's callbacks, which may
+  // come on another thread (the one that shuts the client down).
+  template <typename Fn>
+  void on_loop(Fn fn) {
+    auto self = shared_from_this();
+    setup.loop->post([self, fn = std::move(fn)]() mutable {
+      if (!self->stopping) fn(*self);
+    });
+  }
+
+  MonitorSetup setup;
+  uv_timer_t timer;
+  bool stopping = false;
+  bool store_lost = false;
+  bool heartbeat_in_flight = false;
+  uint64_t last_answer_ms = 0;  // loop clock
+  int64_t next_event = 1;
+  std::shared_ptr<State> keep_alive;  // while the timer is open
+  std::promise<void> closed;
+
+  mutable std::mutex mutex;
+  std::vector<int> lost;  // guarded by mutex
+};
+
+void Monitor::State::start_on_loop() {
+  keep_alive = shared_from_this();
+  uv_timer_init(setup.loop->uv(), &timer);
+  timer.data = this;
+  last_answer_ms = uv_now(setup.loop->uv());
+  auto interval = static_cast<uint64_t>(setup.interval_ms);
+  uv_timer_start(
+      &timer, [](uv_timer_t* handle) { static_cast<State*>(handle->data)->tick_on_loop(); }, interval, interval);
+  watch_on_loop();
+}
+
+void Monitor::State::tick_on_loop() {
+  if (stopping || store_lost) return;
+  uint64_t now = uv_now(setup.loop->uv());
+  if (heartbeat_in_flight) {
+    int64_t silent = static_cast<int64_t>(now - last_answer_ms);
+    if (silent > setup.timeout_ms) {
+      lose_store_on_loop(concat("it has not answered for ", seconds(silent), " (heartbeat timeout ",
+                                seconds(setup.timeout_ms), "): its process is frozen or cut off"));
+    }
+    return;
+  }
+  heartbeat_in_flight = true;
+  setup.store->heartbeat_async(setup.timeout_ms, setup.board->current(),
+                               [self = shared_from_this()](Status status, const std::string& message, const std::string&) {
+                                 self->on_loop([status, message](State& state) {
+                                   state.heartbeat_answered_on_loop(status, message);
+                                 });
+                               });
+}
+
+void Monitor::State::heartbeat_answered_on_loop(Status status, const std::string& message) {
+  heartbeat_in_flight = false;
+  if (status == Status::kOk) {
+    last_answer_ms = uv_now(setup.loop->uv());
+  } else if (status != Status::kAborted) {  // kAborted: the client was shut down here
+    lose_store_on_loop(message);
+  }
+}
+
+void Monitor::State::watch_on_loop() {
+  setup.store->get_async(
+      store::lost_key(setup.prefix, next_event), kWatchMs,
+      [self = shared_from_this()](Status status, const std::string& message, const std::string& value) {
+        self->on_loop([status, message, value](State& state) { state.event_on_loop(status, message, value); });
+      });
+}
+
+void Monitor::State::event_on_loop(Status status, const std::string& message, const std::string& value) {
+  if (status == Status::kTimeout) return watch_on_loop();
+  if (status == Status::kAborted) return;
+  if (status != Status::kOk) return lose_store_on_loop(message);
+  ++next_event;
+  auto event = store::decode_loss_event(value);
+  if (!event) {
+    log::error(setup.where, ": unreadable loss event #", next_event - 1, " in the store: \"", value, "\"");
+    return watch_on_loop();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    lost.push_back(static_cast<int>(event->rank));
+  }
+  std::string why;
+  if (event->rank == setup.rank) {
+    store_lost = true;  // the store closes this rank's connection next: no news
+    why = concat("this rank was declared lost by the rendezvous store: ", event->reason,
+                 "; the other ranks were told and may have gone on without it");
+  } else {
+    why = concat("rank ", event->rank, " (", host_and_pid(event->identity), ") was lost: ", event->reason);
+    // Heartbeats sample the activity, so say how old the sample was.
+    if (auto activity = decode_activity(event->activity)) {
+      why += concat("; its last report, ", seconds(event->activity_age_ms), " before, had it ", describe(*activity));
+    }
+  }
+  log::warn(setup.where, ": ", why);
+  setup.on_failure(Status::kPeerLost, why);
+  watch_on_loop();
+}
+
+void Monitor::State::lose_store_on_loop(const std::string& why) {
+  if (store_lost) return;
+  store_lost = true;
+  std::string message = concat("the rendezvous store at ", setup.store->address(), ", hosted by ", setup.store_owner,
+                               ", is lost: ", why);
+  log::warn(setup.where, ": ", message);
+  setup.on_failure(Status::kPeerLost, message);
+}
+
+void Monitor::State::stop_on_loop() {
+  if (stopping) return;
+  stopping = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer), [](uv_handle_t* handle) {
+    auto* state = static_cast<State*>(handle->data);
+    state->closed.set_value();
+    auto keep = std::move(state->keep_alive);  // last: may free *state
+  });
+}
+
+void read_heartbeat_settings(int64_t* interval_ms, int64_t* timeout_ms) {
+  *interval_ms = settings::integer("TUTTI_HEARTBEAT_INTERVAL_MS", 10, 3600 * 1000).value_or(1000);
+  *timeout_ms = settings::integer("TUTTI_HEARTBEAT_TIMEOUT_MS", 20, 24 * 3600 * 1000).value_or(20000);
+  if (*timeout_ms < 2 * *interval_ms) {
+    fail(Status::kInvalidArgument,
+         concat("TUTTI_HEARTBEAT_TIMEOUT_MS (", *timeout_ms, ") is under two heartbeat intervals (",
+                "TUTTI_HEARTBEAT_INTERVAL_MS = ", *interval_ms, "), so one late heartbeat would declare a healthy ",
+                "rank lost; raise the timeout or shorten the interval"));
+  }
+}
+
+std::unique_ptr<Monitor> Monitor::start(MonitorSetup setup, Deadline deadline) {
+  setup.store->member(setup.prefix, setup.rank, deadline);
+  setup.store->heartbeat(setup.timeout_ms, setup.board->current(), deadline);
+  auto state = std::make_shared<State>(std::move(setup));
+  state->setup.loop->call([state] { state->start_on_loop(); }, deadline);
+  return std::unique_ptr<Monitor>(new Monitor(std::move(state)));
+}
+
+Monitor::~Monitor() {
+  auto deadline = Deadline::after_ms(kLeaveMs);
+  // The timer stops first, so that no heartbeat sent after the leave below re-arms
+  // the store's watch.
+  auto closed = state_->closed.get_future();
+  auto state = state_;
+  if (state->setup.loop->post([state] { state->stop_on_loop(); }) && !state->setup.loop->on_loop_thread() &&
+      closed.wait_until(deadline.at()) != std::future_status::ready) {
+    log::error(state->setup.where, ": the event loop did not stop the failure detector within ", kLeaveMs,
+               " ms; leaving it to the loop");
+  }
+  try {
+    state->setup.store->heartbeat(0, state->setup.board->current(), deadline);
+  } catch (const Error& error) {
+    // The store or its connection is gone: there is nobody to tell.
+    log::debug(state->setup.where, ": leaving the store's watch: ", error.what());
+  }
+}
+
+std::vector<int> Monitor::lost_ranks() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->lost;
+}
+
+}  // namespace tutti::health

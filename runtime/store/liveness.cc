@@ -1,0 +1,121 @@
+#include "runtime/store/liveness.h"
+
+#include <cstdio>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/log.h"
+#include "runtime/store/loss_event.h"
+
+namespace tutti::store {
+namespace {
+
+std::string seconds(uint64_t ms) {
+  char text[32];
+  snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+void Liveness::heard_from(const void* conn, uint64_t now_ms) {
+  auto it = entries_.find(conn);
+  if (it != entries_.end()) it->second.last_heard_ms = now_ms;
+}
+
+void Liveness::set_timeout(Entry& entry, int64_t timeout_ms) {
+  if ((entry.timeout_ms > 0) != (timeout_ms > 0)) {
+    if (timeout_ms > 0) {
+      ++watched_count_;
+    } else {
+      --watched_count_;
+    }
+  }
+  entry.timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+}
+
+void Liveness::heartbeat(const void* conn, const std::string& identity, const std::string& address,
+                         int64_t timeout_ms, const std::string& activity, uint64_t now_ms) {
+  Entry& entry = entries_[conn];
+  entry.identity = identity;
+  entry.address = address;
+  entry.last_heard_ms = now_ms;
+  set_timeout(entry, timeout_ms);
+  if (activity != entry.activity) {
+    entry.activity = activity;
+    for (const auto& [prefix, rank] : entry.groups) set(activity_key(prefix, rank), activity);
+  }
+  entry.activity_ms = now_ms;
+}
+
+void Liveness::member(const void* conn, const std::string& prefix, int64_t rank) {
+  Entry& entry = entries_[conn];
+  std::erase_if(entry.groups, [&](const auto& group) { return group.first == prefix; });
+  if (rank >= 0) entry.groups.emplace_back(prefix, rank);
+}
+
+void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_ms) {
+  auto it = entries_.find(conn);
+  if (it == entries_.end()) return;
+  if (it->second.timeout_ms > 0) declare_lost(it->second, reason, now_ms);
+  set_timeout(it->second, 0);
+  entries_.erase(it);
+}
+
+std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
+  std::vector<const void*> silent;
+  for (auto& [conn, entry] : entries_) {
+    if (entry.timeout_ms <= 0) continue;
+    uint64_t quiet_ms = now_ms > entry.last_heard_ms ? now_ms - entry.last_heard_ms : 0;
+    if (quiet_ms <= static_cast<uint64_t>(entry.timeout_ms)) continue;
+    declare_lost(entry, concat("it sent nothing to the store for ", seconds(quiet_ms), " (heartbeat timeout ",
+                               seconds(static_cast<uint64_t>(entry.timeout_ms)),
+                               "): it is frozen, stopped or cut off from the network"),
+                 now_ms);
+    set_timeout(entry, 0);  // lost once; the caller closes it
+    silent.push_back(conn);
+  }
+  return silent;
+}
+
+void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms) {
+  LossEvent event;
+  event.identity = entry.identity;
+  event.address = entry.address;
+  event.reason = reason;
+  event.activity = entry.activity;
+  event.activity_age_ms = entry.activity.empty() ? -1 : static_cast<int64_t>(now_ms - entry.activity_ms);
+  for (const auto& [prefix, rank] : entry.groups) {
+    event.rank = rank;
+    log::warn("rendezvous store: rank ", rank, " of ", prefix, " (", entry.identity, " at ", entry.address,
+              ") is lost: ", reason);
+    auto count = keys_.handle([&] {
+      protocol::Request request;
+      request.op = protocol::Op::kAdd;
+      request.keys = {lost_count_key(prefix)};
+      request.number = 1;
+      return request;
+    }());
+    if (!count || count->status != Status::kOk) {
+      log::error("rendezvous store: cannot record the loss of rank ", rank, " of ", prefix, ": ",
+                 count ? count->message : "no answer");
+      continue;
+    }
+    std::string value = encode(event);
+    set(lost_rank_key(prefix, rank), value);
+    // Last: ranks wait on lost/<n>, and may read lost/rank/<r> as soon as it wakes them.
+    set(lost_key(prefix, count->number), value);
+  }
+}
+
+void Liveness::set(const std::string& key, const std::string& value) {
+  protocol::Request request;
+  request.op = protocol::Op::kSet;
+  request.keys = {key};
+  request.value = value;
+  auto reply = keys_.handle(request);
+  if (reply && reply->status != Status::kOk) {
+    log::error("rendezvous store: cannot write \"", key, "\": ", reply->message);
+  }
+}
+
+}  // namespace tutti::store

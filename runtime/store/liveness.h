@@ -1,0 +1,64 @@
+// Failure detection on the store's side. A client that sends HEARTBEAT asks to be
+// watched: from then on the store declares it lost when its connection closes before
+// it stops the watch (HEARTBEAT with timeout 0: a clean leave), or when nothing at all
+// arrives from it for its timeout (frozen, stopped, cut off). MEMBER tells the store
+// which groups (communicators) the connection is a rank of; a loss writes an event
+// under each of them (loss_event.h), which wakes every rank waiting on it.
+//
+// The heartbeats come from each process's event loop thread, so a rank that computes
+// for hours without calling tutti keeps beating. Loop thread only, like KeySpace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/store/key_space.h"
+
+namespace tutti::store {
+
+class Liveness {
+ public:
+  explicit Liveness(KeySpace& keys) : keys_(keys) {}
+
+  // Any frame from conn counts as a sign of life.
+  void heard_from(const void* conn, uint64_t now_ms);
+  // HEARTBEAT: starts, refreshes (timeout_ms > 0) or stops (0) the watch of conn.
+  // identity and address name it in events; activity is what it reports doing.
+  void heartbeat(const void* conn, const std::string& identity, const std::string& address, int64_t timeout_ms,
+                 const std::string& activity, uint64_t now_ms);
+  // MEMBER: conn is rank `rank` of the group under prefix (rank < 0: no longer).
+  void member(const void* conn, const std::string& prefix, int64_t rank);
+
+  // conn is closing. If it was watched, it is lost for `reason`: events are written.
+  void closed(const void* conn, const std::string& reason, uint64_t now_ms);
+  // The watched connections that have been silent past their timeout, each declared
+  // lost (events written) and forgotten; the caller closes them.
+  std::vector<const void*> sweep(uint64_t now_ms);
+
+  bool watching() const { return watched_count_ > 0; }
+
+ private:
+  // A connection that sent HEARTBEAT or MEMBER; watched while timeout_ms > 0.
+  struct Entry {
+    std::string identity;
+    std::string address;
+    int64_t timeout_ms = 0;
+    uint64_t last_heard_ms = 0;
+    std::string activity;
+    uint64_t activity_ms = 0;  // when activity was reported
+    std::vector<std::pair<std::string, int64_t>> groups;  // (prefix, rank)
+  };
+
+  void set_timeout(Entry& entry, int64_t timeout_ms);
+  void declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms);
+  void set(const std::string& key, const std::string& value);
+
+  KeySpace& keys_;
+  std::unordered_map<const void*, Entry> entries_;
+  size_t watched_count_ = 0;
+};
+
+}  // namespace tutti::store

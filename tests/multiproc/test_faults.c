@@ -1,0 +1,179 @@
+/* Real faults in running jobs (coll_fault): a rank killed in the middle of a small or a
+ * large all_reduce, a rank stopped with SIGSTOP, a rank that computes past the
+ * heartbeat timeout, and the rank that hosts the store dying. Every survivor must get
+ * TUTTI_ERR_PEER_LOST naming the lost rank (host and pid), long before the operation's
+ * own timeout; the time from the fault to the last survivor's error is printed, not
+ * asserted beyond that (speed is for benchmarks). Jobs run under tutti launch
+ * --keep-going, so the survivors outlive the victim, and are bounded and cleaned up
+ * by tt_job / tt_cleanup_all. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/launch_job.h"
+#include "tests/support/processes.h"
+#include "tests/support/rank_setup.h"
+
+/* Far beyond any detection time here, so an error that waited for it is caught. */
+#define OP_TIMEOUT_MS 60000
+
+static tt_job job;
+static tt_process ranks[3];
+static tt_rank_setup setups[3];
+
+static void cleanup(void) {
+  tt_job_cleanup(&job);
+  tt_cleanup_all(ranks, 3);
+}
+
+TestSuite(faults, .fini = cleanup);
+
+static const char* const kNeedles[] = {"LOST", "DYING", "RESUMED", "DONE",         "SHRUNK",
+                                       "SURVIVED", "SHRINK", "FAIL", "WARN", "tutti launch", NULL};
+
+/* Starts coll_fault --case name under tutti launch --keep-going with world ranks. */
+static void run_job(int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
+                    int heartbeat_interval_ms, long long compute_ms, int shrink) {
+  tt_job_init(&job, world, 120, "coll_fault");
+  tt_job_launcher_option(&job, "--keep-going");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "%s", name);
+  tt_job_arg(&job, "--victim");
+  tt_job_arg(&job, "%d", victim);
+  tt_job_arg(&job, "--count");
+  tt_job_arg(&job, "%lld", count);
+  tt_job_arg(&job, "--compute-ms");
+  tt_job_arg(&job, "%lld", compute_ms);
+  tt_job_arg(&job, "--shrink");
+  tt_job_arg(&job, "%d", shrink);
+  tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+  tt_job_env(&job, "TUTTI_HEARTBEAT_TIMEOUT_MS=%d", heartbeat_timeout_ms);
+  tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=%d", heartbeat_interval_ms);
+  cr_assert(tt_job_run(&job, 100000), "%s did not end within 100 s:\n%s", tt_job_command(&job),
+            tt_excerpt(job.output, kNeedles));
+}
+
+/* Every rank but the victim printed "LOST <ms> TUTTI_ERR_PEER_LOST <message>" naming
+ * the victim; returns the latest survivor's time minus the victim's DYING time. */
+static long long expect_survivors_lost(int world, int victim, const char* fragment) {
+  char line[4096];
+  cr_assert(tt_rank_line(job.output, victim, "DYING ", line, sizeof line), "the victim never got to its fault:\n%s",
+            tt_excerpt(job.output, kNeedles));
+  long long dying_ms = atoll(line);
+  long long last_ms = 0;
+  char naming[64];
+  snprintf(naming, sizeof naming, "rank %d (host ", victim);
+  for (int rank = 0; rank < world; ++rank) {
+    if (rank == victim) continue;
+    cr_assert(tt_rank_line(job.output, rank, "LOST ", line, sizeof line), "rank %d never saw the loss:\n%s", rank,
+              tt_excerpt(job.output, kNeedles));
+    long long at_ms = atoll(line);
+    if (at_ms > last_ms) last_ms = at_ms;
+    cr_expect(strstr(line, "TUTTI_ERR_PEER_LOST") != NULL, "rank %d: %s", rank, line);
+    cr_expect(strstr(line, fragment ? fragment : naming) != NULL, "rank %d does not say \"%s\": %s", rank,
+              fragment ? fragment : naming, line);
+    if (!fragment) cr_expect(strstr(line, ", pid ") != NULL, "rank %d does not give the pid: %s", rank, line);
+    cr_expect(strstr(line, "all_reduce #") != NULL, "rank %d does not name its operation: %s", rank, line);
+  }
+  return last_ms - dying_ms;
+}
+
+static void kill_during_all_reduce(int world, long long count) {
+  int victim = world / 2;
+  run_job(world, "kill", victim, count, 20000, 1000, 0, 0);
+  long long took = expect_survivors_lost(world, victim, NULL);
+  cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
+  cr_expect_eq(tt_count(job.output, "FAIL"), 0, "%s", tt_excerpt(job.output, kNeedles));
+  printf("faults: kill -9 of rank %d of %d during an all_reduce of %lld floats: last survivor's PEER_LOST %lld ms "
+         "after the kill\n",
+         victim, world, count, took);
+}
+
+Test(faults, kill_during_small_all_reduce_2, .timeout = 150) { kill_during_all_reduce(2, 1); }
+Test(faults, kill_during_small_all_reduce_4, .timeout = 150) { kill_during_all_reduce(4, 1); }
+Test(faults, kill_during_small_all_reduce_8, .timeout = 150) { kill_during_all_reduce(8, 1); }
+Test(faults, kill_during_large_all_reduce_2, .timeout = 150) { kill_during_all_reduce(2, 4 << 20); }
+Test(faults, kill_during_large_all_reduce_4, .timeout = 150) { kill_during_all_reduce(4, 4 << 20); }
+Test(faults, kill_during_large_all_reduce_8, .timeout = 150) { kill_during_all_reduce(8, 1 << 20); }
+
+/* Every survivor shrank to world - 1 ranks and passed 50 checked all_reduces there. */
+static void expect_survivors_shrank(int world, int victim) {
+  char line[256];
+  for (int rank = 0; rank < world; ++rank) {
+    if (rank == victim) continue;
+    cr_expect(tt_rank_line(job.output, rank, "SHRUNK ", line, sizeof line) && atoi(line) == world - 1,
+              "rank %d did not shrink to %d ranks:\n%s", rank, world - 1, tt_excerpt(job.output, kNeedles));
+    cr_expect(tt_rank_line(job.output, rank, "SURVIVED 50", line, sizeof line),
+              "rank %d failed on the survivors' communicator:\n%s", rank, tt_excerpt(job.output, kNeedles));
+  }
+  cr_expect_eq(tt_count(job.output, "FAIL"), 0, "%s", tt_excerpt(job.output, kNeedles));
+}
+
+Test(faults, survivors_of_a_kill_shrink_and_go_on, .timeout = 150) {
+  run_job(4, "kill", 2, 1000, 20000, 1000, 0, 1);
+  expect_survivors_lost(4, 2, NULL);
+  expect_survivors_shrank(4, 2);
+}
+
+/* SIGSTOP: the survivors learn within the heartbeat timeout (and not before it), and
+ * shrink; the victim, continued while they run on, finds itself declared lost, cannot
+ * join them, and does not disturb them. */
+Test(faults, stopped_rank_is_lost_after_the_heartbeat_timeout, .timeout = 150) {
+  const int timeout_ms = 2000;
+  run_job(3, "stop", 1, 1, timeout_ms, 200, 0, 1);
+  long long took = expect_survivors_lost(3, 1, "rank 1 (host ");
+  cr_expect(strstr(job.output, "it sent nothing to the store for") != NULL, "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(took >= timeout_ms - 100, "declared lost after %lld ms, before the %d ms timeout", took, timeout_ms);
+  cr_expect(took < timeout_ms + 10000, "declared lost only after %lld ms (timeout %d ms)", took, timeout_ms);
+  char line[4096];
+  cr_assert(tt_rank_line(job.output, 1, "RESUMED TUTTI_ERR_PEER_LOST", line, sizeof line),
+            "the continued victim did not report its own loss:\n%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(strstr(line, "this rank was declared lost") != NULL, "%s", line);
+  cr_expect(tt_rank_line(job.output, 1, "SHRINK TUTTI_ERR_PEER_LOST", line, sizeof line),
+            "the continued victim's shrink did not fail:\n%s", tt_excerpt(job.output, kNeedles));
+  expect_survivors_shrank(3, 1);
+  cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
+  printf("faults: SIGSTOP of rank 1 of 3, heartbeat timeout %d ms: last survivor's PEER_LOST %lld ms after the stop\n",
+         timeout_ms, took);
+}
+
+/* Heartbeats come from the event loop's thread: computing for 4 heartbeat timeouts
+ * without calling tutti is no loss. */
+Test(faults, rank_computing_past_the_heartbeat_timeout_is_not_lost, .timeout = 150) {
+  run_job(3, "compute", 2, 1, 1500, 300, 6000, 0);
+  cr_expect_eq(tt_count(job.output, "DONE 10"), 3, "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect_eq(tt_count(job.output, "LOST"), 0, "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect_eq(tt_count(job.output, "is lost"), 0, "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
+}
+
+/* Without a launcher, rank 0 hosts the store: when it dies, the others fail with
+ * PEER_LOST saying that the store, hosted by rank 0, is gone. */
+Test(faults, death_of_the_rank_hosting_the_store_is_named, .timeout = 150) {
+  int port = tt_free_port();
+  for (int rank = 0; rank < 3; ++rank) {
+    tt_rank_setup* setup = &setups[rank];
+    tt_setup_init(setup, TUTTI_TEST_BINARY_DIR "/tests/programs/coll_fault");
+    tt_setup_arg(setup, "--case");
+    tt_setup_arg(setup, "kill");
+    tt_setup_arg(setup, "--victim");
+    tt_setup_arg(setup, "0");
+    tt_setup_env(setup, "TUTTI_INIT_METHOD=tcp://127.0.0.1:%d", port);
+    tt_setup_env(setup, "TUTTI_RANK=%d", rank);
+    tt_setup_env(setup, "TUTTI_WORLD_SIZE=3");
+    tt_setup_env(setup, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+    cr_assert_eq(tt_spawn(&ranks[rank], setup->argv, setup->env), 0);
+  }
+  int ended = tt_wait_all(ranks, 3, tt_timeout_ms(60000));
+  cr_assert_eq(ended, 3, "only %d of 3 ranks ended", ended);
+  cr_expect(ranks[0].signaled == 9, "rank 0 should have killed itself");
+  for (int rank = 1; rank < 3; ++rank) {
+    char* output = tt_output(&ranks[rank]);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d:\n%s", rank, output);
+    cr_expect(strstr(output, "LOST") && strstr(output, "TUTTI_ERR_PEER_LOST"), "rank %d:\n%s", rank, output);
+    cr_expect(strstr(output, "the rendezvous store at 127.0.0.1:") && strstr(output, "hosted by rank 0, is lost"),
+              "rank %d does not say the store's host is gone:\n%s", rank, output);
+    free(output);
+  }
+}
