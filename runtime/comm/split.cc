@@ -87,6 +87,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   sub->hosted_ = hosted_;
   sub->store_host_ = store_host_;
   sub->store_port_ = store_port_;
+  sub->store_secret_ = store_secret_;
   sub->prefix_ = concat(prefix, "color.", color, "/");
   sub->node_key_ = node_key_;
   sub->init_method_ = init_method_;
@@ -94,7 +95,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   sub->init_timeout_ms_ = init_timeout_ms_;
   sub->op_timeout_ms_ = op_timeout_ms_;
   // A connection of its own, so that aborting one communicator fails only its own calls.
-  sub->store_ = store::Client::connect(loop_, store_host_, store_port_, deadline);
+  sub->store_ = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
 
   rendezvous::Plan plan;
   plan.init_method = concat("split #", number, " of ", describe());

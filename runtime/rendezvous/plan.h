@@ -34,6 +34,9 @@ struct Plan {
   uint16_t store_port = 0;             // 0 with file://: rank 0 picks one and publishes it
   bool serve_store = false;            // this rank starts the store
   std::string file_path;               // file:// only
+  // TUTTI_SECRET, "" when unset: what the store and its clients prove to each other
+  // (store/handshake.h). Never logged, and not in `variables`.
+  std::string secret;
 };
 
 // Throws Error(kInvalidArgument) with what is missing or contradictory, the
