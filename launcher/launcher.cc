@@ -19,7 +19,9 @@
 #include "launcher/rank_process.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/log.h"
+#include "runtime/common/settings.h"
 #include "runtime/loop/loop.h"
+#include "runtime/store/auth.h"
 #include "runtime/store/server.h"
 
 extern char** environ;
@@ -40,9 +42,11 @@ constexpr int kExitCannotStart = 127;
 constexpr int kSpawnsBetweenPolls = 32;
 constexpr const char* kStoreHost = "127.0.0.1";
 
-// The variables tutti launch sets; inherited values are dropped rather than doubled.
-constexpr const char* kOwnVariables[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",
-                                         "TUTTI_ADDR", "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER"};
+// The variables tutti launch sets; inherited values are dropped rather than doubled
+// (TUTTI_SECRET is passed on as it was when the user set one).
+constexpr const char* kOwnVariables[] = {"TUTTI_RANK",         "TUTTI_WORLD_SIZE",   "TUTTI_LOCAL_RANK",
+                                         "TUTTI_LOCAL_SIZE",   "TUTTI_ADDR",         "TUTTI_HOST",
+                                         "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET"};
 
 // The launcher's own messages: one write each, "tutti launch: " first, always shown
 // (TUTTI_LOG_LEVEL gates only the info-level ones, through log::enabled).
@@ -104,6 +108,7 @@ class Job {
   OrphanGuard orphan_guard_;  // outlives the ranks: its destructor says the job ended
   OutputWriter stdout_{STDOUT_FILENO};
   OutputWriter stderr_{STDERR_FILENO};
+  std::string secret_;  // the job's: the user's TUTTI_SECRET, else a fresh one
   std::vector<std::unique_ptr<RankProcess>> ranks_;  // the ranks started, in rank order
   std::unordered_map<pid_t, RankProcess*> by_pid_;
   struct rlimit original_nofile_ = {};
@@ -161,6 +166,7 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   plan.env.push_back("TUTTI_STORE_SERVER=launcher");
   if (!user_init_method) plan.env.push_back("TUTTI_INIT_METHOD=env://");
   plan.env.push_back(concat("TUTTI_LAUNCHER_PID=", getpid()));
+  plan.env.push_back(concat("TUTTI_SECRET=", secret_));
   pthread_sigmask(SIG_SETMASK, nullptr, &plan.child_mask);
   plan.reset_signals.assign(std::begin(kForwardedSignals), std::end(kForwardedSignals));
   plan.reset_signals.push_back(SIGCHLD);
@@ -209,8 +215,13 @@ int Job::run() {
   std::shared_ptr<loop::Loop> store_loop;
   std::unique_ptr<store::Server> server;
   try {
+    // A fresh secret per job keeps strangers, and other jobs' ranks on this machine,
+    // out of this job's store; ranks get it in their environment, which only this
+    // user can read (/proc/PID/environ).
+    secret_ = settings::text("TUTTI_SECRET").value_or("");
+    if (secret_.empty()) secret_ = store::auth::random_secret_hex();
     store_loop = std::make_shared<loop::Loop>();
-    server = store::Server::start(store_loop, kStoreHost, 0);
+    server = store::Server::start(store_loop, kStoreHost, 0, {}, secret_);
   } catch (const std::exception& error) {
     say(concat("cannot start the rendezvous store on ", kStoreHost, ": ", error.what()));
     return 1;

@@ -38,8 +38,10 @@ int run_info(Args) {
   int invalid = 0;
   for (const auto& setting : tutti::settings::table()) {
     auto value = tutti::settings::text(setting.name);
+    const char* shown = value ? value->c_str() : "(unset)";
+    if (tutti::settings::is_secret(setting)) shown = value ? "(set)" : "(not set)";
     std::printf("%-22s %-9s %-9s %s\n", setting.name, setting.type,
-                *setting.default_value ? setting.default_value : "-", value ? value->c_str() : "(unset)");
+                *setting.default_value ? setting.default_value : "-", shown);
     std::printf("    %s\n", setting.doc);
     if (value && std::strcmp(setting.type, "int") == 0) {
       try {

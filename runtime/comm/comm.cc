@@ -34,7 +34,7 @@ std::string next_world_prefix() {
 std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop, const rendezvous::Plan& plan) {
   auto hosted = std::make_shared<HostedStore>();
   try {
-    hosted->server = store::Server::start(loop, plan.store_host, plan.store_port);
+    hosted->server = store::Server::start(loop, plan.store_host, plan.store_port, {}, plan.secret);
   } catch (const Error& error) {
     fail(error.status(),
          concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ",
@@ -66,6 +66,7 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
   comm->store_host_ = plan.store_host;
   comm->store_port_ = plan.store_port;
   comm->store_owner_ = plan.store_owner;
+  comm->store_secret_ = plan.secret;
   if (plan.serve_store) {
     comm->hosted_ = serve_store(comm->loop_, plan);
     comm->waits_for_all_on_leave_ = true;
@@ -73,10 +74,10 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
     comm->store_port_ = comm->hosted_->server->port();
   }
   if (!plan.file_path.empty() && !plan.serve_store) {
-    comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, &comm->store_host_,
-                                                    &comm->store_port_);
+    comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, plan.secret,
+                                                    &comm->store_host_, &comm->store_port_);
   } else {
-    comm->store_ = store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline);
+    comm->store_ = store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline, plan.secret);
   }
   comm->place_ = rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
   comm->joined_ = true;

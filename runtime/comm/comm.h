@@ -91,6 +91,7 @@ class Comm {
   std::string store_host_;
   std::string store_owner_;  // "rank 0" or "tutti launch", for messages
   uint16_t store_port_ = 0;
+  std::string store_secret_;  // TUTTI_SECRET, for the connections splits open
   std::string prefix_;       // this comm's keys in the store
   std::string node_key_;     // what tells this rank's node apart, for sub-communicators
   std::string init_method_;

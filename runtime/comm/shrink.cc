@@ -60,7 +60,7 @@ std::unique_ptr<Comm> Comm::shrink() {
   uint64_t number = shrinks_++;
   std::string prefix = concat(prefix_, "shrink.", number, "/");
   auto deadline = Deadline::after_ms(op_timeout_ms_);
-  auto store = store::Client::connect(loop_, store_host_, store_port_, deadline);
+  auto store = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
   auto declared_lost = [&]() -> bool { return store->check({store::lost_rank_key(prefix_, rank())}, deadline).at(0); };
   auto refuse = [&] {
     fail(Status::kPeerLost, concat(kApi, ": ", describe(), " was declared lost by the rendezvous store (",

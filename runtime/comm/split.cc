@@ -82,7 +82,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   }
   if (color < 0) return nullptr;
   // A connection of its own, so that aborting one communicator fails only its own calls.
-  auto store = store::Client::connect(loop_, store_host_, store_port_, deadline);
+  auto store = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
   return make_member(std::move(store), concat(prefix, "color.", color, "/"),
                      concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
                      new_rank, new_size, deadline, "tutti_comm_split");
@@ -97,6 +97,7 @@ std::unique_ptr<Comm> Comm::make_member(std::unique_ptr<store::Client> store, co
   sub->store_host_ = store_host_;
   sub->store_port_ = store_port_;
   sub->store_owner_ = store_owner_;
+  sub->store_secret_ = store_secret_;
   sub->prefix_ = prefix;
   sub->node_key_ = node_key_;
   sub->init_method_ = init_method_;

@@ -40,11 +40,16 @@ constexpr Setting kTable[] = {
      "1: every collective first compares count, dtype, op and root across ranks and fails with "
      "TUTTI_ERR_MISMATCH naming the ranks that differ (costs one small exchange per call)."},
     {"TUTTI_LOG_LEVEL", "level", "warn", "error, warn, info or debug: what tutti writes to stderr."},
+    {"TUTTI_SECRET", "secret", "",
+     "The job's shared secret: the store and every rank prove they know it before any key is served; tutti "
+     "launch makes a fresh one per job, and under srun or mpirun export the same one to every rank."},
 };
 
 }  // namespace
 
 std::span<const Setting> table() { return kTable; }
+
+bool is_secret(const Setting& setting) { return std::strcmp(setting.type, "secret") == 0; }
 
 std::optional<std::string> text(const char* name) {
   const char* value = std::getenv(name);

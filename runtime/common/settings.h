@@ -12,12 +12,16 @@ namespace tutti::settings {
 
 struct Setting {
   const char* name;
-  const char* type;           // "int", "string", "host:port", "level", "url"
+  const char* type;           // "int", "string", "host:port", "level", "url", "secret"
   const char* default_value;  // as text, "" when there is none
   const char* doc;
 };
 
 std::span<const Setting> table();
+
+// Whether a setting's value must never be shown (type "secret"): tutti info and logs
+// say only whether it is set.
+bool is_secret(const Setting& setting);
 
 // The variable's value, or nullopt when it is unset or empty.
 std::optional<std::string> text(const char* name);

@@ -50,7 +50,8 @@ void publish_store_address(const std::string& path, const std::string& host, uin
 }
 
 std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
-                                                    Deadline deadline, std::string* host, uint16_t* port) {
+                                                    Deadline deadline, const std::string& secret, std::string* host,
+                                                    uint16_t* port) {
   int64_t pause_ms = 5;
   std::string last_reason = "the file does not exist yet";
   for (;;) {
@@ -59,9 +60,12 @@ std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> 
       // the file meanwhile.
       auto attempt = Deadline::after_ms(std::min<int64_t>(1000, deadline.remaining_ms()));
       try {
-        return store::Client::connect(loop, *host, *port, attempt);
+        return store::Client::connect(loop, *host, *port, attempt, secret);
       } catch (const Error& error) {
-        if (error.status() != Status::kTransport && error.status() != Status::kTimeout) throw;
+        if (error.status() != Status::kTransport && error.status() != Status::kTimeout &&
+            error.status() != Status::kDenied) {
+          throw;
+        }
         last_reason = error.what();
       }
     }

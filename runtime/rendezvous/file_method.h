@@ -21,8 +21,11 @@ void publish_store_address(const std::string& path, const std::string& host, uin
 // Reads the address from path, waiting for the file to appear, and connects. A file
 // left by an earlier job names a store that is gone: the connection is refused, and
 // the file is read again until rank 0 has replaced it, or the deadline passes.
-// host and port receive the address it connected to.
+// host and port receive the address it connected to. secret: the job's, as for
+// store::Client::connect; a store that denies it may be an earlier job's, so it is
+// also read again.
 std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
-                                                    Deadline deadline, std::string* host, uint16_t* port);
+                                                    Deadline deadline, const std::string& secret, std::string* host,
+                                                    uint16_t* port);
 
 }  // namespace tutti::rendezvous

@@ -88,6 +88,7 @@ Plan make_plan(const Request& request, const Environment& env) {
 
   const std::optional<LaunchEnv> launch = read_launch_env(env);
   place_rank(request, launch, &plan);
+  plan.secret = env("TUTTI_SECRET").value_or("");
 
   if (is_tcp) {
     read_tcp_address(method, &plan);

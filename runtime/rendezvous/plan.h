@@ -35,6 +35,9 @@ struct Plan {
   bool serve_store = false;            // this rank starts the store
   std::string store_owner = "rank 0";  // who serves it, for messages: "rank 0" or "tutti launch"
   std::string file_path;               // file:// only
+  // TUTTI_SECRET, "" when unset: what the store and its clients prove to each other
+  // (store/handshake.h). Never logged, and not in `variables`.
+  std::string secret;
 };
 
 // Throws Error(kInvalidArgument) with what is missing or contradictory, the

@@ -13,6 +13,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
+#include "runtime/store/handshake.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
 
@@ -360,7 +361,7 @@ class ClientImpl final : public Client {
     }
   }
 
-  void hello(Deadline deadline);
+  void hello(const std::string& secret, Deadline deadline);
 
   void set(const std::string& key, const std::string& value, Deadline deadline) override {
     Request r = make(Op::kSet, {key});
@@ -508,28 +509,33 @@ class ClientImpl final : public Client {
   std::shared_ptr<ClientCore> core_;
 };
 
-void ClientImpl::hello(Deadline deadline) {
-  Request r = make(Op::kHello, {});
-  r.number = protocol::kVersion;
-  r.value = process_identity();
-  int64_t timeout_ms = deadline.remaining_ms();
-  bool timed_out = false;
-  Answer answer = core_->call(std::move(r), deadline.at(), &timed_out);
+void ClientImpl::hello(const std::string& secret, Deadline deadline) {
   std::string where = concat("rendezvous store at ", address());
-  if (timed_out) {
-    fail(Status::kTimeout, concat(where, ": no answer to the handshake within ", timeout_ms,
-                                  " ms; is the address that of a tutti store?"));
-  }
-  const Reply& reply = answer.reply;
-  if (answer.source == Answer::Source::kLost) {
-    fail(Status::kTransport, concat(where, " closed the connection during the handshake; it may be over its ",
-                                    "max_connections or not a tutti store (see its log)"));
-  }
-  if (reply.status != Status::kOk) fail(Status::kTransport, concat(where, " refused the handshake: ", reply.message));
-  if (reply.values.at(1) != "") {
-    fail(Status::kUnsupported, concat(where, " asks for authentication, which this client does not support; ",
-                                      "use a tutti release that does"));
-  }
+  ClientHandshake handshake(secret, where);
+  int64_t timeout_ms = deadline.remaining_ms();
+  // One HELLO, or two when the store challenges this client; both within the deadline.
+  auto say_hello = [&](std::string auth) {
+    Request r = make(Op::kHello, {});
+    r.number = protocol::kVersion;
+    r.value = process_identity();
+    r.expected = std::move(auth);
+    bool timed_out = false;
+    Answer answer = core_->call(std::move(r), deadline.at(), &timed_out);
+    if (timed_out) {
+      fail(Status::kTimeout, concat(where, ": no answer to the handshake within ", timeout_ms,
+                                    " ms; is the address that of a tutti store?"));
+    }
+    const Reply& reply = answer.reply;
+    if (answer.source == Answer::Source::kLost) {
+      fail(Status::kTransport, concat(where, " closed the connection during the handshake; it may be over its ",
+                                      "max_connections or not a tutti store (see its log)"));
+    }
+    if (reply.status == Status::kDenied) fail(Status::kDenied, concat(where, " denied this process: ", reply.message));
+    if (reply.status != Status::kOk) fail(Status::kTransport, concat(where, " refused the handshake: ", reply.message));
+    return answer.reply;
+  };
+  Reply reply = say_hello(handshake.first_auth());
+  if (auto proof = handshake.on_first_reply(reply)) handshake.on_second_reply(say_hello(std::move(*proof)));
   if (reply.max_frame_bytes > 0) core_->set_max_frame_bytes(static_cast<size_t>(reply.max_frame_bytes));
 }
 
@@ -541,7 +547,7 @@ bool retryable(int rc) {
 }  // namespace
 
 std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
-                                        Deadline deadline) {
+                                        Deadline deadline, const std::string& secret) {
   const std::string address = concat(host, ":", port);
   sockaddr_storage socket_address{};
   std::string why = resolve_socket_address(host, port, /*passive=*/false, &socket_address);
@@ -566,7 +572,7 @@ std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const 
     last = core->connected_future().get();
     if (last == 0) {
       auto client = std::make_unique<ClientImpl>(loop, core);
-      client->hello(deadline);
+      client->hello(secret, deadline);
       return client;
     }
     if (!retryable(last)) {

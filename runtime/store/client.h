@@ -5,7 +5,8 @@
 // Errors, by status: kTimeout (deadline passed; the message names the key(s)),
 // kTransport (could not connect, or the connection broke; names the address),
 // kPeerLost (the store's host went away mid-call), kInvalidArgument (a limit of the
-// server broken, e.g. a value too large), kAborted (after shutdown()).
+// server broken, e.g. a value too large), kAborted (after shutdown()), kDenied (the
+// job secrets of this process and the store differ; from connect only).
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,12 @@ class Client {
  public:
   // Connects to host:port, retrying refused or unreachable attempts with backoff until
   // the deadline (the server may not be up yet). The final error says the address,
-  // how many tries over how long, and the last reason.
+  // how many tries over how long, and the last reason. secret: the job's (TUTTI_SECRET),
+  // or "" for none. With one, the client and the store prove to each other that they
+  // know it (handshake.h) and a store that cannot is refused with kDenied; without one,
+  // only a store without a secret accepts the client.
   static std::unique_ptr<Client> connect(std::shared_ptr<loop::Loop> loop, const std::string& host,
-                                         uint16_t port, Deadline deadline);
+                                         uint16_t port, Deadline deadline, const std::string& secret = {});
   virtual ~Client() = default;
 
   virtual void set(const std::string& key, const std::string& value, Deadline deadline) = 0;

@@ -20,7 +20,8 @@
 //   MEMBER       str prefix, i64 rank
 // Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
 // is kOk:
-//   HELLO        i64 version, str server, i64 max_frame_bytes, str challenge
+//   HELLO        i64 version, str server, i64 max_frame_bytes, str auth (a challenge,
+//                or the server's proof)
 //   GET          str value            ADD          i64 value
 //   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all)
 //   CHECK        str flags (one byte per key, 0 or 1)
@@ -33,10 +34,12 @@
 // `rank` of the group whose keys live under `prefix`; the server writes that group's
 // loss events and activity there.
 //
-// The handshake leaves room for authentication without a version bump: a server that
-// wants credentials answers HELLO with a non-empty challenge, and the client sends a
-// second HELLO whose auth field answers it. Today's servers always send an empty
-// challenge, and today's clients refuse a non-empty one with a clear error.
+// The handshake carries authentication without a version bump: a server that wants
+// credentials answers HELLO with a non-empty challenge, and the client sends a second
+// HELLO whose auth field answers it; handshake.h has the exchange (mutual HMAC-SHA256
+// over the job secret). A server without a secret sends an empty challenge, as the
+// first release's did, and a server with one answers a HELLO without credentials
+// with status kDenied.
 #pragma once
 
 #include <cstddef>

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <list>
 #include <unordered_set>
 
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/store/handshake.h"
 #include "runtime/store/key_space.h"
 #include "runtime/store/liveness.h"
 #include "runtime/store/protocol.h"
@@ -42,31 +44,40 @@ constexpr auto kCloseWait = std::chrono::seconds(10);
 class ServerCore;
 
 struct Connection {
-  explicit Connection(ServerCore* server_core) : core(server_core), decoder(kHandshakeFrameBytes) {}
+  Connection(ServerCore* server_core, const std::string& secret)
+      : core(server_core), decoder(kHandshakeFrameBytes), handshake(secret) {}
 
   uv_tcp_t tcp;
   ServerCore* core;
   std::string peer;
   std::string identity;  // "host:pid", from HELLO
   protocol::Decoder decoder;
-  bool greeted = false;
+  bool greeted = false;  // and authenticated, where the server has a secret
+  bool denied = false;   // answered kDenied; closes once that is written
   bool closing = false;
   std::unordered_set<Waiter*> waiters;
+  ServerHandshake handshake;
+  // Until greeted: its place in ServerCore::greeting_, and when its time is up.
+  std::list<Connection*>::iterator greeting_entry;
+  bool in_greeting = false;
+  uint64_t handshake_deadline = 0;
 };
 
 struct WriteRequest {
   uv_write_t req;
   std::string bytes;
+  bool then_close = false;  // the connection's last words (a denial)
 };
 
 // The server's loop-side half. It owns itself (keep_alive_) while any of its handles
 // is open, so that a ~Server that gives up waiting never frees memory the loop uses.
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
  public:
-  ServerCore(loop::Loop* loop, const std::string& host, const ServerLimits& limits)
+  ServerCore(loop::Loop* loop, const std::string& host, const ServerLimits& limits, std::string secret)
       : loop_(loop),
         host_(host),
         limits_(limits),
+        secret_(std::move(secret)),
         keys_(limits, [this](std::unique_ptr<Waiter> waiter) { answer_ready_on_loop(std::move(waiter)); }),
         closed_future_(closed_.get_future().share()) {}
 
@@ -83,6 +94,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
     s.bytes = bytes_count_.load();
     s.requests = requests_.load();
     s.dropped_connections = dropped_.load();
+    s.denied_connections = denied_.load();
     return s;
   }
 
@@ -91,6 +103,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_timer(uv_timer_t* timer);
+  static void on_handshake_timer(uv_timer_t* timer);
   static void on_sweep(uv_timer_t* timer);
   static void on_write(uv_write_t* req, int status);
   static void on_connection_closed(uv_handle_t* handle);
@@ -102,7 +115,11 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void greet_on_loop(Connection* conn, const Request& request);
   void watch_on_loop(Connection* conn, const Request& request);
   void sweep_on_loop();
-  void send_on_loop(Connection* conn, const Reply& reply);
+  void deny_on_loop(Connection* conn, const Reply& reply);
+  void leave_greeting_on_loop(Connection* conn);
+  void arm_handshake_timer_on_loop();
+  void expire_handshakes_on_loop();
+  void send_on_loop(Connection* conn, const Reply& reply, bool then_close = false);
   void answer_ready_on_loop(std::unique_ptr<Waiter> waiter);
   void arm_timer_on_loop();
   void expire_on_loop();
@@ -115,9 +132,14 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   loop::Loop* loop_;
   std::string host_;
   ServerLimits limits_;
+  const std::string secret_;  // "": clients need none
   std::atomic<uint16_t> port_{0};
   uv_tcp_t listener_;
   uv_timer_t timer_;
+  // Connections not yet greeted, oldest first: every one has the same time to finish
+  // the handshake, so one timer for the oldest serves them all.
+  std::list<Connection*> greeting_;
+  uv_timer_t handshake_timer_;
   uv_timer_t sweep_timer_;
   KeySpace keys_;
   Liveness liveness_{keys_};
@@ -133,6 +155,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<size_t> bytes_count_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> denied_{0};
 };
 
 void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port) {
@@ -143,6 +166,9 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   ++open_handles_;
   uv_timer_init(loop_->uv(), &timer_);
   timer_.data = this;
+  ++open_handles_;
+  uv_timer_init(loop_->uv(), &handshake_timer_);
+  handshake_timer_.data = this;
   ++open_handles_;
   uv_timer_init(loop_->uv(), &sweep_timer_);
   sweep_timer_.data = this;
@@ -185,7 +211,7 @@ void ServerCore::on_connection(uv_stream_t* listener, int status) {
 
 void ServerCore::accept_on_loop() {
   TUTTI_ASSERT_ON_LOOP(*loop_);
-  auto* conn = new Connection(this);
+  auto* conn = new Connection(this, secret_);
   uv_tcp_init(loop_->uv(), &conn->tcp);
   conn->tcp.data = conn;
   ++open_handles_;
@@ -212,6 +238,10 @@ void ServerCore::accept_on_loop() {
   }
   connections_.insert(conn);
   update_stats_on_loop();
+  conn->handshake_deadline = uv_now(loop_->uv()) + limits_.handshake_timeout_ms;
+  conn->greeting_entry = greeting_.insert(greeting_.end(), conn);
+  conn->in_greeting = true;
+  if (greeting_.size() == 1) arm_handshake_timer_on_loop();
   uv_tcp_nodelay(&conn->tcp, 1);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->tcp), &ServerCore::on_alloc, &ServerCore::on_read);
 }
@@ -260,12 +290,14 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
 }
 
 void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& frame) {
+  if (conn->denied) return;  // frames it sent after the HELLO that failed are not read
   Request request = protocol::decode_request(frame);
   ++requests_;
   liveness_.heard_from(conn, uv_now(loop_->uv()));
   if (!conn->greeted) {
     if (request.op != Op::kHello) {
-      throw ProtocolError(concat("sent ", protocol::op_name(request.op), " before HELLO (is it a tutti store client?)"));
+      throw ProtocolError(concat("sent ", protocol::op_name(request.op), " before completing HELLO (is it a tutti ",
+                                 "store client?)"));
     }
     greet_on_loop(conn, request);
     return;
@@ -301,16 +333,26 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
     throw ProtocolError(concat("its HELLO offers protocol version ", request.number, ", below ",
                                static_cast<int>(protocol::kVersion)));
   }
-  conn->greeted = true;
-  conn->identity = request.value;
-  conn->decoder.set_max_frame_bytes(limits_.max_frame_bytes);
-  log::debug(where(), ": ", conn->peer, " is \"", request.value, "\"");
   Reply reply;
   reply.op = Op::kHello;
   reply.id = request.id;
   reply.number = protocol::kVersion;
   reply.max_frame_bytes = static_cast<int64_t>(limits_.max_frame_bytes);
-  reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};  // no challenge: no auth yet
+  reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};
+  switch (conn->handshake.on_hello(request, &reply)) {
+    case ServerHandshake::Step::kDenied:
+      deny_on_loop(conn, reply);
+      return;
+    case ServerHandshake::Step::kChallenged:
+      break;
+    case ServerHandshake::Step::kAccepted:
+      conn->greeted = true;
+      conn->identity = request.value;
+      leave_greeting_on_loop(conn);
+      conn->decoder.set_max_frame_bytes(limits_.max_frame_bytes);
+      log::debug(where(), ": ", conn->peer, " is \"", request.value, "\"");
+      break;
+  }
   send_on_loop(conn, reply);
 }
 
@@ -345,18 +387,78 @@ void ServerCore::sweep_on_loop() {
   if (!liveness_.watching()) uv_timer_stop(&sweep_timer_);
 }
 
-void ServerCore::send_on_loop(Connection* conn, const Reply& reply) {
+void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
+  log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake.why());
+  ++denied_;
+  ++dropped_;
+  conn->denied = true;
+  leave_greeting_on_loop(conn);
+  // Nothing more is read from it; it closes once the denial is written, so that the
+  // client learns why instead of seeing a bare close.
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->tcp));
+  send_on_loop(conn, reply, /*then_close=*/true);
+}
+
+void ServerCore::leave_greeting_on_loop(Connection* conn) {
+  if (!conn->in_greeting) return;
+  bool was_oldest = conn->greeting_entry == greeting_.begin();
+  greeting_.erase(conn->greeting_entry);
+  conn->in_greeting = false;
+  if (was_oldest) arm_handshake_timer_on_loop();
+}
+
+void ServerCore::arm_handshake_timer_on_loop() {
+  if (closing_) return;
+  if (greeting_.empty()) {
+    uv_timer_stop(&handshake_timer_);
+    return;
+  }
+  uint64_t next = greeting_.front()->handshake_deadline;
+  uint64_t now = uv_now(loop_->uv());
+  uv_timer_start(&handshake_timer_, &ServerCore::on_handshake_timer, next > now ? next - now : 0, 0);
+}
+
+void ServerCore::on_handshake_timer(uv_timer_t* timer) {
+  static_cast<ServerCore*>(timer->data)->expire_handshakes_on_loop();
+}
+
+void ServerCore::expire_handshakes_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  uint64_t now = uv_now(loop_->uv());
+  while (!greeting_.empty() && greeting_.front()->handshake_deadline <= now) {
+    Connection* conn = greeting_.front();
+    size_t partial = conn->decoder.buffered();
+    drop_on_loop(conn, concat("it did not finish the handshake within handshake_timeout_ms (",
+                              limits_.handshake_timeout_ms, " ms; ",
+                              partial ? concat("sent ", partial, " bytes of a frame") : std::string("sent nothing"),
+                              "); a tutti client sends HELLO at once, so it is not one, or it hung"));
+  }
+  arm_handshake_timer_on_loop();
+}
+
+void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_close) {
   if (conn->closing) return;
   auto* write = new WriteRequest;
   write->bytes = protocol::encode(reply);
+  write->then_close = then_close;
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
   int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&conn->tcp), &buf, 1, &ServerCore::on_write);
   // A failed write needs no action here: the read side sees the broken connection.
-  if (rc != 0) delete write;
+  if (rc != 0) {
+    delete write;
+    if (then_close) close_on_loop(conn);
+  }
 }
 
-void ServerCore::on_write(uv_write_t* req, int) { delete static_cast<WriteRequest*>(req->data); }
+void ServerCore::on_write(uv_write_t* req, int) {
+  std::unique_ptr<WriteRequest> write(static_cast<WriteRequest*>(req->data));
+  if (write->then_close) {
+    // The handle is still open here: libuv calls back every write before it closes.
+    auto* conn = static_cast<Connection*>(req->handle->data);
+    conn->core->close_on_loop(conn);
+  }
+}
 
 void ServerCore::answer_ready_on_loop(std::unique_ptr<Waiter> waiter) {
   auto* conn = static_cast<Connection*>(waiter->owner);
@@ -399,6 +501,7 @@ void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   conn->waiters.clear();
   // A store that is shutting down loses nobody: its clients learn that it went.
   if (!closing_) liveness_.closed(conn, reason, uv_now(loop_->uv()));
+  leave_greeting_on_loop(conn);
   connections_.erase(conn);
   update_stats_on_loop();
   uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
@@ -439,6 +542,7 @@ void ServerCore::close_all_on_loop() {
   for (Connection* conn : open) close_on_loop(conn);
   uv_close(reinterpret_cast<uv_handle_t*>(&listener_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
 }
 
@@ -474,14 +578,14 @@ class ServerImpl final : public Server {
 }  // namespace
 
 std::unique_ptr<Server> Server::start(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
-                                      ServerLimits limits) {
+                                      ServerLimits limits, std::string secret) {
   sockaddr_storage address{};
   std::string why = resolve_socket_address(host, port, /*passive=*/true, &address);
   if (!why.empty()) {
     fail(Status::kInvalidArgument, concat("rendezvous store: cannot listen on ", host, ":", port, ": ", why,
                                           "; use a name or address of this machine"));
   }
-  auto core = std::make_shared<ServerCore>(loop.get(), host, limits);
+  auto core = std::make_shared<ServerCore>(loop.get(), host, limits, std::move(secret));
   loop->call([core, address, port] { core->start_on_loop(address, port); }, Deadline::after_ms(30000));
   return std::make_unique<ServerImpl>(std::move(loop), std::move(core));
 }

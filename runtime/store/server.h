@@ -5,6 +5,11 @@
 // garbage, oversized, truncated at close, or breaks a limit drops that connection
 // (or answers with an error status, for a well-formed request that breaks a limit on
 // keys or values) and writes one log line naming the peer's address.
+//
+// With a job secret, a client must prove it knows the secret before any request but
+// HELLO is served, and the server proves it back (handshake.h); a client that cannot
+// is answered kDenied and dropped, with one log line naming its address. A peer that
+// does not finish the handshake within handshake_timeout_ms is dropped the same way.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,9 @@ struct ServerLimits {
   size_t max_total_bytes = 1u << 30;    // keys and values held at once
   size_t max_connections = 16384;       // a process here holds at most 20,000 descriptors
   size_t max_waiters_per_connection = 1024;
+  // From accept to the end of HELLO (and of authentication): a peer that connects and
+  // says nothing holds a descriptor of a limited supply, so it gets this long.
+  uint64_t handshake_timeout_ms = 10000;
 };
 
 struct ServerStats {
@@ -31,16 +39,18 @@ struct ServerStats {
   size_t keys = 0;
   size_t bytes = 0;              // keys and values held
   uint64_t requests = 0;         // served since start
-  uint64_t dropped_connections = 0;  // for protocol violations
+  uint64_t dropped_connections = 0;  // for protocol violations, denial or a handshake timeout
+  uint64_t denied_connections = 0;   // of those, for failing authentication
 };
 
 class Server {
  public:
   // Listens on host:port (port 0 picks a free one) on `loop`. Throws Error: kTransport
   // when it cannot bind (the message says the address and why, e.g. in use), and
-  // kInvalidArgument for a host that does not resolve to a local address.
+  // kInvalidArgument for a host that does not resolve to a local address. secret: the
+  // job's (TUTTI_SECRET); "" serves clients without one, and only those.
   static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host,
-                                       uint16_t port, ServerLimits limits = {});
+                                       uint16_t port, ServerLimits limits = {}, std::string secret = {});
   // Closes the listener and every connection; clients with calls pending see kPeerLost.
   // Any thread but the loop's; returns once the loop has let go of every handle.
   virtual ~Server() = default;

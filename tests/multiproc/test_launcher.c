@@ -6,15 +6,20 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tests/support/processes.h"
+#include "tests/support/rank_setup.h"
 
 #ifndef TUTTI_TEST_LAUNCHER
 #error "TUTTI_TEST_LAUNCHER (the tutti binary) must be defined by tests/support"
@@ -228,6 +233,113 @@ Test(launcher, ranks_meet_through_the_launchers_store, .timeout = 120) {
     free(output);
     tt_cleanup(process);
   }
+}
+
+/* ---- the job secret --------------------------------------------------------------- */
+
+/* Every rank sees the same secret, and the store checks it: ranks_meet_through_the_
+ * launchers_store above authenticates with the one generated here. */
+Test(launcher, each_job_gets_a_fresh_secret_unless_the_user_set_one, .timeout = 60) {
+  unsetenv("TUTTI_SECRET");
+  const char* args[] = {"launch", "-n", "2", "/bin/sh", "-c", "echo \"secret=$TUTTI_SECRET\"", NULL};
+  char secrets[2][80];
+  for (int job = 0; job < 2; ++job) {
+    tt_process* process = new_process();
+    char* output = run_tutti(process, args, 20000);
+    cr_assert_eq(process->exit_code, 0, "%s", output);
+    const char* at = strstr(output, "[0] secret=");
+    cr_assert(at != NULL && sscanf(at, "[0] secret=%79s", secrets[job]) == 1, "%s", output);
+    cr_assert(strlen(secrets[job]) == 64 && strspn(secrets[job], "0123456789abcdef") == 64,
+              "want 64 hex digits, got \"%s\"", secrets[job]);
+    char rank1[96];
+    snprintf(rank1, sizeof rank1, "[1] secret=%s\n", secrets[job]);
+    cr_assert(strstr(output, rank1) != NULL, "ranks 0 and 1 were given different secrets:\n%s", output);
+    free(output);
+    tt_cleanup(process);
+  }
+  cr_assert_str_neq(secrets[0], secrets[1], "two jobs got the same secret");
+
+  char* env[] = {"TUTTI_SECRET=chosen by the user", NULL};
+  tt_process* process = new_process();
+  start_tutti(process, args, env);
+  cr_assert(tt_wait(process, tt_timeout_ms(20000)));
+  char* output = tt_output(process);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  cr_assert(strstr(output, "[0] secret=chosen by the user\n") != NULL &&
+                strstr(output, "[1] secret=chosen by the user\n") != NULL,
+            "%s", output);
+  free(output);
+  tt_cleanup(process);
+
+  /* tutti info says that it is set, never what it is. */
+  const char* info[] = {"info", NULL};
+  start_tutti(process, info, env);
+  cr_assert(tt_wait(process, tt_timeout_ms(10000)));
+  output = tt_output(process);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  const char* row = strstr(output, "TUTTI_SECRET ");
+  cr_assert(row != NULL && strstr(row, "(set)") != NULL && strstr(output, "chosen by the user") == NULL, "%s",
+            output);
+  free(output);
+  tt_cleanup(process);
+}
+
+/* A process that finds the port of another job's store, with a secret of its own or
+ * none, is denied (TUTTI_ERR_DENIED, saying how to fix it), and the launcher logs it;
+ * the store is not there at all on any address but 127.0.0.1. */
+Test(launcher, the_store_denies_strangers_and_listens_on_loopback_only, .timeout = 60) {
+  const char* program = TUTTI_TEST_BINARY_DIR "/tests/programs/rank_report";
+  if (access(program, X_OK) != 0) {
+    printf("SKIPPED (%s is not built)\n", program);
+    cr_skip_test("rank_report is not built");
+  }
+  unsetenv("TUTTI_SECRET");
+  const char* args[] = {"launch", "-n", "1", "/bin/sh", "-c", "echo addr=$TUTTI_ADDR; sleep 30", NULL};
+  tt_process* job = new_process();
+  start_tutti(job, args, NULL);
+  const char* prefix = "[0] addr=127.0.0.1:";
+  char* output = wait_for_output(job, prefix, 1, 10000);
+  int port = atoi(strstr(output, prefix) + strlen(prefix));
+  free(output);
+  cr_assert(port > 0 && port < 65536);
+
+  const char* secrets[] = {"another job's secret", NULL};
+  for (int i = 0; i < 2; ++i) {
+    tt_rank_setup setup;
+    tt_setup_init(&setup, program);
+    tt_setup_arg(&setup, "--no-split");
+    tt_setup_env(&setup, "TUTTI_ADDR=127.0.0.1:%d", port);
+    tt_setup_env(&setup, "TUTTI_RANK=1");
+    tt_setup_env(&setup, "TUTTI_WORLD_SIZE=2");
+    tt_setup_env(&setup, "TUTTI_STORE_SERVER=launcher");
+    if (secrets[i] != NULL) tt_setup_env(&setup, "TUTTI_SECRET=%s", secrets[i]);
+    tt_process* stranger = new_process();
+    cr_assert_eq(tt_spawn(stranger, setup.argv, setup.env), 0);
+    cr_assert(tt_wait(stranger, tt_timeout_ms(15000)), "a denied process did not end");
+    char* said = tt_output(stranger);
+    cr_assert_eq(stranger->exit_code, 1, "%s", said);
+    cr_assert(strstr(said, "ERROR TUTTI_ERR_DENIED") != NULL && strstr(said, "the job secret did not match") != NULL &&
+                  strstr(said, "set TUTTI_SECRET to the same value") != NULL,
+              "%s", said);
+    free(said);
+  }
+  output = wait_for_output(job, "denied the connection from 127.0.0.1:", 2, 5000);
+  free(output);
+
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {0};
+  address.sin_family = AF_INET;
+  address.sin_port = htons((uint16_t)port);
+  inet_pton(AF_INET, "127.0.0.2", &address.sin_addr);
+  int connected = connect(fd, (struct sockaddr*)&address, sizeof address);
+  int error = errno;
+  close(fd);
+  cr_assert(connected != 0 && error == ECONNREFUSED, "the launcher's store answered on 127.0.0.2 (%s)",
+            strerror(error));
+
+  tt_signal(job, SIGTERM);
+  cr_assert(tt_wait(job, tt_timeout_ms(10000)));
+  tt_cleanup(job);
 }
 
 /* ---- output --------------------------------------------------------------------- */

@@ -32,7 +32,7 @@ std::string integer_error(const char* name, const char* value, int64_t min, int6
 }  // namespace
 
 Test(settings, table_entries_are_unique_and_documented, .timeout = 10) {
-  const std::set<std::string> types = {"int", "string", "host:port", "level", "url"};
+  const std::set<std::string> types = {"int", "string", "host:port", "level", "url", "secret"};
   std::set<std::string> names;
   cr_assert(!settings::table().empty());
   for (const settings::Setting& setting : settings::table()) {

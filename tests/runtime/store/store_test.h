@@ -1,8 +1,10 @@
 // What the store's tests share: a server with a client, a bounded deadline, a
-// stopwatch, a substring check, and catching the tutti::Error a call must throw.
+// stopwatch, a substring check, catching the tutti::Error a call must throw, and the
+// log lines the server writes.
 #pragma once
 
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -30,21 +32,66 @@ inline int64_t ms_since(Clock::time_point start) {
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A server and a client on loops of their own, as rank 0 and another rank would have.
+// With a secret, the server requires it and connect() presents it.
 struct Store {
-  explicit Store(tutti::store::ServerLimits limits = {}) {
-    server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, limits);
+  explicit Store(tutti::store::ServerLimits limits = {}, std::string job_secret = {}) : secret(job_secret) {
+    server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, limits, secret);
     client = connect();
   }
-  std::unique_ptr<tutti::store::Client> connect() {
-    return tutti::store::Client::connect(client_loop, "127.0.0.1", server->port(), soon());
+  std::unique_ptr<tutti::store::Client> connect() { return connect_with(secret); }
+  std::unique_ptr<tutti::store::Client> connect_with(const std::string& client_secret) {
+    return tutti::store::Client::connect(client_loop, "127.0.0.1", server->port(), soon(), client_secret);
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
 
+  std::string secret;
   std::shared_ptr<tutti::loop::Loop> server_loop = std::make_shared<tutti::loop::Loop>();
   std::shared_ptr<tutti::loop::Loop> client_loop = std::make_shared<tutti::loop::Loop>();
   std::unique_ptr<tutti::store::Server> server;
   std::unique_ptr<tutti::store::Client> client;
 };
+
+// Sends this process's stderr (where log lines go, one write each) to a file while it
+// lives, so that a test can read what the server logged. A file, not a pipe: a pipe
+// nobody drains would block the server's loop once 64 KiB of lines were written.
+class StderrCapture {
+ public:
+  StderrCapture() {
+    char path[] = "/tmp/tutti-test-stderr-XXXXXX";
+    fd_ = mkstemp(path);
+    cr_assert_geq(fd_, 0, "cannot create a file for stderr");
+    unlink(path);
+    saved_ = dup(STDERR_FILENO);
+    dup2(fd_, STDERR_FILENO);
+  }
+  ~StderrCapture() {
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    close(fd_);
+  }
+  std::string text() const {
+    std::string out;
+    char buffer[65536];
+    for (off_t at = 0;;) {
+      ssize_t n = pread(fd_, buffer, sizeof(buffer), at);
+      if (n <= 0) break;
+      out.append(buffer, static_cast<size_t>(n));
+      at += n;
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  int saved_ = -1;
+};
+
+// How many times part occurs in text.
+inline int count_of(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
 
 // Runs fn, which must throw tutti::Error, and returns that error.
 template <typename Fn>

@@ -1,6 +1,13 @@
 // The store's client (runtime/store/client.cc) against a real server on 127.0.0.1:
-// every call's semantics, its errors and their messages, and that every wait is bounded.
+// every call's semantics, its errors and their messages, that every wait is bounded,
+// and that a client with the job secret refuses a store that cannot prove it has it.
 #include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -10,7 +17,9 @@
 #include <vector>
 
 #include "runtime/common/error.h"
+#include "runtime/store/auth.h"
 #include "runtime/store/client.h"
+#include "runtime/store/protocol.h"
 #include "runtime/store/server.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
@@ -29,6 +38,88 @@ using store_test::error_of;
 using store_test::ms_since;
 using store_test::soon;
 using store_test::Store;
+namespace protocol = tutti::store::protocol;
+namespace auth = tutti::store::auth;
+
+// A fake store on 127.0.0.1: it accepts one connection and plays the handshake of a
+// store with a secret, but proves itself with its own secret, not the job's. It counts
+// the requests other than HELLO that reach it: a client must send none.
+class FakeStore {
+ public:
+  FakeStore() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    cr_assert_eq(listen(listener_, 4), 0);
+    socklen_t length = sizeof(address);
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeStore() {
+    stop_ = true;
+    thread_.join();
+    close(listener_);
+  }
+  uint16_t port() const { return port_; }
+  int others() const { return others_.load(); }
+  int hellos() const { return hellos_.load(); }
+
+ private:
+  // Waits for fd to be readable, checking stop_ now and then; false when stopping.
+  bool readable(int fd) {
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) return true;
+    }
+    return false;
+  }
+  void serve() {
+    if (!readable(listener_)) return;
+    int fd = accept(listener_, nullptr, nullptr);
+    protocol::Decoder decoder(1u << 20);
+    std::string client_nonce;
+    char buf[4096];
+    while (readable(fd)) {
+      ssize_t n = recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      decoder.feed(buf, static_cast<size_t>(n));
+      while (auto frame = decoder.next()) {
+        protocol::Request request = protocol::decode_request(*frame);
+        if (request.op != protocol::Op::kHello) {
+          ++others_;
+          continue;
+        }
+        protocol::Reply reply;
+        reply.op = protocol::Op::kHello;
+        reply.id = request.id;
+        reply.number = protocol::kVersion;
+        reply.max_frame_bytes = 1 << 20;
+        std::string server_nonce(auth::kNonceBytes, 'n');
+        if (hellos_++ == 0) {
+          client_nonce = auth::parse_token(request.expected, auth::kNonceBytes).value_or("");
+          reply.values = {"fake store", auth::token(server_nonce)};
+        } else {
+          reply.values = {"fake store",
+                          auth::token(auth::proof("the fake's secret", auth::Side::kServer, client_nonce, server_nonce))};
+        }
+        std::string bytes = protocol::encode(reply);
+        ssize_t ignored = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        (void)ignored;
+      }
+    }
+    close(fd);
+  }
+
+  int listener_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> others_{0};
+  std::atomic<int> hellos_{0};
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -296,4 +387,34 @@ Test(client, destroying_a_client_from_another_thread_is_bounded, .timeout = 20) 
   // The server dropped the closed connection's waiter; setting the key later is harmless.
   store.client->set("never", "now", soon());
   cr_assert_eq(store.client->get("never", soon()), "now");
+}
+
+Test(client, a_store_that_cannot_prove_the_secret_is_refused, .timeout = 20) {
+  FakeStore fake;
+  auto loop = std::make_shared<Loop>();
+  auto e = error_of([&] { Client::connect(loop, "127.0.0.1", fake.port(), soon(), "the job's secret"); });
+  cr_assert(e.status() == Status::kDenied, "%s", e.what());
+  std::string address = "rendezvous store at 127.0.0.1:" + std::to_string(fake.port());
+  cr_assert(contains(e.what(), address + " did not prove it knows the job secret: it is not this job's store"), "%s",
+            e.what());
+  cr_assert_eq(fake.hellos(), 2);
+  cr_assert_eq(fake.others(), 0, "the client sent a request to a store it had not authenticated");
+}
+
+Test(client, a_client_with_a_secret_refuses_a_store_without_one, .timeout = 20) {
+  Store store;  // no secret
+  auto e = error_of([&] { store.connect_with("the job's secret"); });
+  cr_assert(e.status() == Status::kDenied, "%s", e.what());
+  cr_assert(contains(e.what(), "rendezvous store at " + store.address() + " does not ask for the job secret"), "%s",
+            e.what());
+  cr_assert(contains(e.what(), "or unset TUTTI_SECRET on every rank"), "%s", e.what());
+}
+
+Test(client, secrets_that_differ_are_denied_either_way, .timeout = 20) {
+  Store store({}, "one");
+  for (const char* other : {"two", "on", "one "}) {
+    auto e = error_of([&] { store.connect_with(other); });
+    cr_assert(e.status() == Status::kDenied, "%s: %s", other, e.what());
+  }
+  cr_assert_eq(store.connect_with("one")->check({"k"}, soon()).size(), 1u);
 }

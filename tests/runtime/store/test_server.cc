@@ -1,6 +1,8 @@
-// The store's server (runtime/store/server.cc, key_space.cc): it binds or says why,
-// drops peers that break the protocol without harm to the others, answers broken
-// limits with kInvalidArgument, and lets go of everything promptly when destroyed.
+// The store's server (runtime/store/server.cc, key_space.cc): it binds where it is told
+// and nowhere else, or says why; drops peers that break the protocol, fail to prove the
+// job secret or say nothing, without harm to the others and with a log line each;
+// answers broken limits with kInvalidArgument; and lets go of everything promptly when
+// destroyed.
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
@@ -9,7 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "runtime/common/error.h"
+#include "runtime/store/auth.h"
 #include "runtime/store/client.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/server.h"
@@ -35,6 +41,8 @@ namespace {
 
 using store_test::Clock;
 using store_test::contains;
+using store_test::count_of;
+using store_test::StderrCapture;
 using store_test::error_of;
 using store_test::ms_since;
 using store_test::soon;
@@ -55,14 +63,18 @@ bool eventually(Cond cond, int ms) {
 // A plain blocking socket, for speaking to the server without the client's manners.
 class RawSocket {
  public:
-  explicit RawSocket(uint16_t port) {
+  // must_connect: fail the test when the connection is refused.
+  explicit RawSocket(uint16_t port, const char* ip = "127.0.0.1", bool must_connect = true) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    inet_pton(AF_INET, ip, &address.sin_addr);
+    connect_errno_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 ? 0 : errno;
+    if (must_connect) cr_assert_eq(connect_errno_, 0, "cannot connect to %s:%u: %s", ip, port, strerror(connect_errno_));
   }
+  // 0 when connected, else why not.
+  int connect_errno() const { return connect_errno_; }
   ~RawSocket() { close(); }
   void send(const std::string& bytes) {
     // The server may have closed already; that is not this helper's to judge.
@@ -73,7 +85,7 @@ class RawSocket {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
-  // Whether the server closed its end within ms (reads and discards what comes first).
+  // Whether the server closed its end within ms (reads what comes first into received).
   bool closed_by_peer(int ms) {
     auto until = Clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
     char buf[4096];
@@ -82,20 +94,35 @@ class RawSocket {
       if (poll(&p, 1, 20) <= 0) continue;
       ssize_t n = recv(fd_, buf, sizeof(buf), 0);
       if (n <= 0) return true;
+      received.append(buf, static_cast<size_t>(n));
     }
     return false;
   }
+  int fd() const { return fd_; }
+
+  std::string received;
 
  private:
   int fd_ = -1;
+  int connect_errno_ = 0;
 };
 
-std::string hello_frame() {
+// The replies in bytes a server sent, in order.
+std::vector<protocol::Reply> replies_in(const std::string& bytes) {
+  protocol::Decoder decoder(1u << 20);
+  decoder.feed(bytes.data(), bytes.size());
+  std::vector<protocol::Reply> out;
+  while (auto frame = decoder.next()) out.push_back(protocol::decode_reply(*frame));
+  return out;
+}
+
+std::string hello_frame(const std::string& auth = "", uint32_t id = 1) {
   protocol::Request hello;
   hello.op = protocol::Op::kHello;
-  hello.id = 1;
+  hello.id = id;
   hello.number = protocol::kVersion;
   hello.value = "raw test";
+  hello.expected = auth;
   return protocol::encode(hello);
 }
 
@@ -276,6 +303,7 @@ Test(server, waiters_per_connection_are_limited, .timeout = 20) {
 }
 
 Test(server, excess_connections_are_closed, .timeout = 30) {
+  StderrCapture log;
   ServerLimits limits;
   limits.max_connections = 2;
   Store store(limits);
@@ -283,6 +311,9 @@ Test(server, excess_connections_are_closed, .timeout = 30) {
   auto e = error_of([&] { store.connect(); });
   cr_assert(e.status() == Status::kTransport, "%s", e.what());
   cr_assert(contains(e.what(), "max_connections"), "%s", e.what());
+  std::string logged = log.text();
+  cr_assert_eq(count_of(logged, "refusing the connection from 127.0.0.1:"), 1, "%s", logged.c_str());
+  cr_assert(contains(logged, "max_connections (2) are open already"), "%s", logged.c_str());
   second->set("k", "v", soon());
   cr_assert_eq(store.client->get("k", soon()), "v");
   second.reset();
@@ -373,4 +404,179 @@ Test(server, stats_count_requests_and_keys, .timeout = 20) {
   cr_assert_eq(after.keys, 2u);
   cr_assert_eq(after.bytes, 1u + 3 + 1 + 1);
   cr_assert_geq(after.requests, before.requests + 2);
+}
+
+/* ---- where it listens ------------------------------------------------------------ */
+
+Test(server, it_listens_only_on_the_address_it_was_given, .timeout = 20) {
+  // 127.0.0.2 reaches this machine too (all of 127/8 is loopback on Linux), but a
+  // store bound to 127.0.0.1 is not there: it listens on the job's address only.
+  Store store;
+  RawSocket elsewhere(store.server->port(), "127.0.0.2", /*must_connect=*/false);
+  cr_assert_eq(elsewhere.connect_errno(), ECONNREFUSED, "a store on 127.0.0.1 answered on 127.0.0.2 (%s)",
+               strerror(elsewhere.connect_errno()));
+  // Only a store asked for the wildcard address answers there.
+  auto loop = std::make_shared<Loop>();
+  auto everywhere = Server::start(loop, "0.0.0.0", 0);
+  RawSocket reached(everywhere->port(), "127.0.0.2");
+  cr_assert_eq(reached.connect_errno(), 0);
+}
+
+/* ---- authentication -------------------------------------------------------------- */
+
+Test(server, the_right_secret_is_served, .timeout = 20) {
+  Store store({}, "job secret");
+  store.client->set("k", "v", soon());
+  cr_assert_eq(store.connect()->get("k", soon()), "v");
+  auto stats = store.server->stats();
+  cr_assert_eq(stats.denied_connections, 0u);
+  cr_assert_eq(stats.dropped_connections, 0u);
+}
+
+Test(server, a_wrong_secret_is_denied_and_logged_with_the_address, .timeout = 20) {
+  StderrCapture log;
+  Store store({}, "job secret");
+  store.client->set("k", "v", soon());
+  auto e = error_of([&] { store.connect_with("another job's secret"); });
+  cr_assert(e.status() == Status::kDenied, "%s", e.what());
+  cr_assert(contains(e.what(), "rendezvous store at " + store.address() + " denied this process: the job secret did "
+                                   "not match") &&
+                contains(e.what(), "set TUTTI_SECRET to the same value") && contains(e.what(), "tutti launch"),
+            "%s", e.what());
+  std::string logged = log.text();
+  cr_assert_eq(count_of(logged, "rendezvous store on " + store.address() + ": denied the connection from 127.0.0.1:"),
+               1, "%s", logged.c_str());
+  cr_assert(contains(logged, "proof does not match"), "%s", logged.c_str());
+  cr_assert(!contains(logged, "job secret\""), "the log must not show a secret:\n%s", logged.c_str());
+  cr_assert(eventually([&] { return store.server->stats().denied_connections == 1; }, 2000));
+  // The job carries on.
+  cr_assert_eq(store.client->get("k", soon()), "v");
+}
+
+Test(server, no_secret_where_one_is_needed_is_denied, .timeout = 20) {
+  StderrCapture log;
+  Store store({}, "job secret");
+  auto e = error_of([&] { store.connect_with(""); });
+  cr_assert(e.status() == Status::kDenied, "%s", e.what());
+  cr_assert(contains(e.what(), "requires the job secret (TUTTI_SECRET) and the client has none"), "%s", e.what());
+  cr_assert(contains(log.text(), "denied the connection from 127.0.0.1:"), "%s", log.text().c_str());
+}
+
+Test(server, a_stranger_gets_no_key_before_proving_the_secret, .timeout = 20) {
+  Store store({}, "job secret");
+  store.client->set("k", "the value", soon());
+  RawSocket stranger(store.server->port());
+  protocol::Request get;
+  get.op = protocol::Op::kGet;
+  get.id = 2;
+  get.keys = {"k"};
+  get.number = 1000;
+  // HELLO with a nonce earns a challenge; a GET before answering it ends the connection.
+  stranger.send(hello_frame(tutti::store::auth::token(tutti::store::auth::nonce())) + protocol::encode(get));
+  cr_assert(stranger.closed_by_peer(2000));
+  auto replies = replies_in(stranger.received);
+  cr_assert_eq(replies.size(), 1u, "only the challenge comes back");
+  cr_assert(replies[0].op == protocol::Op::kHello);
+  cr_assert(!contains(stranger.received, "the value"));
+  // So does a GET with no HELLO at all, and one after a HELLO without a nonce.
+  RawSocket bare(store.server->port());
+  bare.send(protocol::encode(get));
+  cr_assert(bare.closed_by_peer(2000));
+  cr_assert(!contains(bare.received, "the value"));
+  RawSocket plain(store.server->port());
+  plain.send(hello_frame() + protocol::encode(get));
+  cr_assert(plain.closed_by_peer(2000));
+  replies = replies_in(plain.received);
+  cr_assert(replies.size() == 1 && replies[0].status == Status::kDenied);
+  cr_assert(!contains(plain.received, "the value"));
+}
+
+/* ---- the handshake's time limit -------------------------------------------------- */
+
+Test(server, silent_and_half_hello_peers_are_dropped_after_the_handshake_timeout, .timeout = 30) {
+  StderrCapture log;
+  ServerLimits limits;
+  limits.handshake_timeout_ms = 300;
+  Store store(limits, "job secret");
+  auto start = Clock::now();
+  RawSocket silent(store.server->port());
+  RawSocket half(store.server->port());
+  half.send(hello_frame().substr(0, 20));
+  // Challenged, and never answers.
+  RawSocket challenged(store.server->port());
+  challenged.send(hello_frame(tutti::store::auth::token(tutti::store::auth::nonce())));
+  cr_assert(silent.closed_by_peer(5000));
+  cr_assert(half.closed_by_peer(5000));
+  cr_assert(challenged.closed_by_peer(5000));
+  auto took = ms_since(start);
+  cr_assert_geq(took, 250, "dropped after %lld ms, before the bound", static_cast<long long>(took));
+  cr_assert_lt(took, tt_timeout_ms(3000), "dropped after %lld ms", static_cast<long long>(took));
+  std::string logged = log.text();
+  cr_assert_eq(count_of(logged, "did not finish the handshake within handshake_timeout_ms (300 ms"), 3, "%s",
+               logged.c_str());
+  cr_assert(contains(logged, "sent nothing") && contains(logged, "sent 20 bytes of a frame"), "%s", logged.c_str());
+  cr_assert_eq(count_of(logged, "dropping the connection from 127.0.0.1:"), 3, "%s", logged.c_str());
+  // The client that did greet in time is long past the bound and still served.
+  store.client->set("k", "v", soon());
+  cr_assert_eq(store.client->get("k", soon()), "v");
+  cr_assert_eq(store.server->stats().connections, 1u);
+}
+
+Test(server, a_thousand_strangers_at_once_leave_the_job_unharmed, .timeout = 120) {
+  StderrCapture log;
+  ServerLimits limits;
+  limits.handshake_timeout_ms = 1500;
+  Store store(limits, "job secret");
+  std::atomic<bool> done{false};
+  std::atomic<int> ops{0};
+  std::atomic<int64_t> slowest_ms{0};
+  // The job: set and get in a loop the whole time, each call timed.
+  std::thread job([&] {
+    for (int i = 0; !done.load(); ++i) {
+      auto start = Clock::now();
+      store.client->set("job", std::to_string(i), soon());
+      cr_assert_eq(store.client->get("job", soon()), std::to_string(i));
+      slowest_ms = std::max<int64_t>(slowest_ms.load(), ms_since(start));
+      ++ops;
+    }
+  });
+  constexpr int kStrangers = 1000;
+  std::vector<std::unique_ptr<RawSocket>> strangers;
+  tutti::store::auth::Side wrong_side = tutti::store::auth::Side::kClient;
+  for (int i = 0; i < kStrangers; ++i) {
+    strangers.push_back(std::make_unique<RawSocket>(store.server->port()));
+    RawSocket& s = *strangers.back();
+    switch (i % 4) {
+      case 0:  // says nothing
+        break;
+      case 1:  // garbage
+        s.send("GET / HTTP/1.1\r\nHost: store\r\n\r\n");
+        break;
+      case 2:  // no secret
+        s.send(hello_frame());
+        break;
+      case 3: {  // a nonce, then a proof made with the wrong secret
+        std::string nonce = tutti::store::auth::nonce();
+        std::string proof = tutti::store::auth::proof("guess", wrong_side, nonce, nonce);
+        s.send(hello_frame(tutti::store::auth::token(nonce)) +
+               hello_frame(tutti::store::auth::token(proof), 2));
+        break;
+      }
+    }
+  }
+  for (auto& s : strangers) cr_assert(s->closed_by_peer(10000), "a stranger was never dropped");
+  done = true;
+  job.join();
+  auto stats = store.server->stats();
+  cr_assert_eq(stats.dropped_connections, static_cast<uint64_t>(kStrangers));
+  cr_assert_eq(stats.denied_connections, static_cast<uint64_t>(kStrangers / 2));
+  cr_assert_eq(stats.connections, 1u);
+  cr_assert_gt(ops.load(), 0);
+  cr_assert_lt(slowest_ms.load(), tt_timeout_ms(1000), "a job call took %lld ms among the strangers",
+               static_cast<long long>(slowest_ms.load()));
+  std::string logged = log.text();
+  cr_assert_eq(count_of(logged, "denied the connection from 127.0.0.1:"), kStrangers / 2);
+  cr_assert_eq(count_of(logged, "dropping the connection from 127.0.0.1:"), kStrangers / 2);
+  store.client->set("after", "ok", soon());
+  cr_assert_eq(store.connect()->get("after", soon()), "ok");
 }
