@@ -58,12 +58,18 @@ void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, 
                 plan->world_size, " ranks (variables read: ", joined(plan->variables), "); use a rank in [0, ",
                 plan->world_size - 1, "]"));
   }
-  if (launch) {
+  // The launcher's local rank, local size and node index describe the launcher's
+  // world. A config that sets another world size makes a different set of ranks
+  // (a local size of 4 in a world of 2 would turn shared memory off), so the meeting
+  // works the places out from the node keys instead. The launcher's node id still
+  // names this process's node.
+  if (launch && launch->world_size == plan->world_size) {
     plan->local_rank = launch->local_rank;
     plan->local_size = launch->local_size;
     plan->node_rank = launch->node_rank;
   }
-  plan->node_key = plan->node_rank >= 0 ? concat("node#", plan->node_rank) : hostname();
+  int launcher_node = launch ? launch->node_rank : -1;
+  plan->node_key = launcher_node >= 0 ? concat("node#", launcher_node) : hostname();
 }
 
 std::string advertised_host(const Environment& env) {

@@ -1,0 +1,73 @@
+// make_plan: where this rank's place on its node comes from when the program's config
+// and the launcher both speak. fuzz_launch_env found a config world size smaller than
+// the launcher's giving a plan whose local size was larger than its world.
+#include <criterion/criterion.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "runtime/rendezvous/plan.h"
+
+using tutti::rendezvous::Environment;
+using tutti::rendezvous::make_plan;
+using tutti::rendezvous::Plan;
+using tutti::rendezvous::Request;
+using Vars = std::map<std::string, std::string>;
+
+namespace {
+
+Environment fake(Vars vars) {
+  return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
+    auto found = vars.find(name);
+    if (found == vars.end()) return std::nullopt;
+    return found->second;
+  };
+}
+
+// Rank 1 of 4 under tutti launch, all four on this node.
+const Vars kTuttiLaunch = {{"TUTTI_RANK", "1"},       {"TUTTI_WORLD_SIZE", "4"},
+                           {"TUTTI_LOCAL_RANK", "1"}, {"TUTTI_LOCAL_SIZE", "4"},
+                           {"TUTTI_ADDR", "127.0.0.1:29500"}};
+
+Request tcp_request(int rank, int world_size) {
+  Request request;
+  request.rank = rank;
+  request.world_size = world_size;
+  request.init_method = "tcp://127.0.0.1:29600";
+  return request;
+}
+
+}  // namespace
+
+Test(plan, launcher_places_the_rank_in_its_own_world, .timeout = 10) {
+  Plan plan = make_plan(Request{}, fake(kTuttiLaunch));
+  cr_assert(plan.rank == 1 && plan.world_size == 4, "rank %d of %d", plan.rank, plan.world_size);
+  cr_assert(plan.local_rank == 1 && plan.local_size == 4, "local rank %d of %d", plan.local_rank, plan.local_size);
+
+  // A config that repeats the launcher's world keeps the launcher's places.
+  plan = make_plan(tcp_request(1, 4), fake(kTuttiLaunch));
+  cr_assert(plan.local_rank == 1 && plan.local_size == 4, "local rank %d of %d", plan.local_rank, plan.local_size);
+}
+
+Test(plan, config_with_another_world_size_leaves_places_to_the_meeting, .timeout = 10) {
+  Plan plan = make_plan(tcp_request(1, 2), fake(kTuttiLaunch));
+  cr_assert(plan.rank == 1 && plan.world_size == 2, "rank %d of %d", plan.rank, plan.world_size);
+  cr_assert(plan.local_rank == -1 && plan.local_size == -1 && plan.node_rank == -1,
+            "the launcher's places of a world of 4 were kept in a world of 2: local rank %d of %d, node %d",
+            plan.local_rank, plan.local_size, plan.node_rank);
+}
+
+Test(plan, launcher_node_id_still_names_the_node, .timeout = 10) {
+  // Slurm's emulated nodes share a hostname; SLURM_NODEID is what tells them apart,
+  // whichever world the config makes.
+  Vars slurm = {{"SLURM_PROCID", "3"},       {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
+                {"SLURM_NODEID", "1"},       {"SLURM_STEP_NODELIST", "n[1-2]"},
+                {"SLURM_JOB_ID", "77"},      {"SLURM_STEP_ID", "0"}};
+  Plan plan = make_plan(Request{}, fake(slurm));
+  cr_assert(plan.node_key == "node#1" && plan.node_rank == 1, "node key \"%s\", node %d", plan.node_key.c_str(),
+            plan.node_rank);
+  plan = make_plan(tcp_request(0, 2), fake(slurm));
+  cr_assert(plan.node_key == "node#1" && plan.node_rank == -1, "node key \"%s\", node %d", plan.node_key.c_str(),
+            plan.node_rank);
+}
