@@ -1,4 +1,10 @@
 // The communicator calls of tutti.h.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
 #include "capi/config_options.h"
 #include "capi/guard.h"
 #include "capi/handle.h"
@@ -95,6 +101,25 @@ TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivor
   tutti::comm::Comm* parent = live_comm(comm, api);
   if (parent == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
   return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->shrink(), survivors); });
+}
+
+TUTTI_API tutti_status tutti_comm_dump(const tutti_comm* comm, int fd) {
+  const char* api = "tutti_comm_dump";
+  const tutti::comm::Comm* impl = live_comm(comm, api);
+  if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  if (fd < 0) return invalid_argument(api, "fd is negative; pass an open file descriptor, such as 2 for stderr");
+  return guarded(api, [&] {
+    std::string text = impl->dump();
+    for (size_t written = 0; written < text.size();) {
+      ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        tutti::fail(tutti::Status::kTransport,
+                    tutti::concat(api, ": cannot write to fd ", fd, ": ", n < 0 ? strerror(errno) : "nothing written"));
+      }
+      written += static_cast<size_t>(n);
+    }
+  });
 }
 
 TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm) {

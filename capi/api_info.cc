@@ -1,4 +1,6 @@
 // Versions, statuses and the last error: the calls that need no communicator.
+#include <string_view>
+
 #include "capi/last_error.h"
 #include "runtime/common/status.h"
 #include "tutti.h"
@@ -19,6 +21,15 @@ static_assert(static_cast<int>(tutti::Status::kInternal) == TUTTI_ERR_INTERNAL &
                   static_cast<int>(tutti::Status::kNoMemory) == TUTTI_ERR_NO_MEMORY &&
                   static_cast<int>(tutti::Status::kInvalidArgument) == TUTTI_ERR_INVALID_ARGUMENT,
               "runtime/common/status.h and tutti.h disagree");
+// And the runtime's names for them, which its own reports use, the header's names.
+constexpr bool same_name(tutti::Status status, std::string_view header_name) {
+  if (header_name.starts_with("ERR_")) header_name.remove_prefix(4);
+  return header_name == tutti::status_word(status);
+}
+#define TUTTI_CHECK_STATUS_NAME(name, value, message) \
+  static_assert(same_name(static_cast<tutti::Status>(value), #name), "status_word and TUTTI_STATUS_MAP disagree");
+TUTTI_STATUS_MAP(TUTTI_CHECK_STATUS_NAME)
+#undef TUTTI_CHECK_STATUS_NAME
 
 #define TUTTI_STRINGIFY_VALUE(x) #x
 #define TUTTI_STRINGIFY(x) TUTTI_STRINGIFY_VALUE(x)

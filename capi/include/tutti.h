@@ -174,6 +174,15 @@ TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t
  *  were declared lost) | ERR_PEER_LOST] */
 TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivors);
 
+/* Writes to file descriptor fd (2 for stderr) why comm is unusable, if it is (after
+ * an abort or a loss), then its recent collectives, one per line, oldest first, e.g.
+ *   #41 broadcast float32 x 1024 root 0: done in 0.2 ms, 3.1 s ago
+ *   #42 all_reduce float32 x 1024 sum: running for 3.1 s
+ * The last 64 are kept. Setting TUTTI_DUMP_SIGNAL=USR1 makes `kill -USR1 PID`
+ * write this for every communicator of the process. [any thread] [never blocks
+ * but on fd] [OK | ERR_INVALID_ARGUMENT | ERR_TRANSPORT (fd cannot be written)] */
+TUTTI_API tutti_status tutti_comm_dump(const tutti_comm* comm, int fd);
+
 /* Aborts comm: every pending and later operation on it fails with ERR_ABORTED.
  * The handle must still be destroyed. [any thread, any time] [returns within 1 s]
  * [OK | ERR_INVALID_ARGUMENT] */

@@ -19,6 +19,19 @@ namespace {
 // How long a transport's report of a lost peer waits for the store's.
 constexpr int64_t kExplainLossMs = 1000;
 
+// What the operation history keeps of a collective call.
+health::OpFacts facts_of(const Call& call) {
+  health::OpFacts facts;
+  facts.name = kind_name(call.kind);
+  if (call.kind != Kind::kBarrier) {
+    facts.dtype = dtype_name(static_cast<Dtype>(call.dtype));
+    facts.count = call.count;
+  }
+  if (is_reducing(call.kind)) facts.op = reduce_op_name(static_cast<ReduceOp>(call.op));
+  if (has_root(call.kind)) facts.root = call.root;
+  return facts;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadline) {
@@ -90,6 +103,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     };
   } else {
     uint32_t seq = next_seq_++;
+    setup_.board->issued(seq, facts_of(call));
     job = [this, call, seq](work::Work&) {
       run_collective(call, seq);
       return true;
@@ -109,7 +123,7 @@ void Engine::run_collective(const Call& call, uint32_t seq) {
     if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
     dispatch(call, context);
   } catch (const Error& error) {
-    setup_.board->finished();
+    setup_.board->finished(error.status());
     if (error.status() == Status::kPeerLost) explain_peer_lost(error);
     if (error.status() != Status::kTimeout) throw;
     std::string absent = setup_.board->absent_from(seq, Deadline::after_ms(2000));
@@ -119,10 +133,10 @@ void Engine::run_collective(const Call& call, uint32_t seq) {
             : concat(error.what(), ". Ranks that had not joined ", context.name, " #", seq, ": ", absent,
                      ". Check that every rank makes the same collective calls in the same order, or raise "
                      "op_timeout_ms (TUTTI_OP_TIMEOUT_MS)");
-    log::warn(message);
+    log::warn(message, "\nRecent operations of ", setup_.where, ":\n", setup_.board->recent_operations());
     fail(Status::kTimeout, message);
   }
-  setup_.board->finished();
+  setup_.board->finished(Status::kOk);
 }
 
 void Engine::explain_peer_lost(const Error& error) {
@@ -247,6 +261,12 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     transport::Request* request;
     ~Release() { transport.release(request); }
   } release{*transport_, request};
+  // What another rank's timeout report says this one is doing instead.
+  setup_.board->waiting(kind_name(call.kind), call.root, call.tag);
+  struct DoneWaiting {
+    health::ActivityBoard* board;
+    ~DoneWaiting() { board->done_waiting(); }
+  } done_waiting{setup_.board};
   auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
   while (true) {
     try {

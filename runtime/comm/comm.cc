@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "runtime/comm/dump_signal.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
@@ -87,6 +88,7 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
 }
 
 Comm::~Comm() {
+  unregister_for_dump(this);
   monitor_.reset();
   engine_.reset();
   if (!joined_ || fault_.status() == Status::kAborted) return;
@@ -129,6 +131,12 @@ void Comm::start_collectives(Deadline deadline) {
   watch.board = board_.get();
   watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
   monitor_ = health::Monitor::start(std::move(watch), deadline);
+  register_for_dump(this, loop_, deadline);
+}
+
+std::string Comm::dump() const {
+  std::string state = fault_.raised() ? concat(" is unusable (", fault_.why(), ");") : std::string(",");
+  return concat("tutti: ", describe(), state, " recent collectives:\n", board_->recent_operations());
 }
 
 void Comm::lose(Status status, const std::string& why) {

@@ -64,6 +64,10 @@ class Comm {
   // The ranks the store has declared lost so far (killed, crashed, frozen, cut off).
   std::vector<int> lost_ranks() const;
 
+  // Whether it is usable, and its recent operations, one per line (tutti_comm_dump).
+  // Any thread.
+  std::string dump() const;
+
  private:
   Comm() = default;
   void check_usable(const char* api) const;

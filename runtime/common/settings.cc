@@ -34,6 +34,9 @@ constexpr Setting kTable[] = {
      "How long a rank (or the store) may stay silent before it is declared lost and every operation "
      "with it fails with TUTTI_ERR_PEER_LOST; at least two intervals. A rank that computes without "
      "calling tutti keeps beating: heartbeats come from the event loop's thread."},
+    {"TUTTI_DUMP_SIGNAL", "string", "",
+     "USR1 or USR2: on that signal, every communicator of the process writes its recent operations to "
+     "stderr (what tutti_comm_dump writes), e.g. kill -USR1 PID on a hung rank."},
     {"TUTTI_ALGO", "string", "",
      "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},
     {"TUTTI_CHECK", "int", "0",

@@ -20,4 +20,23 @@ enum class Status : int32_t {
   kInternal = -10,
 };
 
+// "TIMEOUT", "PEER_LOST": the status as tutti.h spells it after TUTTI_ERR_, for
+// reports written by the runtime itself (capi/ has the full names and messages).
+constexpr const char* status_word(Status status) {
+  switch (status) {
+    case Status::kOk: return "OK";
+    case Status::kInvalidArgument: return "INVALID_ARGUMENT";
+    case Status::kTimeout: return "TIMEOUT";
+    case Status::kPeerLost: return "PEER_LOST";
+    case Status::kMismatch: return "MISMATCH";
+    case Status::kAborted: return "ABORTED";
+    case Status::kTransport: return "TRANSPORT";
+    case Status::kUnsupported: return "UNSUPPORTED";
+    case Status::kNoMemory: return "NO_MEMORY";
+    case Status::kDenied: return "DENIED";
+    case Status::kInternal: return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
 }  // namespace tutti

@@ -1,7 +1,7 @@
 #include "runtime/health/activity_board.h"
 
-#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "runtime/common/concat.h"
@@ -9,18 +9,10 @@
 #include "runtime/store/loss_event.h"
 
 namespace tutti::health {
-namespace {
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 std::string encode(const Activity& activity) {
   return concat(activity.seq, " ", activity.running ? 1 : 0, " ", activity.since_ms, " ",
-                activity.name.empty() ? "-" : activity.name);
+                activity.name.empty() ? "-" : activity.name, " ", activity.waiting.empty() ? "-" : activity.waiting);
 }
 
 std::optional<Activity> decode_activity(const std::string& text) {
@@ -28,34 +20,58 @@ std::optional<Activity> decode_activity(const std::string& text) {
   long long since = 0;
   int running = 0;
   char name[32] = {0};
-  if (sscanf(text.c_str(), "%llu %d %lld %31s", &seq, &running, &since, name) != 4) return std::nullopt;
+  char waiting[48] = {0};
+  if (sscanf(text.c_str(), "%llu %d %lld %31s %47s", &seq, &running, &since, name, waiting) != 5) return std::nullopt;
   Activity activity;
   activity.seq = static_cast<uint32_t>(seq);
   activity.running = running != 0;
   activity.since_ms = since;
   activity.name = name;
+  if (strcmp(waiting, "-") != 0) activity.waiting = waiting;
   return activity;
 }
 
 std::string describe(const Activity& activity) {
+  std::string last = activity.seq == 0 ? std::string("any collective") : concat(activity.name, " #", activity.seq);
+  char kind[8] = {0};
+  int peer = 0, tag = 0;
+  if (sscanf(activity.waiting.c_str(), "%7[a-z]/%d/%d", kind, &peer, &tag) == 3) {
+    bool receiving = strcmp(kind, "recv") == 0;
+    return concat("in ", kind, receiving ? " from" : " to", " rank ", peer, " (tag ", tag, "), ",
+                  activity.seq == 0 ? "before " : "after ", last);
+  }
   if (activity.seq == 0) return "idle, before any collective";
-  if (activity.running) return concat("in ", activity.name, " #", activity.seq);
-  return concat("idle after ", activity.name, " #", activity.seq);
+  if (activity.running) return concat("in ", last);
+  return concat("idle after ", last);
 }
 
 ActivityBoard::ActivityBoard(store::Client& store, std::string prefix, int rank, int size)
-    : store_(store), prefix_(std::move(prefix)), rank_(rank), size_(size), since_ms_(wall_ms()) {}
+    : store_(store), prefix_(std::move(prefix)), rank_(rank), size_(size), since_ms_(coarse_wall_ms()) {}
 
 void ActivityBoard::started(const char* name, uint32_t seq) {
   name_.store(name, std::memory_order_relaxed);
   seq_.store(seq, std::memory_order_relaxed);
   running_.store(true, std::memory_order_relaxed);
-  since_ms_.store(wall_ms(), std::memory_order_release);
+  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
+  history_.started(seq);
 }
 
-void ActivityBoard::finished() {
+void ActivityBoard::finished(Status status) {
   running_.store(false, std::memory_order_relaxed);
-  since_ms_.store(wall_ms(), std::memory_order_release);
+  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
+  history_.finished(seq_.load(std::memory_order_relaxed), status);
+}
+
+void ActivityBoard::waiting(const char* name, int peer, int tag) {
+  waiting_peer_.store(peer, std::memory_order_relaxed);
+  waiting_tag_.store(tag, std::memory_order_relaxed);
+  waiting_name_.store(name, std::memory_order_relaxed);
+  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
+}
+
+void ActivityBoard::done_waiting() {
+  waiting_name_.store(nullptr, std::memory_order_relaxed);
+  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
 }
 
 std::string ActivityBoard::current() const {
@@ -64,6 +80,10 @@ std::string ActivityBoard::current() const {
   activity.seq = seq_.load(std::memory_order_relaxed);
   activity.running = running_.load(std::memory_order_relaxed);
   activity.name = name_.load(std::memory_order_relaxed);
+  if (const char* waiting = waiting_name_.load(std::memory_order_relaxed)) {
+    activity.waiting = concat(waiting, "/", waiting_peer_.load(std::memory_order_relaxed), "/",
+                              waiting_tag_.load(std::memory_order_relaxed));
+  }
   return encode(activity);
 }
 
@@ -74,7 +94,7 @@ std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline) {
   try {
     store_.set(keys[rank_], current(), deadline);
     std::vector<bool> present = store_.check(keys, deadline);
-    int64_t now = wall_ms();
+    int64_t now = coarse_wall_ms();
     for (int rank = 0; rank < size_; ++rank) {
       if (rank == rank_) continue;
       std::string state;
@@ -84,7 +104,7 @@ std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline) {
         double seconds = static_cast<double>(now - activity->since_ms) / 1000.0;
         char elapsed[32];
         snprintf(elapsed, sizeof elapsed, "%.1f s", seconds < 0 ? 0.0 : seconds);
-        state = concat("last seen ", describe(*activity), " for ", elapsed);
+        state = concat("last seen ", describe(*activity), ", for ", elapsed);
       } else {
         state = "no report: it has not reached this communicator's collectives, or is gone";
       }

@@ -15,21 +15,26 @@
 #include <string>
 
 #include "runtime/common/deadline.h"
+#include "runtime/common/status.h"
+#include "runtime/health/op_history.h"
 #include "runtime/store/client.h"
 
 namespace tutti::health {
 
-// One rank's state, as the heartbeats carry it: "<seq> <running 0|1> <since ms> <name>".
+// One rank's state, as the heartbeats carry it:
+// "<seq> <running 0|1> <since ms> <name> <waiting>".
 struct Activity {
   uint32_t seq = 0;      // last collective started (0: none yet)
   bool running = false;
   int64_t since_ms = 0;  // wall clock of the last change, ms since the epoch
   std::string name;      // "all_reduce"; "-" before any
+  std::string waiting;   // a blocking send or receive under way: "recv/0/99" (peer 0, tag 99); "" if none
 };
 
 std::string encode(const Activity& activity);
 std::optional<Activity> decode_activity(const std::string& text);
-// "in all_reduce #42", "idle after all_reduce #42", "idle, before any collective".
+// "in all_reduce #42", "idle after all_reduce #42", "idle, before any collective",
+// "in recv from rank 0 (tag 99), after all_reduce #41".
 std::string describe(const Activity& activity);
 
 class ActivityBoard {
@@ -38,9 +43,17 @@ class ActivityBoard {
   ActivityBoard(const ActivityBoard&) = delete;
   ActivityBoard& operator=(const ActivityBoard&) = delete;
 
-  // The running thread enters and leaves collective `seq` (name must be static).
+  // The issuing thread queues collective `seq`; the running thread enters it and
+  // leaves it with its status. Strings are static.
+  void issued(uint32_t seq, const OpFacts& facts) { history_.issued(seq, facts); }
   void started(const char* name, uint32_t seq);
-  void finished();
+  void finished(Status status);
+  // The user's thread blocks in a send or receive (name "send" or "recv"), and is done.
+  void waiting(const char* name, int peer, int tag);
+  void done_waiting();
+
+  // The recent operations, one per line, for tutti_comm_dump and timeout reports.
+  std::string recent_operations() const { return history_.format(); }
 
   // This rank's state, encoded. Any thread.
   std::string current() const;
@@ -61,6 +74,10 @@ class ActivityBoard {
   std::atomic<bool> running_{false};
   std::atomic<const char*> name_{""};
   std::atomic<int64_t> since_ms_;
+  std::atomic<const char*> waiting_name_{nullptr};  // nullptr: not blocked in a send or receive
+  std::atomic<int> waiting_peer_{0};
+  std::atomic<int> waiting_tag_{0};
+  OpHistory history_;
 };
 
 }  // namespace tutti::health

@@ -177,3 +177,38 @@ Test(faults, death_of_the_rank_hosting_the_store_is_named, .timeout = 150) {
     free(output);
   }
 }
+
+/* tutti_comm_abort from another thread while rank 0 has a 64 MiB isend hanging in UCX,
+ * an asynchronous all_reduce queued and a blocking one waiting in shared memory: all
+ * three end with ABORTED, abort itself returns at once, destroy does not hang, and the
+ * other rank learns that rank 0 left (coll_abort). */
+Test(faults, abort_from_another_thread_ends_every_wait, .timeout = 150) {
+  tt_job_init(&job, 2, 120, "coll_abort");
+  tt_job_launcher_option(&job, "--keep-going");
+  tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+  cr_assert(tt_job_run(&job, 100000), "%s did not end within 100 s:\n%s", tt_job_command(&job),
+            tt_excerpt(job.output, kNeedles));
+  static const char* const needles[] = {"ABORT", "BLOCKING", "ISEND", "ASYNC", "DESTROY", "AFTER", "WARN", NULL};
+  char line[4096];
+  cr_assert(tt_rank_line(job.output, 0, "ABORT_CALL ", line, sizeof line), "%s", tt_excerpt(job.output, needles));
+  long long abort_ms = atoll(line);
+  cr_expect(abort_ms < 1000, "tutti_comm_abort took %lld ms; tutti.h promises under 1 s", abort_ms);
+  cr_assert(tt_rank_line(job.output, 0, "BLOCKING TUTTI_ERR_ABORTED ", line, sizeof line), "%s",
+            tt_excerpt(job.output, needles));
+  long long blocking_ms = atoll(line);
+  cr_expect(blocking_ms < 5000, "the blocking all_reduce returned %lld ms after the abort", blocking_ms);
+  cr_expect(tt_rank_line(job.output, 0, "ISEND TUTTI_ERR_ABORTED", line, sizeof line), "%s",
+            tt_excerpt(job.output, needles));
+  cr_expect(tt_rank_line(job.output, 0, "ASYNC TUTTI_ERR_ABORTED", line, sizeof line), "%s",
+            tt_excerpt(job.output, needles));
+  cr_assert(tt_rank_line(job.output, 0, "DESTROY ", line, sizeof line), "%s", tt_excerpt(job.output, needles));
+  long long destroy_ms = atoll(line);
+  cr_expect(destroy_ms < 10000, "tutti_comm_destroy after the abort took %lld ms", destroy_ms);
+  cr_assert(tt_rank_line(job.output, 1, "AFTER TUTTI_ERR_PEER_LOST ", line, sizeof line), "%s",
+            tt_excerpt(job.output, needles));
+  cr_expect(strstr(line, "rank 0 (host ") && strstr(line, "aborted its communicator"), "%s", line);
+  cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, needles));
+  printf("faults: tutti_comm_abort returned in %lld ms; the blocking all_reduce %lld ms after it; destroy took "
+         "%lld ms\n",
+         abort_ms, blocking_ms, destroy_ms);
+}

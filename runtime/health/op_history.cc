@@ -1,0 +1,138 @@
+#include "runtime/health/op_history.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "runtime/common/concat.h"
+
+namespace tutti::health {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+std::string seconds(int64_t ms) {
+  char text[32];
+  if (ms < 1000) {
+    snprintf(text, sizeof text, "%lld ms", static_cast<long long>(ms < 0 ? 0 : ms));
+  } else {
+    snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
+  }
+  return text;
+}
+
+}  // namespace
+
+int64_t coarse_wall_ms() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+// A seqlock per slot: the version is odd while the fields change, so a reader that
+// sees the same even version before and after its copy has a consistent record.
+template <typename Write>
+void OpHistory::write(uint32_t seq, Write&& write_fields) {
+  Slot& slot = slots_[seq % kCapacity];
+  uint32_t version = slot.version.load(kRelaxed);
+  slot.version.store(version + 1, kRelaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  write_fields(slot);
+  slot.version.store(version + 2, std::memory_order_release);
+}
+
+void OpHistory::issued(uint32_t seq, const OpFacts& facts) {
+  write(seq, [&](Slot& slot) {
+    slot.seq.store(seq, kRelaxed);
+    slot.name.store(facts.name, kRelaxed);
+    slot.dtype.store(facts.dtype, kRelaxed);
+    slot.op.store(facts.op, kRelaxed);
+    slot.count.store(facts.count, kRelaxed);
+    slot.root.store(facts.root, kRelaxed);
+    slot.state.store(static_cast<uint8_t>(OpRecord::State::kQueued), kRelaxed);
+    slot.status.store(0, kRelaxed);
+    slot.issued_ms.store(coarse_wall_ms(), kRelaxed);
+    slot.started_ms.store(0, kRelaxed);
+    slot.finished_ms.store(0, kRelaxed);
+  });
+}
+
+void OpHistory::started(uint32_t seq) {
+  write(seq, [&](Slot& slot) {
+    if (slot.seq.load(kRelaxed) != seq) return;  // overwritten by a newer issue: too many queued
+    slot.state.store(static_cast<uint8_t>(OpRecord::State::kRunning), kRelaxed);
+    slot.started_ms.store(coarse_wall_ms(), kRelaxed);
+  });
+}
+
+void OpHistory::finished(uint32_t seq, Status status) {
+  write(seq, [&](Slot& slot) {
+    if (slot.seq.load(kRelaxed) != seq) return;
+    auto state = status == Status::kOk ? OpRecord::State::kDone : OpRecord::State::kFailed;
+    slot.state.store(static_cast<uint8_t>(state), kRelaxed);
+    slot.status.store(static_cast<int32_t>(status), kRelaxed);
+    slot.finished_ms.store(coarse_wall_ms(), kRelaxed);
+  });
+}
+
+bool OpHistory::read(const Slot& slot, OpRecord* record) const {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    uint32_t before = slot.version.load(std::memory_order_acquire);
+    if (before & 1) continue;
+    record->seq = slot.seq.load(kRelaxed);
+    record->facts.name = slot.name.load(kRelaxed);
+    record->facts.dtype = slot.dtype.load(kRelaxed);
+    record->facts.op = slot.op.load(kRelaxed);
+    record->facts.count = slot.count.load(kRelaxed);
+    record->facts.root = slot.root.load(kRelaxed);
+    record->state = static_cast<OpRecord::State>(slot.state.load(kRelaxed));
+    record->status = static_cast<Status>(slot.status.load(kRelaxed));
+    record->issued_ms = slot.issued_ms.load(kRelaxed);
+    record->started_ms = slot.started_ms.load(kRelaxed);
+    record->finished_ms = slot.finished_ms.load(kRelaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.version.load(kRelaxed) == before) return record->seq != 0;
+  }
+  return false;  // written to without pause: skip it rather than wait
+}
+
+std::vector<OpRecord> OpHistory::recent() const {
+  std::vector<OpRecord> records;
+  for (const Slot& slot : slots_) {
+    OpRecord record;
+    if (read(slot, &record)) records.push_back(record);
+  }
+  std::sort(records.begin(), records.end(), [](const OpRecord& a, const OpRecord& b) { return a.seq < b.seq; });
+  return records;
+}
+
+std::string OpHistory::format() const {
+  int64_t now = coarse_wall_ms();
+  std::string text;
+  for (const OpRecord& r : recent()) {
+    text += concat("  #", r.seq, " ", r.facts.name);
+    if (*r.facts.dtype) text += concat(" ", r.facts.dtype, " x ", r.facts.count);
+    if (*r.facts.op) text += concat(" ", r.facts.op);
+    if (r.facts.root >= 0) text += concat(" root ", r.facts.root);
+    switch (r.state) {
+      case OpRecord::State::kQueued:
+        text += concat(": queued for ", seconds(now - r.issued_ms));
+        break;
+      case OpRecord::State::kRunning:
+        text += concat(": running for ", seconds(now - r.started_ms));
+        break;
+      case OpRecord::State::kDone:
+        text += concat(": done in ", seconds(r.finished_ms - r.started_ms), ", ", seconds(now - r.finished_ms), " ago");
+        break;
+      case OpRecord::State::kFailed:
+        text += concat(": failed (", status_word(r.status), ") after ", seconds(r.finished_ms - r.started_ms), ", ",
+                       seconds(now - r.finished_ms), " ago");
+        break;
+    }
+    text += "\n";
+  }
+  return text.empty() ? "  (no collective yet)\n" : text;
+}
+
+}  // namespace tutti::health

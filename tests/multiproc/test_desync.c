@@ -1,0 +1,76 @@
+/* Ranks out of step (coll_desync): a rank that skips a collective is named in the
+ * others' timeout with what it is doing instead; each rank's history of recent
+ * collectives comes out through tutti_comm_dump, the timeout's log line and the dump
+ * signal. Bounded and cleaned up by tt_job. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/support/launch_job.h"
+
+static tt_job job;
+
+static void cleanup(void) { tt_job_cleanup(&job); }
+
+TestSuite(desync, .fini = cleanup);
+
+static const char* const kNeedles[] = {"ERROR", "FAIL", "WARN", "#", "tutti", NULL};
+
+Test(desync, skipped_collective_names_the_rank_and_what_it_does_instead, .timeout = 120) {
+  tt_job_init(&job, 3, 60, "coll_desync");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "skip");
+  tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
+  cr_assert(tt_job_run(&job, 60000), "%s did not end:\n%s", tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+  char line[4096];
+  for (int rank = 0; rank < 2; ++rank) {
+    cr_assert(tt_rank_line(job.output, rank, "ERROR TUTTI_ERR_TIMEOUT ", line, sizeof line), "rank %d:\n%s", rank,
+              tt_excerpt(job.output, kNeedles));
+    cr_expect(strstr(line, "Ranks that had not joined all_reduce #4: 2 (last seen in recv from rank 0 (tag 99), "
+                           "after all_reduce #3") != NULL,
+              "rank %d does not say what rank 2 is doing: %s", rank, line);
+    cr_expect(tt_rank_line(job.output, rank, "  #4 all_reduce float32 x 1 sum: failed (TIMEOUT) after ", line,
+                           sizeof line),
+              "rank %d's history (log line and dump) lacks the failed #4:\n%s", rank, tt_excerpt(job.output, kNeedles));
+  }
+  cr_expect(tt_count(job.output, "Recent operations of comm \"world\"") == 2,
+            "the timeout's log line on ranks 0 and 1 carries their history:\n%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(tt_rank_line(job.output, 2, "ERROR TUTTI_ERR_", line, sizeof line) && strstr(line, "tutti_recv #1 (peer 0, tag 99)"),
+            "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(tt_rank_line(job.output, 2, "tutti: comm \"world\" (rank 2 of 3), recent collectives:", line, sizeof line),
+            "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(tt_rank_line(job.output, 2, "  #3 all_reduce float32 x 1 sum: done in ", line, sizeof line), "%s",
+            tt_excerpt(job.output, kNeedles));
+  cr_expect(!tt_rank_line(job.output, 2, "  #4 ", line, sizeof line), "rank 2 never issued a 4th collective:\n%s",
+            tt_excerpt(job.output, kNeedles));
+  cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
+}
+
+Test(desync, dump_signal_writes_each_rank_history, .timeout = 120) {
+  tt_job_init(&job, 2, 60, "coll_desync");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "signal");
+  tt_job_env(&job, "TUTTI_DUMP_SIGNAL=USR1");
+  cr_assert(tt_job_run(&job, 60000), "%s did not end:\n%s", tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+  char line[512];
+  for (int rank = 0; rank < 2; ++rank) {
+    char header[128];
+    snprintf(header, sizeof header, "tutti: comm \"world\" (rank %d of 2), recent collectives:", rank);
+    cr_expect(tt_rank_line(job.output, rank, header, line, sizeof line), "rank %d:\n%s", rank,
+              tt_excerpt(job.output, kNeedles));
+    cr_expect(tt_rank_line(job.output, rank, "  #3 all_reduce float32 x 1 sum: done in ", line, sizeof line),
+              "rank %d:\n%s", rank, tt_excerpt(job.output, kNeedles));
+  }
+  cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
+}
+
+Test(desync, dump_signal_other_than_usr1_or_usr2_is_refused, .timeout = 120) {
+  tt_job_init(&job, 1, 60, "coll_desync");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "signal");
+  tt_job_env(&job, "TUTTI_DUMP_SIGNAL=KILL");
+  cr_assert(tt_job_run(&job, 60000), "%s did not end:\n%s", tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+  cr_expect(strstr(job.output, "TUTTI_DUMP_SIGNAL=\"KILL\" is not USR1 or USR2") != NULL, "%s",
+            tt_excerpt(job.output, kNeedles));
+  cr_expect(job.process.exited && job.process.exit_code != 0, "%s", tt_excerpt(job.output, kNeedles));
+}
