@@ -258,9 +258,13 @@ TUTTI_API tutti_status tutti_work_release(tutti_work* work);
  * the root; send of broadcast, scatter off the root) may be NULL.
  * After a failure, the receive buffer's contents are undefined; the send buffer is
  * never written (except in place).
- * TUTTI_CHECK=1 makes every collective compare a fingerprint (operation, sequence
- * number, count, dtype, op, root) across ranks first: a disagreement is ERR_MISMATCH
- * naming the ranks and the fields, instead of a wrong result or a timeout.
+ * Ranks that disagree on a call (another collective, count, dtype, op or root) get
+ * ERR_MISMATCH naming the rank they disagree with, at no cost: shared memory compares
+ * the calls' shapes, and every message between ranks carries its call's fingerprint.
+ * A rank that exchanges nothing with the one that differs (a tree broadcast with two
+ * roots) may not notice. TUTTI_CHECK=1 makes every collective compare the whole
+ * fingerprint across ranks first, which catches every case and names the fields, at
+ * the cost of one small exchange per call.
  * Each: [one thread per comm] [blocks <= op_timeout_ms when work == NULL]
  * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that had not joined)
  *  | ERR_MISMATCH | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT | ERR_NO_MEMORY] */

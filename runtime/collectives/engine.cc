@@ -117,6 +117,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
 
 void Engine::run_collective(const Call& call, uint32_t seq) {
   OpContext context = context_for(kind_name(call.kind), seq);
+  context.call_check = folded_fingerprint(call);
   if (setup_.fault->raised()) setup_.fault->rethrow(concat(context.label(), " did not run"));
   setup_.board->started(context.name, seq);
   try {

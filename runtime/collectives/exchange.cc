@@ -46,14 +46,16 @@ void Exchange::make_room() {
 void Exchange::send(int peer, const void* data, size_t bytes) {
   make_room();
   transport::Request* request =
-      transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq}, data, bytes);
+      transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
+                           bytes);
   posted_.push_back(Posted{request, peer, bytes, false});
 }
 
 void Exchange::recv(int peer, void* data, size_t bytes) {
   make_room();
   transport::Request* request =
-      transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq}, data, bytes);
+      transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
+                           bytes);
   posted_.push_back(Posted{request, peer, bytes, true});
 }
 

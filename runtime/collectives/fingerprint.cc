@@ -35,6 +35,22 @@ Fingerprint fingerprint_of(const Call& call, uint32_t seq) {
   return print;
 }
 
+}  // namespace
+
+uint16_t folded_fingerprint(const Call& call) {
+  Fingerprint print = fingerprint_of(call, 0);
+  uint64_t words[4];
+  static_assert(sizeof words == sizeof print);
+  std::memcpy(words, &print, sizeof print);
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (uint64_t word : words) h = (h ^ word) * 0xff51afd7ed558ccdull;
+  h ^= h >> 29;
+  h ^= h >> 11;
+  return static_cast<uint16_t>(h ^ (h >> 22) ^ (h >> 44)) & transport::kCheckMask;
+}
+
+namespace {
+
 std::string describe(const Fingerprint& print) {
   Kind kind = static_cast<Kind>(print.kind);
   std::string text = concat(kind_name(kind), " #", print.seq);
@@ -68,7 +84,10 @@ void verify_fingerprints(transport::Transport& transport, const OpContext& conte
   Fingerprint mine = fingerprint_of(call, context.seq);
   auto* all = static_cast<Fingerprint*>(context.scratch->get(3, sizeof(Fingerprint) * size));
   {
-    Exchange exchange(transport, context);
+    // Unchecked: the exchange that names the fields must not itself fail on them.
+    OpContext unchecked = context;
+    unchecked.call_check = 0;
+    Exchange exchange(transport, unchecked);
     all_gather_bruck(exchange, &mine, all, sizeof(Fingerprint));
   }
   // Every rank holds the same table, so every rank reaches the same verdict: group

@@ -14,4 +14,10 @@ namespace tutti::collectives {
 // any two fingerprints differ.
 void verify_fingerprints(transport::Transport& transport, const OpContext& context, const Call& call);
 
+// The call's fingerprint (without its sequence number) folded to Tag::check's bits:
+// what every message of the collective carries, so that a rank receiving from one that
+// made another call fails with kMismatch whether or not TUTTI_CHECK is on (1 chance in
+// 2048 that two different calls fold alike and pass).
+uint16_t folded_fingerprint(const Call& call);
+
 }  // namespace tutti::collectives

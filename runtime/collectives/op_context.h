@@ -19,6 +19,7 @@ namespace tutti::collectives {
 struct OpContext {
   const char* name = "";        // "all_reduce", as users spell the call without tutti_
   uint32_t seq = 0;             // this operation's number on its communicator, from 1
+  uint16_t call_check = 0;      // the call's folded fingerprint, in every message's Tag::check
   Deadline deadline = Deadline::after_ms(0);
   int64_t timeout_ms = 0;       // what deadline was made from, for messages
   const Fault* fault = nullptr;  // the communicator's

@@ -41,7 +41,8 @@ constexpr Setting kTable[] = {
      "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},
     {"TUTTI_CHECK", "int", "0",
      "1: every collective first compares count, dtype, op and root across ranks and fails with "
-     "TUTTI_ERR_MISMATCH naming the ranks that differ (costs one small exchange per call)."},
+     "TUTTI_ERR_MISMATCH naming the ranks and fields that differ (costs one small exchange per call); "
+     "without it, a disagreement is still MISMATCH wherever the disagreeing ranks exchange a message."},
     {"TUTTI_LOG_LEVEL", "level", "warn", "error, warn, info or debug: what tutti writes to stderr."},
     {"TUTTI_SECRET", "secret", "",
      "The job's shared secret: the store and every rank prove they know it before any key is served; tutti "

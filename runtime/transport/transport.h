@@ -16,9 +16,17 @@ namespace tutti::transport {
 // point-to-point (tutti_send/tutti_recv) with the user's tag. The two never match.
 enum class TagSpace : uint8_t { kCollective = 0, kUser = 1 };
 
+// check is not matched on: a receive takes the next message of its (source, space,
+// value) whatever the sender's check, and fails with kMismatch when the two differ.
+// Collectives carry their call's folded fingerprint there, so that ranks that disagree
+// on a call are told so by the very messages the algorithm sends, at no cost.
+constexpr int kCheckBits = 11;
+constexpr uint16_t kCheckMask = (1u << kCheckBits) - 1;
+
 struct Tag {
   TagSpace space;
   uint32_t value;
+  uint16_t check = 0;  // only the low kCheckBits bits travel
 };
 
 // A posted send or receive; owned by the transport, handed back with release().
@@ -42,7 +50,8 @@ class Transport {
 
   // Whether the request has completed. Throws Error when it failed: kInvalidArgument
   // when the arriving message is longer than the receive buffer (the message names
-  // both sizes), kPeerLost when the peer's connection is gone, kTransport otherwise.
+  // both sizes), kMismatch when the sender's Tag::check differs from the receive's,
+  // kPeerLost when the peer's connection is gone, kTransport otherwise.
   virtual bool done(Request* request) = 0;
   // For a completed receive: how many bytes arrived.
   virtual size_t received_bytes(Request* request) = 0;

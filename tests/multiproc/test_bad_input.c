@@ -125,15 +125,19 @@ Test(bad_input, mismatch_with_check_names_the_ranks_and_the_field, .timeout = 15
 
 /* ---- mismatch without it: an error in bounded time, never a write past the buffer -- */
 
-static void expect_count_mismatch_fails(int size, const char* algorithms, const char* count) {
+/* Every rank fails (MISMATCH, or TIMEOUT waiting for one that did) within the bound and
+ * writes nothing past its buffer; with at_least_one_mismatch, some rank says MISMATCH. */
+static void expect_mismatch_fails(int size, const char* algorithms, const char* field, const char* count,
+                                  int at_least_one_mismatch) {
   start(size, "mismatch", algorithms, NULL);
   tt_job_arg(&job, "--field");
-  tt_job_arg(&job, "count");
+  tt_job_arg(&job, "%s", field);
   tt_job_arg(&job, "--count");
   tt_job_arg(&job, "%s", count);
   char what[128];
-  snprintf(what, sizeof what, "count mismatch -n %d --count %s %s", size, count, algorithms ? algorithms : "");
+  snprintf(what, sizeof what, "%s mismatch -n %d --count %s %s", field, size, count, algorithms ? algorithms : "");
   finish(what);
+  int mismatches = 0;
   for (int rank = 0; rank < size; ++rank) {
     char line[2048];
     cr_assert(tt_rank_line(job.output, rank, "MISMATCH status=", line, sizeof line), "%s: rank %d:\n%s", what, rank,
@@ -143,8 +147,23 @@ static void expect_count_mismatch_fails(int size, const char* algorithms, const 
     long long elapsed = atoll(strstr(line, "elapsed_ms=") + 11);
     cr_expect_leq(elapsed, OP_TIMEOUT_MS + BOUND_SLACK_MS, "%s: rank %d returned after %lld ms", what, rank, elapsed);
     cr_expect(strstr(line, "guard=intact") != NULL, "%s: rank %d: %s", what, rank, line);
+    mismatches += strncmp(line, "TUTTI_ERR_MISMATCH ", 19) == 0;
   }
+  if (at_least_one_mismatch) cr_expect(mismatches > 0, "%s: no rank said MISMATCH\n%s", what, tt_excerpt(job.output, needles));
   tt_job_cleanup(&job);
+}
+
+static void expect_count_mismatch_fails(int size, const char* algorithms, const char* count) {
+  expect_mismatch_fails(size, algorithms, "count", count, 0);
+}
+
+/* Same-size buffers, another dtype or op: only the call fingerprint that every message
+ * carries (Tag::check) can tell, and it does without TUTTI_CHECK. */
+Test(bad_input, dtype_or_op_mismatch_without_check_is_a_mismatch, .timeout = 150) {
+  expect_mismatch_fails(3, "TUTTI_ALGO=all_reduce=ring", "dtype", "1000", 1);
+  expect_mismatch_fails(3, "TUTTI_ALGO=all_reduce=recursive_doubling", "op", "1000", 1);
+  expect_mismatch_fails(3, NULL, "dtype", "1000", 1);
+  expect_mismatch_fails(3, NULL, "op", "1000", 1);
 }
 
 Test(bad_input, count_mismatch_without_check_fails_in_bounded_time, .timeout = 150) {

@@ -14,8 +14,8 @@
 namespace tutti::transport::ucx {
 namespace {
 
-// The tag gives the source rank 24 bits (worker_transport.h).
-constexpr int kMaxRanks = 1 << 24;
+// The tag gives the source rank 20 bits (worker_transport.h).
+constexpr int kMaxRanks = 1 << 20;
 
 std::string key_of(const std::string& prefix, int rank) { return concat(prefix, "ucx/", rank); }
 

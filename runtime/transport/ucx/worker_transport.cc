@@ -36,9 +36,11 @@ namespace {
 Request* handle_of(Operation* operation) { return reinterpret_cast<Request*>(operation); }
 Operation* operation_of(Request* request) { return reinterpret_cast<Operation*>(request); }
 
-constexpr int kRankShift = 40;
-constexpr int kSpaceShift = 39;
-constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
+constexpr int kRankShift = 44;
+constexpr int kSpaceShift = 43;
+constexpr int kCheckShift = 32;
+// A receive matches on everything but the check bits.
+constexpr ucp_tag_t kMatchMask = ~(static_cast<ucp_tag_t>(kCheckMask) << kCheckShift);
 
 // Bounds progress() so that a peer streaming messages cannot keep it from returning to
 // the caller's checks (abort flag, deadline).
@@ -56,8 +58,10 @@ constexpr int kCloseMs = 1000;
 
 ucp_tag_t ucx_tag(int source, Tag tag) {
   return static_cast<ucp_tag_t>(source) << kRankShift | static_cast<ucp_tag_t>(tag.space) << kSpaceShift |
-         tag.value;
+         static_cast<ucp_tag_t>(tag.check & kCheckMask) << kCheckShift | tag.value;
 }
+
+uint16_t check_of(ucp_tag_t tag) { return static_cast<uint16_t>((tag >> kCheckShift) & kCheckMask); }
 
 std::string describe_tag(Tag tag) {
   return concat(tag.space == TagSpace::kUser ? "user" : "collective", " tag ", tag.value);
@@ -181,7 +185,7 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = &on_recv_done;
   param.user_data = operation;
-  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kFullMask, &param));
+  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kMatchMask, &param));
   return handle_of(operation);
 }
 
@@ -304,8 +308,16 @@ bool WorkerTransport::progress() {
 bool WorkerTransport::done(Request* request) {
   const Operation& operation = *operation_of(request);
   if (operation.completed) {
-    if (operation.status == UCS_OK) return true;
-    fail_operation(operation);
+    if (operation.status != UCS_OK) fail_operation(operation);
+    if (operation.is_recv && check_of(operation.info.sender_tag) != (operation.tag.check & kCheckMask)) {
+      fail(Status::kMismatch,
+           concat("rank ", operation.peer, " sent a message for another call (", describe_tag(operation.tag), " on ",
+                  where_, ": its call fingerprint ", check_of(operation.info.sender_tag), ", this rank's ",
+                  operation.tag.check & kCheckMask, "): the ranks made different collective calls, or this one with "
+                  "a different count, dtype, op or root; every rank must make the same calls in the same order "
+                  "(TUTTI_CHECK=1 names the fields that differ)"));
+    }
+    return true;
   }
   if (peers_[operation.peer].lost) fail_operation(operation);
   return false;

@@ -3,9 +3,10 @@
 // Messages are UCP tagged messages. The 64-bit UCP tag carries the sender, so that a
 // receive matches on (source rank, tag space, tag value) with a full mask and never
 // needs the endpoint it came through:
-//   bits 63..40  source rank (24 bits: at most 16,777,216 ranks)
-//   bit  39      TagSpace (collective 0, user 1)
-//   bits 38..32  reserved, 0
+//   bits 63..44  source rank (20 bits: at most 1,048,576 ranks)
+//   bit  43      TagSpace (collective 0, user 1)
+//   bits 42..32  Tag::check (11 bits), left out of the receive's mask and compared
+//                with the sender's when the message has arrived
 //   bits 31..0   Tag::value
 // One endpoint per peer, this rank included, is created on the first send or receive
 // involving it, with UCP's peer-failure handling: a peer whose connection breaks is

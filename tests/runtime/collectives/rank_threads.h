@@ -43,6 +43,9 @@ struct Options {
   bool abort_on_failure = true;
   // When set, receives the requests still posted once every rank has returned.
   int* live_requests_after = nullptr;
+  // When >= 0, this rank's messages carry another call's check (Tag::check), as those
+  // of a rank that made another call would.
+  int odd_call_rank = -1;
 };
 
 // What rank's communicator would hand an operation: name and number for messages, the
@@ -53,6 +56,7 @@ inline tutti::collectives::OpContext make_context(int rank, int size, const Opti
   tutti::collectives::OpContext context;
   context.name = options.op_name;
   context.seq = 1;
+  context.call_check = rank == options.odd_call_rank ? 2 : 1;
   context.deadline = tutti::Deadline::after_ms(options.timeout_ms);
   context.timeout_ms = options.timeout_ms;
   context.fault = fault;

@@ -221,6 +221,38 @@ Test(exchange, every_algorithm_reports_a_different_count, .timeout = 60) {
   }
 }
 
+// A rank that made another call (its messages carry another Tag::check) is reported as
+// kMismatch by a rank that receives from it, whatever the algorithm, with no
+// TUTTI_CHECK exchange: the check rides on the algorithm's own messages.
+Test(exchange, every_algorithm_reports_a_rank_that_made_another_call, .timeout = 60) {
+  const int size = 4;
+  const int odd = 2;
+  for (const Algorithm& algorithm : kAlgorithms) {
+    int live = -1;
+    rank_threads::Options options;
+    options.live_requests_after = &live;
+    options.odd_call_rank = odd;
+    Buffers buffers(size);
+    auto outcomes = run_ranks(size, [&](int rank, Exchange& x) { buffers.run(algorithm, rank, x, 7); }, options);
+    bool reported = false;
+    for (int rank = 0; rank < size; ++rank) {
+      const Outcome& outcome = outcomes[static_cast<size_t>(rank)];
+      cr_assert(outcome.status == Status::kOk || outcome.status == Status::kMismatch ||
+                    outcome.status == Status::kAborted,
+                "%s, rank %d: %s", algorithm.name, rank, outcome.message.c_str());
+      if (outcome.status != Status::kMismatch) continue;
+      reported = true;
+      cr_assert(contains(outcome.message, "sent a message for another call"), "%s, rank %d: %s", algorithm.name,
+                rank, outcome.message.c_str());
+      cr_assert(rank == odd || contains(outcome.message, tutti::concat("rank ", odd, " sent")),
+                "%s, rank %d blames the wrong rank: %s", algorithm.name, rank, outcome.message.c_str());
+    }
+    cr_assert(reported, "%s: no rank noticed that rank %d made another call: %s", algorithm.name, odd,
+              first_failure(outcomes).c_str());
+    cr_assert_eq(live, 0, "%s: %d requests were left posted", algorithm.name, live);
+  }
+}
+
 // tutti_comm_abort sets the flag from another thread while ranks wait for one that
 // never comes: every waiting rank must end with kAborted within milliseconds.
 Test(exchange, abort_ends_every_algorithm_promptly, .timeout = 60) {

@@ -28,12 +28,26 @@ namespace thread_transport {
 // stays incomplete here (the UCX transport owns that definition); this type is
 // converted to and from it.
 struct Posted {
-  Posted(int poster, int other, uint64_t key, bool receive, const void* source, void* destination, size_t size)
-      : rank(poster), peer(other), tag(key), is_recv(receive), send_data(source), recv_data(destination), bytes(size) {}
+  Posted(int poster, int other, tutti::transport::Tag posted_tag, bool receive, const void* source,
+         void* destination, size_t size)
+      : rank(poster),
+        peer(other),
+        tag(key(posted_tag)),
+        check(posted_tag.check & tutti::transport::kCheckMask),
+        is_recv(receive),
+        send_data(source),
+        recv_data(destination),
+        bytes(size) {}
+
+  // What matching compares: everything but the check, as transport.h says.
+  static uint64_t key(tutti::transport::Tag tag) {
+    return (static_cast<uint64_t>(tag.space) << 32) | static_cast<uint64_t>(tag.value);
+  }
 
   int rank;  // the rank that posted it
   int peer;
   uint64_t tag;
+  uint16_t check;
   bool is_recv;
   const void* send_data;
   void* recv_data;
@@ -83,6 +97,10 @@ class World {
       recv->error = tutti::Status::kInvalidArgument;
       recv->error_message = tutti::concat("a message of ", send->bytes, " bytes from rank ", send->rank,
                                           " is longer than the ", recv->bytes, "-byte receive buffer");
+    } else if (send->check != recv->check) {
+      recv->error = tutti::Status::kMismatch;
+      recv->error_message = tutti::concat("rank ", send->rank, " sent a message for another call (check ",
+                                          send->check, ", this receive's ", recv->check, ")");
     } else {
       if (send->bytes != 0) std::memcpy(recv->recv_data, send->send_data, send->bytes);
       recv->received = send->bytes;
@@ -117,7 +135,7 @@ class ThreadTransport : public tutti::transport::Transport {
 
   tutti::transport::Request* post_send(int peer, tutti::transport::Tag tag, const void* data, size_t bytes) override {
     check_peer(peer);
-    auto* send = new Posted(rank_, peer, key(tag), false, data, nullptr, bytes);
+    auto* send = new Posted(rank_, peer, tag, false, data, nullptr, bytes);
     std::lock_guard<std::mutex> lock(world_.mutex_);
     ++world_.live_;
     auto& box = world_.ranks_[static_cast<size_t>(peer)];
@@ -133,7 +151,7 @@ class ThreadTransport : public tutti::transport::Transport {
 
   tutti::transport::Request* post_recv(int peer, tutti::transport::Tag tag, void* data, size_t bytes) override {
     check_peer(peer);
-    auto* recv = new Posted(rank_, peer, key(tag), true, nullptr, data, bytes);
+    auto* recv = new Posted(rank_, peer, tag, true, nullptr, data, bytes);
     std::lock_guard<std::mutex> lock(world_.mutex_);
     ++world_.live_;
     auto& box = world_.ranks_[static_cast<size_t>(rank_)];
@@ -194,9 +212,6 @@ class ThreadTransport : public tutti::transport::Transport {
   const char* describe() const override { return "threads (tests only)"; }
 
  private:
-  static uint64_t key(tutti::transport::Tag tag) {
-    return (static_cast<uint64_t>(tag.space) << 32) | static_cast<uint64_t>(tag.value);
-  }
   static tutti::transport::Request* handle(Posted* posted) {
     return reinterpret_cast<tutti::transport::Request*>(posted);
   }

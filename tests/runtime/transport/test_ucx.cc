@@ -332,6 +332,48 @@ Test(ucx, truncation_names_both_sizes, .timeout = 30) {
   }
 }
 
+// Tag::check is not matched on: a message whose check differs from the receive's is
+// still taken (so nothing hangs), and the receive fails with kMismatch naming the
+// sender; equal checks pass, eager and rendezvous.
+Test(ucx, a_differing_check_is_a_mismatch_not_a_hang, .timeout = 30) {
+  World world(2);
+  for (size_t bytes : {size_t{8}, size_t{1} << 20}) {
+    for (uint16_t their_check : {uint16_t{5}, uint16_t{6}}) {
+      std::vector<uint8_t> sent(bytes, 3), got(bytes);
+      Request* recv = world[1].post_recv(0, Tag{TagSpace::kCollective, 9, 5}, got.data(), got.size());
+      Request* send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
+      Deadline deadline = Deadline::after_ms(tt_timeout_ms(10000));
+      Status status = Status::kOk;
+      std::string message;
+      bool received = false, delivered = false;
+      while (!received || !delivered) {
+        world[0].progress();
+        world[1].progress();
+        try {
+          if (!received) received = world[1].done(recv);
+        } catch (const tutti::Error& error) {
+          status = error.status();
+          message = error.what();
+          received = true;
+        }
+        if (!delivered) delivered = world[0].done(send);
+        cr_assert(!deadline.expired(), "%zu bytes, check %u: no completion", bytes, their_check);
+      }
+      if (their_check == 5) {
+        cr_assert_eq(status, Status::kOk, "%s", message.c_str());
+        cr_assert(got == sent);
+      } else {
+        cr_assert_eq(status, Status::kMismatch, "%zu bytes: %s", bytes, message.c_str());
+        cr_assert(contains(message, "rank 0 sent a message for another call (collective tag 9") &&
+                      contains(message, "its call fingerprint 6, this rank's 5"),
+                  "%s", message.c_str());
+      }
+      world[1].release(recv);
+      world[0].release(send);
+    }
+  }
+}
+
 Test(ucx, released_requests_are_cancelled_and_reused, .timeout = 30) {
   World world(2);
   char buffer[16];
