@@ -10,22 +10,16 @@
 
 #include "runtime/common/error.h"
 #include "runtime/rendezvous/launch_env.h"
+#include "tests/runtime/rendezvous/fake_env.h"
 
-using tutti::rendezvous::Environment;
 using tutti::rendezvous::LaunchEnv;
 using tutti::rendezvous::read_launch_env;
 using tutti::rendezvous::slurm_step_port;
-using Vars = std::map<std::string, std::string>;
+using fake_env::fake;
+using fake_env::Vars;
 
 namespace {
 
-Environment fake(Vars vars) {
-  return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
-    auto found = vars.find(name);
-    if (found == vars.end()) return std::nullopt;
-    return found->second;
-  };
-}
 
 LaunchEnv read(const Vars& vars) {
   std::optional<LaunchEnv> env = read_launch_env(fake(vars));
@@ -355,7 +349,7 @@ Test(launch_env, slurm_step_port_is_in_range_and_spread, .timeout = 10) {
 }
 
 Test(launch_env, process_environment_reads_the_real_one, .timeout = 10) {
-  Environment env = tutti::rendezvous::process_environment();
+  tutti::rendezvous::Environment env = tutti::rendezvous::process_environment();
   setenv("TUTTI_TEST_LAUNCH_ENV", "value", 1);
   cr_assert(env("TUTTI_TEST_LAUNCH_ENV") == std::optional<std::string>("value"));
   setenv("TUTTI_TEST_LAUNCH_ENV", "", 1);

@@ -8,22 +8,16 @@
 #include <string>
 
 #include "runtime/rendezvous/plan.h"
+#include "tests/runtime/rendezvous/fake_env.h"
 
-using tutti::rendezvous::Environment;
 using tutti::rendezvous::make_plan;
 using tutti::rendezvous::Plan;
 using tutti::rendezvous::Request;
-using Vars = std::map<std::string, std::string>;
+using fake_env::fake;
+using fake_env::Vars;
 
 namespace {
 
-Environment fake(Vars vars) {
-  return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
-    auto found = vars.find(name);
-    if (found == vars.end()) return std::nullopt;
-    return found->second;
-  };
-}
 
 // Rank 1 of 4 under tutti launch, all four on this node.
 const Vars kTuttiLaunch = {{"TUTTI_RANK", "1"},       {"TUTTI_WORLD_SIZE", "4"},
