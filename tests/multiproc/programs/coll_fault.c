@@ -9,12 +9,17 @@
  *             then gets.
  *   compute   the victim computes for MS without calling tutti while the others wait
  *             in an all_reduce for it; everybody must then finish 5 more rounds.
+ *   cut       every rank loops on all_reduce of N floats, 2 ms apart, until one fails
+ *             (test_network_cut.c cuts the victim's network meanwhile); after 200
+ *             rounds (about half a second: a few heartbeats in) the victim says so;
+ *             a rank still running after 120 s gives up.
  *   --shrink 1  after kill or stop, the survivors shrink the world and run 50 checked
  *             all_reduces on the new communicator (the stopped victim is continued
  *             during them, and its own shrink must fail).
  *
  * Lines (the test parses them):
  *   "DYING <wall ms>"                      the victim, right before it stops or dies
+ *   "CUTTABLE <wall ms>"                   the victim of cut, 200 rounds in
  *   "LOST <wall ms> <status> <message>"    a rank whose all_reduce failed
  *   "RESUMED <status> <message>"           the stopped victim, once continued
  *   "DONE <rounds>"                        a rank that finished every round
@@ -109,9 +114,22 @@ int main(int argc, char** argv) {
   int is_victim = rank == victim;
   int stop = strcmp(name, "stop") == 0;
   int compute = strcmp(name, "compute") == 0;
+  int cut = strcmp(name, "cut") == 0;
   int rounds = compute ? 10 : 1000000;
+  /* Far past the test's own bound: a cut nobody detects ends in DONE, not in a hang. */
+  long long give_up_ms = wall_ms() + 120000;
   for (int round = 0; round < rounds; ++round) {
-    if (is_victim && round == 5) {
+    if (cut) {
+      if (is_victim && round == 200) printf("CUTTABLE %lld\n", wall_ms());
+      if (wall_ms() > give_up_ms) {
+        rounds = round;
+        break;
+      }
+      /* Paced, so that three ranks looping until the heartbeat timeout leave the
+       * machine's cores to the store's and the loops' threads. */
+      nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+    if (is_victim && round == 5 && !cut) {
       if (compute) {
         busy_for_ms(compute_ms);
       } else {
