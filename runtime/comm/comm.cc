@@ -89,9 +89,11 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
 
 Comm::~Comm() {
   unregister_for_dump(this);
+  // With the store gone (or this rank declared lost by it) there is no one to leave.
+  bool store_gone = monitor_ && monitor_->store_lost();
   monitor_.reset();
   engine_.reset();
-  if (!joined_ || fault_.status() == Status::kAborted) return;
+  if (!joined_ || fault_.status() == Status::kAborted || store_gone) return;
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
 }
 

@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <future>
@@ -61,7 +62,7 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   MonitorSetup setup;
   uv_timer_t timer;
   bool stopping = false;
-  bool store_lost = false;
+  std::atomic<bool> store_lost{false};  // written on the loop thread, read by ~Comm
   bool heartbeat_in_flight = false;
   uint64_t last_answer_ms = 0;  // loop clock
   int64_t next_event = 1;
@@ -207,6 +208,8 @@ Monitor::~Monitor() {
     log::debug(state->setup.where, ": leaving the store's watch: ", error.what());
   }
 }
+
+bool Monitor::store_lost() const { return state_->store_lost.load(); }
 
 std::vector<int> Monitor::lost_ranks() const {
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -58,6 +58,8 @@ class Monitor {
 
   // The ranks declared lost so far, in the order the store declared them. Any thread.
   std::vector<int> lost_ranks() const;
+  // Whether the store itself is lost to this rank (or declared this rank lost). Any thread.
+  bool store_lost() const;
 
   struct State;  // loop-side, shared with the callbacks in flight
 

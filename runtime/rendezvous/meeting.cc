@@ -8,6 +8,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/store/loss_event.h"
 
 namespace tutti::rendezvous {
 namespace {
@@ -16,6 +17,8 @@ namespace {
 constexpr int64_t kDiagnosisMs = 2000;
 // How long the process serving the store keeps it up for the others after a failure.
 constexpr int64_t kLingerMs = 3000;
+// How often the store's host checks who has left once some rank was lost.
+constexpr int64_t kLeavePollMs = 20;
 
 std::string key(const std::string& prefix, const std::string& what, int rank) {
   return concat(prefix, what, "/", rank);
@@ -185,12 +188,36 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   return place;
 }
 
+namespace {
+
+// Until every rank has left, or, once the store has declared some lost (they never
+// will leave), until every rank has either left or been lost.
+void wait_for_the_others(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
+  std::vector<std::string> keys = {prefix + "all_left", store::lost_key(prefix, 1)};
+  if (store.wait_any(keys, deadline) == 0) return;
+  keys.clear();
+  for (int rank = 0; rank < size; ++rank) {
+    keys.push_back(key(prefix, "left", rank));
+    keys.push_back(store::lost_rank_key(prefix, rank));
+  }
+  while (true) {
+    std::vector<bool> present = store.check(keys, deadline);
+    bool all = true;
+    for (int rank = 0; rank < size && all; ++rank) all = present[2 * rank] || present[2 * rank + 1];
+    if (all) return;
+    if (deadline.expired()) fail(Status::kTimeout, "ranks still in the communicator at the deadline");
+    std::this_thread::sleep_for(std::chrono::milliseconds(kLeavePollMs));
+  }
+}
+
+}  // namespace
+
 void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
            Deadline deadline) {
   try {
     store.set(key(prefix, "left", rank), "", deadline);
     if (store.add(prefix + "left", 1, deadline) == size) store.set(prefix + "all_left", "", deadline);
-    if (wait_for_all) store.wait_all({prefix + "all_left"}, deadline);
+    if (wait_for_all) wait_for_the_others(store, prefix, size, deadline);
   } catch (const Error& error) {
     if (!wait_for_all) return;
     std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));

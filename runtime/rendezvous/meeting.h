@@ -28,8 +28,9 @@ Place meet(store::Client& store, const std::string& prefix, const Plan& plan, co
            Deadline deadline, const char* api);
 
 // Says this rank is done with the meeting's keys. The rank serving the store calls it
-// with wait_for_all, so that it keeps the store up until every rank has left (or the
-// deadline passes, which it logs with the ranks still there). Never throws.
+// with wait_for_all, so that it keeps the store up until every rank has left or been
+// declared lost (or the deadline passes, which it logs with the ranks still there).
+// Never throws.
 void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
            Deadline deadline);
 
