@@ -51,6 +51,11 @@ struct Control {
   // Set by the owner before its first post when it fences every post itself; 0 (the
   // safe reading before it is set) makes a waiter run the membarrier.
   uint32_t posts_fenced;
+  // Set by the owner, never cleared, when it found that the ranks' calls differ: it
+  // posts no step again, and a peer waiting for it learns why instead of timing out.
+  // Needed because a rank that returns without waiting (a broadcast's root) can leave
+  // a mismatch for its peers to find (segment_group.h).
+  uint32_t mismatched;
 };
 
 // Registers this process for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); returns
@@ -78,6 +83,8 @@ inline uint64_t load_step(const StepLine& line, std::memory_order order) {
 }
 
 void wake_sleepers(StepLine& line);
+// Marks `mine` as having found a mismatch and wakes whoever sleeps on its lines.
+void announce_mismatch(Control& mine);
 void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
                const collectives::OpContext& context, const WaitLabel& label);
 
@@ -91,7 +98,8 @@ inline void post(Control& mine, uint64_t step, bool fenced) {
 }
 
 // Returns once `peer` has posted `step` (what it wrote before is then visible here).
-// Throws what context.check throws, naming label.
+// Throws what context.check throws, naming label, and kMismatch once the peer has
+// announced a mismatch.
 inline void wait_for(const Control& peer, uint64_t step, const WaitPolicy& policy,
                      const collectives::OpContext& context, const WaitLabel& label) {
   if (load_step(peer.lines[step & 1], std::memory_order_acquire) >= step) return;
