@@ -71,7 +71,7 @@ void SegmentGroup::wait_all(uint64_t step, const OpContext& context, size_t chun
     wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
     // Past `step` the line may already hold a later collective's shape: compare only
     // at the step itself.
-    const StepLine& line = control(r).lines[step & 1];
+    const StepLine& line = this->line(r, step);
     if (load_step(line, std::memory_order_acquire) != step) continue;
     if (std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
       fail_mismatch(r, context);
@@ -82,7 +82,7 @@ void SegmentGroup::wait_all(uint64_t step, const OpContext& context, size_t chun
 
 void SegmentGroup::wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks) {
   wait_for(control(owner), step, policy_, context, WaitLabel{owner, chunk, chunks});
-  const StepLine& line = control(owner).lines[step & 1];
+  const StepLine& line = this->line(owner, step);
   if (load_step(line, std::memory_order_acquire) != step ||
       std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
     fail_mismatch(owner, context);
@@ -98,16 +98,19 @@ void SegmentGroup::fail_mismatch(int rank, const OpContext& context) const {
 }
 
 // Waits for each peer's post of `step`, then records the least step the peers have
-// posted (each one's later line), which is often past `step`: a root that runs ahead
-// of its readers then reads their lines every other call, not every call.
+// posted, found by reading their next lines while they show later steps: a root that
+// runs ahead of its readers then reads their lines once per catch-up, not every call.
 void SegmentGroup::wait_released_slow(uint64_t step, const OpContext& context) {
   uint64_t least = UINT64_MAX;
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     const Control& peer = control(r);
     wait_for(peer, step, policy_, context, WaitLabel{r, 0, 1});
-    least = std::min({least, std::max(load_step(peer.lines[0], std::memory_order_acquire),
-                                      load_step(peer.lines[1], std::memory_order_acquire))});
+    uint64_t seen = step;
+    while (seen + 1 < step + kStepLines && load_step(line_of(peer, seen + 1), std::memory_order_acquire) > seen) {
+      ++seen;
+    }
+    least = std::min(least, seen);
   }
   known_ = std::max(known_, least == UINT64_MAX ? step : least);  // UINT64_MAX: no peers
 }

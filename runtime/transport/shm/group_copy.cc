@@ -51,12 +51,12 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
       const uint64_t step = ++step_;
       if (rank_ == root) {
         claim_line(step, context);
-        std::memcpy(control(rank_).lines[step & 1].payload, data, bytes);
+        std::memcpy(line(rank_, step).payload, data, bytes);
         post(step, step + 1, context);
       } else {
         post(step, 0, context);
         wait_owner(root, step, context, 0, 1);
-        std::memcpy(data, control(root).lines[step & 1].payload, bytes);
+        std::memcpy(data, line(root, step).payload, bytes);
       }
       return;
     }
@@ -121,14 +121,14 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
       const uint64_t step = ++step_;
       if (rank_ != root) {
         claim_line(step, context);
-        std::memcpy(control(rank_).lines[step & 1].payload, in, bytes_per_rank);
+        std::memcpy(line(rank_, step).payload, in, bytes_per_rank);
         post(step, step + 1, context);
         return;
       }
       post(step, 0, context);
       for (int r = 0; r < size_; ++r) {
         if (r != rank_) wait_owner(r, step, context, 0, 1);
-        const unsigned char* from = r == rank_ ? in : control(r).lines[step & 1].payload;
+        const unsigned char* from = r == rank_ ? in : line(r, step).payload;
         copy_unless_same(out + r * bytes_per_rank, from, bytes_per_rank, bytes_per_rank * size_);
       }
       return;
@@ -168,12 +168,12 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
       const uint64_t step = ++step_;
       if (rank_ == root) {
         claim_line(step, context);
-        std::memcpy(control(rank_).lines[step & 1].payload, in, bytes_per_rank * size_);
+        std::memcpy(line(rank_, step).payload, in, bytes_per_rank * size_);
         post(step, step + 1, context);
       } else {
         post(step, 0, context);
         wait_owner(root, step, context, 0, 1);
-        std::memcpy(out, control(root).lines[step & 1].payload + rank_ * bytes_per_rank, bytes_per_rank);
+        std::memcpy(out, line(root, step).payload + rank_ * bytes_per_rank, bytes_per_rank);
       }
       return;
     }

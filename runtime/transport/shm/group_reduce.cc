@@ -68,7 +68,7 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
   const bool in_line = bytes <= kInlineBytes;
   const uint64_t use = in_line ? 0 : slot_uses_++;
   auto shared = [&](int r) -> unsigned char* {
-    return in_line ? control(r).lines[step & 1].payload : slot(r, use);
+    return in_line ? line(r, step).payload : slot(r, use);
   };
 
   if (in_line) {
@@ -101,12 +101,12 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 //     rank posts after copying out chunk c - 2 (same buffer).
 //   - Result use c is read after everyone's "reduced" of c, and not written again
 //     before everyone's "arrived" of c + 2, which each rank posts after that read.
-//   - Step lines: a rank posts "arrived" of c + 1 on the line of "arrived" of c after
-//     waiting for every rank's "arrived" of c, not its "reduced" of c as the reuse rule
-//     of segment_group.h asks: a peer may still be comparing the shape there, but it
-//     is this collective's shape either way, and no payload rides on these lines.
+//   - A rank posts "arrived" of c + 1 two steps past its last wait, which the reuse rule
+//     of segment_group.h allows at once with at least three step lines.
 //   - The first slot and step line belong to earlier collectives, and are claimed.
 // The collective ends with the wait for "reduced" of the last chunk.
+static_assert(kStepLines >= 3, "reduce_pipelined posts two steps past its last wait");
+
 void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                                     int root, const OpContext& context) {
   const size_t unit = dtype_size(dtype);
@@ -145,7 +145,7 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   };
 
   copy_in(0);
-  post(first_step, first_step, context);
+  post(first_step, first_step + 1, context);
   for (size_t c = 0; c < chunks; ++c) {
     auto [offset, n] = chunk_span(c);
     auto [lo, hi] = slice(n, rank_);
@@ -160,7 +160,7 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
     post(arrived + 1, arrived + 2, context);
     if (c + 1 < chunks) {
       copy_in(c + 1);
-      post(arrived + 2, arrived + 2, context);
+      post(arrived + 2, arrived + 3, context);
     }
     wait_all(arrived + 1, context, c, chunks);
     if (receives) copy_out(out + offset * unit, reduced, n * unit, count * unit);

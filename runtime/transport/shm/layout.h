@@ -27,10 +27,10 @@ struct Layout {
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
-  // Each Control gets 256 bytes, so that no 128-byte pair of lines (the adjacent-line
-  // prefetcher fetches lines in pairs) mixes two ranks' words, or a rank's step lines
-  // with the sleeper count that its peers write.
-  static constexpr size_t kControlStride = 256;
+  // Each Control gets its step lines and a pair of lines for the rest, so that no
+  // 128-byte pair of lines (the adjacent-line prefetcher fetches lines in pairs) mixes
+  // two ranks' words, or a rank's step lines with the sleeper count that its peers write.
+  static constexpr size_t kControlStride = kStepLines * kCacheLine + 2 * kCacheLine;
 
   int size = 0;
   size_t slot_bytes = 0;
@@ -59,6 +59,6 @@ struct Layout {
   }
 };
 
-static_assert(sizeof(Control) <= Layout::kControlStride);
+static_assert(sizeof(Control) <= Layout::kControlStride && Layout::kControlStride % 128 == 0);
 
 }  // namespace tutti::transport::shm

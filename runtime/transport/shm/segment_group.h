@@ -18,8 +18,8 @@
 // difference that a one-sided collective let pass (two ranks that each took itself
 // for the root) is found at the next step that two ranks compare.
 //
-// Reuse rule. What a rank writes for step t (its step line t % 2 with its payload, a
-// slot) is read only by ranks that are at step t, and each reads it before it posts
+// Reuse rule. What a rank writes for step t (its step line t % kStepLines with its
+// payload, a slot) is read only by ranks that are at step t, and each reads it before it posts
 // any later step: a symmetric step is read after the wait and before the next post,
 // a one-sided reader reads before it goes on, and a rank's collective returns only
 // after its last read. So once every other rank has posted t + 1, nothing written
@@ -32,18 +32,19 @@
 //     same on every rank): t + 1;
 //   - a rank's step line posted at t: t + 1 where others read its payload or compare
 //     its shape at exactly t (symmetric steps; an owner's step in a one-sided
-//     collective, whose readers must find step, shape and payload of t, not t + 2),
-//     and nothing for a one-sided reader's own post, which others only compare with
-//     ">=" (reduce_pipelined relaxes its "arrived" lines, and says why);
+//     collective, whose readers must find step, shape and payload of t, not a later
+//     step), and nothing for a one-sided reader's own post, which others only compare
+//     with ">=";
 //   - the result areas are written only after a wait for every rank at a step of the
 //     same collective, so every rank has left every earlier collective; within
 //     reduce_pipelined its own argument holds.
 // The ordering this gives across collectives of any kind: a broadcast's root that
 // returned at step t may start an all_reduce at once, but it writes its step line (or
-// slot) of t's parity again only after every reader has posted t + 1, which a reader
-// does only after copying the broadcast out. A one-sided owner thus runs at most two
-// steps ahead of its slowest reader, and waits, with abort and deadline checks like
-// every wait, when it would run further.
+// slot) again only after every reader has posted t + 1, which a reader does only
+// after copying the broadcast out. A one-sided owner thus runs at most kStepLines - 1
+// steps ahead of its slowest reader with data in its step line, and one step with data
+// in a slot (two slots per rank), and waits, with abort and deadline checks like every
+// wait, when it would run further.
 #pragma once
 
 #include <cstdint>
@@ -88,15 +89,16 @@ class SegmentGroup final : public Group {
     return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes;
   }
   unsigned char* base() const { return segment_.base(); }
+  StepLine& line(int rank, uint64_t step) const { return line_of(control(rank), step); }
 
   // Posts `step` on this rank's line of its parity, once that line may be rewritten;
   // `release` is the step every other rank must post before it may be rewritten again
   // (0: at once). See the reuse rule above.
   void post(uint64_t step, uint64_t release, const OpContext& context) {
     claim_line(step, context);
-    std::atomic_ref<uint64_t>(control(rank_).lines[step & 1].shape).store(shape_, std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(line(rank_, step).shape).store(shape_, std::memory_order_relaxed);
     shm::post(control(rank_), step, fenced_);
-    line_release_[step & 1] = release;
+    line_release_[step % kStepLines] = release;
   }
   // Waits for every other rank's post of `step`, comparing shapes where a peer's line
   // still shows that step.
@@ -112,8 +114,8 @@ class SegmentGroup final : public Group {
     if (step > known_) wait_released_slow(step, context);
   }
   void wait_released_slow(uint64_t step, const OpContext& context);
-  // Before writing this rank's step line of step's parity, or any rank's slot of use's parity.
-  void claim_line(uint64_t step, const OpContext& context) { wait_released(line_release_[step & 1], context); }
+  // Before writing this rank's step line of `step`, or any rank's slot of use's parity.
+  void claim_line(uint64_t step, const OpContext& context) { wait_released(line_release_[step % kStepLines], context); }
   void claim_slot(uint64_t use, const OpContext& context) { wait_released(slot_release_[use & 1], context); }
   // After step `step` wrote slot use `use`: nobody reads it once every rank has posted step + 1.
   void release_slot(uint64_t use, uint64_t step) { slot_release_[use & 1] = step + 1; }
@@ -162,7 +164,7 @@ class SegmentGroup final : public Group {
   uint64_t slot_uses_ = 0;    // slot fills so far; the next fill uses parity slot_uses_ % 2
   uint64_t result_uses_ = 0;  // the same for the result areas
   uint64_t known_ = 0;        // every other rank is known to have posted at least this step
-  uint64_t line_release_[2] = {0, 0};  // per parity of this rank's step lines (post())
+  uint64_t line_release_[kStepLines] = {};  // per step line of this rank (post())
   uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
   std::string failed_;        // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation

@@ -75,7 +75,7 @@ void announce_mismatch(Control& mine) {
 
 void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
                const collectives::OpContext& context, const WaitLabel& label) {
-  const StepLine& line = peer.lines[step & 1];
+  const StepLine& line = line_of(peer, step);
   // Spin first: a peer on another core usually posts within a microsecond or so, far
   // sooner than a sleeping rank could be woken. The first 64 pauses (1-3 us, by CPU)
   // read no clock, since a clock read (30 ns in a VM) is a tenth of a small

@@ -32,6 +32,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
+#include "runtime/transport/shm/signal.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
 
@@ -656,50 +657,60 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
   }
 }
 
-// A broadcast's root returns once its data is published, and runs up to two calls
-// ahead of its readers: the third waits until they have left the first, and that
-// wait, too, ends at an abort. The readers, coming only after the abort, still get
-// both broadcasts the root published, and are ended by the abort in the third.
+// A broadcast's root returns once its data is published, and runs ahead of readers
+// that have not come yet, up to a limit: one call per step line while its data fits
+// in one, two calls (the two slots) above. The call past the limit waits until the
+// readers have left the first, and that wait, too, ends at an abort. The readers,
+// coming only after the root's call has ended so, still get every broadcast the root
+// published, and are ended by the abort in the next; every group then refuses what
+// comes after.
 Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout = 60) {
-  Ranks ranks(3);
-  std::atomic<bool> root_returned{false};
-  std::thread aborter([&] {
-    while (!root_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    ranks.aborted = true;
-  });
-  const size_t sizes[] = {8, 3000, 8};  // in the step line, in a slot, in the step line again
-  ranks.run([&](int rank, Failures& failures) {
-    if (rank != 0) {
-      while (!ranks.aborted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    for (int call = 0; call < 3; ++call) {
-      Guarded buffer(sizes[call]);
-      for (size_t i = 0; i < sizes[call]; ++i) buffer.get()[i] = rank == 0 ? pattern(call, i) : 0;
-      OpContext context = ranks.context(rank, "broadcast", tt_timeout_ms(30000));
-      std::string name = tutti::concat("broadcast #", call + 1, " of ", sizes[call], " bytes");
-      if (call < 2) {
-        ranks.groups[rank]->broadcast(buffer.get(), sizes[call], 0, context);
-        for (size_t i = 0; i < sizes[call]; ++i) {
-          if (buffer.get()[i] != pattern(call, i)) {
-            failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
-            break;
-          }
-        }
-        if (rank == 0 && call == 1) root_returned = true;
-        continue;
+  struct Limit {
+    size_t bytes;
+    int published;
+  };
+  for (Limit limit : {Limit{8, static_cast<int>(tutti::transport::shm::kStepLines)}, Limit{3000, 2}}) {
+    Ranks ranks(3);
+    std::atomic<bool> root_returned{false};
+    std::thread aborter([&] {
+      while (!root_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ranks.aborted = true;
+    });
+    std::atomic<bool> root_ended{false};
+    ranks.run([&](int rank, Failures& failures) {
+      if (rank != 0) {
+        while (!root_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      auto start = store_test::Clock::now();
-      Error error = store_test::error_of([&] { ranks.groups[rank]->broadcast(buffer.get(), 8, 0, context); });
-      failures.expect(rank, error.status() == Status::kAborted, name + ": " + error.what());
-      failures.expect(rank, ms_since(start) < tt_timeout_ms(2000),
-                      tutti::concat(name, ": the abort took ", ms_since(start), " ms to end the wait"));
-    }
-    OpContext context = ranks.context(rank, "barrier");
-    Error error = store_test::error_of([&] { ranks.groups[rank]->barrier(context); });
-    failures.expect(rank, error.status() == Status::kAborted && contains(error.what(), "unusable"), error.what());
-  });
-  aborter.join();
+      for (int call = 0; call <= limit.published; ++call) {
+        Guarded buffer(limit.bytes);
+        for (size_t i = 0; i < limit.bytes; ++i) buffer.get()[i] = rank == 0 ? pattern(call, i) : 0;
+        OpContext context = ranks.context(rank, "broadcast", tt_timeout_ms(30000));
+        std::string name = tutti::concat("broadcast #", call + 1, " of ", limit.bytes, " bytes");
+        if (call < limit.published) {
+          ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context);
+          for (size_t i = 0; i < limit.bytes; ++i) {
+            if (buffer.get()[i] != pattern(call, i)) {
+              failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+              break;
+            }
+          }
+          continue;
+        }
+        if (rank == 0) root_returned = true;
+        auto start = store_test::Clock::now();
+        Error error = store_test::error_of([&] { ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context); });
+        failures.expect(rank, error.status() == Status::kAborted, name + ": " + error.what());
+        failures.expect(rank, ms_since(start) < tt_timeout_ms(2000),
+                        tutti::concat(name, ": the abort took ", ms_since(start), " ms to end the wait"));
+        if (rank == 0) root_ended = true;
+      }
+      OpContext context = ranks.context(rank, "barrier");
+      Error error = store_test::error_of([&] { ranks.groups[rank]->barrier(context); });
+      failures.expect(rank, error.status() == Status::kAborted && contains(error.what(), "unusable"), error.what());
+    });
+    aborter.join();
+  }
 }
 
 // A bfloat16 and an int8 all_reduce through both paths: every dtype size goes through
