@@ -3,7 +3,7 @@
 // data; segment_group.h), and all_gather and all_to_all, runs of symmetric steps. A
 // rank's own block never goes through shared memory, and is not copied at all in
 // place. Data that fits rides in the owner's step line, so that a reader fetches step,
-// shape and data in one cache line.
+// shape and data in one cache line, or else in the line's cell (segment_group.h).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -38,8 +38,8 @@ void copy_unless_same(unsigned char* dst, const unsigned char* src, size_t bytes
 
 size_t SegmentGroup::copy_chunk() const { return std::min(kCopyChunkBytes, layout_.slot_bytes); }
 
-// Root publishes each chunk (in its step line when the whole message fits there, else
-// in its slot) and goes on; the others wait for it and copy the chunk out. Root waits
+// Root publishes each chunk (in its step line or cell when the whole message fits
+// there, else in its slot) and goes on; the others wait for it and copy the chunk out. Root waits
 // only to reuse a slot or line that a reader has not left yet, two steps later, so a
 // large broadcast pipelines chunk c + 1 into one slot while the readers copy chunk c
 // out of the other.
@@ -47,16 +47,16 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
   run(context, Shape{bytes, -1, -1, root}, [&] {
     if (bytes == 0) return;
     auto* data = static_cast<unsigned char*>(buffer);
-    if (bytes <= kInlineBytes) {
+    if (bytes <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ == root) {
         claim_line(step, context);
-        std::memcpy(line(rank_, step).payload, data, bytes);
+        std::memcpy(step_data(rank_, step, bytes), data, bytes);
         post(step, step + 1, context);
       } else {
         post(step, 0, context);
         wait_owner(root, step, context, 0, 1);
-        std::memcpy(data, line(root, step).payload, bytes);
+        std::memcpy(data, step_data(root, step, bytes), bytes);
       }
       return;
     }
@@ -110,25 +110,25 @@ void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, 
   }
 }
 
-// The ranks other than root publish their chunk (in their step line when a block fits
-// there, else in their slot) and go on; root waits for each and copies them out.
+// The ranks other than root publish their chunk (in their step line or cell when a
+// block fits there, else in their slot) and go on; root waits for each and copies them out.
 void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
-    if (bytes_per_rank <= kInlineBytes) {
+    if (bytes_per_rank <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ != root) {
         claim_line(step, context);
-        std::memcpy(line(rank_, step).payload, in, bytes_per_rank);
+        std::memcpy(step_data(rank_, step, bytes_per_rank), in, bytes_per_rank);
         post(step, step + 1, context);
         return;
       }
       post(step, 0, context);
       for (int r = 0; r < size_; ++r) {
         if (r != rank_) wait_owner(r, step, context, 0, 1);
-        const unsigned char* from = r == rank_ ? in : line(r, step).payload;
+        const unsigned char* from = r == rank_ ? in : step_data(r, step, bytes_per_rank);
         copy_unless_same(out + r * bytes_per_rank, from, bytes_per_rank, bytes_per_rank * size_);
       }
       return;
@@ -155,8 +155,8 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
   });
 }
 
-// Root publishes every other rank's chunk (all blocks in its step line when they fit
-// there together, else block r in rank r's slot, which rank r leaves alone during a
+// Root publishes every other rank's chunk (all blocks in its step line or cell when
+// they fit there together, else block r in rank r's slot, which rank r leaves alone during a
 // scatter) and goes on; each rank waits for root and copies its chunk out.
 void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
@@ -164,16 +164,17 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
     if (rank_ == root) copy_unless_same(out, in + root * bytes_per_rank, bytes_per_rank, bytes_per_rank);
-    if (bytes_per_rank * size_ <= kInlineBytes) {
+    const size_t all_bytes = bytes_per_rank * size_;
+    if (all_bytes <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ == root) {
         claim_line(step, context);
-        std::memcpy(line(rank_, step).payload, in, bytes_per_rank * size_);
+        std::memcpy(step_data(rank_, step, all_bytes), in, all_bytes);
         post(step, step + 1, context);
       } else {
         post(step, 0, context);
         wait_owner(root, step, context, 0, 1);
-        std::memcpy(out, line(root, step).payload + rank_ * bytes_per_rank, bytes_per_rank);
+        std::memcpy(out, step_data(root, step, all_bytes) + rank_ * bytes_per_rank, bytes_per_rank);
       }
       return;
     }

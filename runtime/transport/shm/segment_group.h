@@ -19,7 +19,7 @@
 // for the root) is found at the next step that two ranks compare.
 //
 // Reuse rule. What a rank writes for step t (its step line t % kStepLines with its
-// payload, a slot) is read only by ranks that are at step t, and each reads it before it posts
+// payload and its cell, a slot) is read only by ranks that are at step t, and each reads it before it posts
 // any later step: a symmetric step is read after the wait and before the next post,
 // a one-sided reader reads before it goes on, and a rank's collective returns only
 // after its last read. So once every other rank has posted t + 1, nothing written
@@ -90,6 +90,14 @@ class SegmentGroup final : public Group {
   }
   unsigned char* base() const { return segment_.base(); }
   StepLine& line(int rank, uint64_t step) const { return line_of(control(rank), step); }
+  // Where `rank` puts `bytes` of data for `step` (bytes <= cell_bytes): in its step
+  // line when they fit there, else in the line's cell. Both are rewritten only with the
+  // line, so the line's release step covers them (the reuse rule above).
+  unsigned char* step_data(int rank, uint64_t step, size_t bytes) const {
+    if (bytes <= kInlineBytes) return line(rank, step).payload;
+    size_t cell = static_cast<size_t>(rank) * kStepLines + step % kStepLines;
+    return base() + layout_.cells_offset + cell * layout_.cell_bytes;
+  }
 
   // Posts `step` on this rank's line of its parity, once that line may be rewritten;
   // `release` is the step every other rank must post before it may be rewritten again

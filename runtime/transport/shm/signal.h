@@ -51,7 +51,7 @@ struct alignas(kCacheLine) StepLine {
 // can run up to kStepLines - 1 calls ahead of its readers. When ranks outnumber cores
 // each switch to a reader then serves several calls; Open MPI's small broadcast runs
 // ahead the same way, through a FIFO of many fragments.
-inline constexpr uint64_t kStepLines = 8;
+inline constexpr uint64_t kStepLines = 64;
 
 struct Control {
   StepLine lines[kStepLines];

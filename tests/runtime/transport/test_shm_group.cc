@@ -526,7 +526,8 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         return state >> 33;
       };
-      const size_t sizes[] = {1, 8, 48, 49, 1000, 300001};
+      // In a step line, in its cell, in a slot, in several chunks.
+      const size_t sizes[] = {1, 8, 48, 49, 1000, 5000, 300001};
       for (int call = 0; call < 400; ++call) {
         size_t bytes = sizes[next() % std::size(sizes)];
         int kind = static_cast<int>(next() % 6);
@@ -659,7 +660,7 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
 
 // A broadcast's root returns once its data is published, and runs ahead of readers
 // that have not come yet, up to a limit: one call per step line while its data fits
-// in one, two calls (the two slots) above. The call past the limit waits until the
+// in a line or its cell, two calls (the two slots) above. The call past the limit waits until the
 // readers have left the first, and that wait, too, ends at an abort. The readers,
 // coming only after the root's call has ended so, still get every broadcast the root
 // published, and are ended by the abort in the next; every group then refuses what
@@ -669,7 +670,8 @@ Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout
     size_t bytes;
     int published;
   };
-  for (Limit limit : {Limit{8, static_cast<int>(tutti::transport::shm::kStepLines)}, Limit{3000, 2}}) {
+  const int lines = static_cast<int>(tutti::transport::shm::kStepLines);
+  for (Limit limit : {Limit{8, lines}, Limit{3000, lines}, Limit{100000, 2}}) {
     Ranks ranks(3);
     std::atomic<bool> root_returned{false};
     std::thread aborter([&] {
