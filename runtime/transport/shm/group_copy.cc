@@ -39,8 +39,8 @@ void copy_unless_same(unsigned char* dst, const unsigned char* src, size_t bytes
 size_t SegmentGroup::copy_chunk() const { return std::min(kCopyChunkBytes, layout_.slot_bytes); }
 
 // Root publishes each chunk (in its step line or cell when the whole message fits
-// there, else in its slot) and goes on; the others wait for it and copy the chunk out. Root waits
-// only to reuse a slot or line that a reader has not left yet, two steps later, so a
+// there, else in its slot) and goes on; the others wait for it and copy the chunk out.
+// Root waits only to reuse a line, cell or slot that a reader has not left yet, so a
 // large broadcast pipelines chunk c + 1 into one slot while the readers copy chunk c
 // out of the other.
 void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {

@@ -23,8 +23,9 @@ struct Layout {
   // (Zen 5, 1 MiB L2 per core): at 2 ranks 512 KiB and 1 MiB were 3-6% ahead of
   // 256 KiB (16 MiB: 7.4-7.5 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where each
   // step costs context switches, 1 MiB was 7-10% ahead of 512 KiB and 35% ahead of
-  // 256 KiB. Shrinks as ranks are added so that the segment stays within about
-  // kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB). The data movers
+  // 256 KiB. Shrinks as ranks are added so that slots and result areas stay within
+  // about kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB); the cells
+  // add at most kCellBudget. The data movers
   // use less of a slot per step (group_copy.cc).
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
@@ -35,9 +36,10 @@ struct Layout {
   static constexpr size_t kControlStride = kStepLines * kCacheLine + 2 * kCacheLine;
   // Bytes of one cell, and all ranks' cells together at most. A cell lets the one-sided
   // collectives (broadcast, gather, scatter) run as far ahead with a few KiB as with
-  // the few bytes that fit in a step line; the data in a slot can be only one call
-  // ahead, and at 4 ranks on 2 cores that cost a 4 KiB broadcast a context switch per
-  // call (8 us, against 1 us through cells). 4 KiB up to 16 ranks, 1 KiB at 64.
+  // the few bytes that fit in a step line; data in a slot can be only one call ahead,
+  // and at 4 ranks on this project's 2 cores that cost a 4 KiB broadcast about a
+  // context switch per call (8-16 us, against 1.6-2.2 us through cells; Open MPI 19).
+  // 4 KiB up to 16 ranks, 1 KiB at 64.
   static constexpr size_t kMaxCellBytes = 4096;
   static constexpr size_t kCellBudget = size_t{4} << 20;
 

@@ -48,9 +48,11 @@ struct alignas(kCacheLine) StepLine {
 
 // Step lines per rank. A rank rewrites a line only after every reader of its last
 // step has left it (segment_group.h), so a broadcast's root whose data fits in a line
-// can run up to kStepLines - 1 calls ahead of its readers. When ranks outnumber cores
-// each switch to a reader then serves several calls; Open MPI's small broadcast runs
-// ahead the same way, through a FIFO of many fragments.
+// can run up to kStepLines - 1 calls ahead of its readers; Open MPI's runs ahead the
+// same way, through a FIFO of many fragments. When ranks outnumber cores, each switch
+// to a reader then serves many calls: an 8-byte broadcast at 4 ranks on this
+// project's 2 cores took 3.6-4.5 us with 8 lines, 1.0 with 64 and the same with 256
+// (Open MPI: 0.4-0.7); what is left is the cost of the call itself on each rank.
 inline constexpr uint64_t kStepLines = 64;
 
 struct Control {
