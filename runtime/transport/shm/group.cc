@@ -2,7 +2,9 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -69,15 +71,48 @@ void SegmentGroup::wait_all(uint64_t step, const OpContext& context, size_t chun
     wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
     // Past `step` the line may already hold a later collective's shape: compare only
     // at the step itself.
-    const StepLine& line = control(r).lines[step & 1];
+    const StepLine& line = this->line(r, step);
     if (load_step(line, std::memory_order_acquire) != step) continue;
     if (std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
-      fail(Status::kMismatch, concat(context.label(), ": rank ", r,
-                                     " called a different collective, or this one with a different count, dtype, "
-                                     "op or root; every rank must make the same calls (TUTTI_CHECK=1 names the "
-                                     "fields that differ)"));
+      fail_mismatch(r, context);
     }
   }
+  if (step > known_) known_ = step;
+}
+
+void SegmentGroup::wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks) {
+  wait_for(control(owner), step, policy_, context, WaitLabel{owner, chunk, chunks});
+  const StepLine& line = this->line(owner, step);
+  if (load_step(line, std::memory_order_acquire) != step ||
+      std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
+    fail_mismatch(owner, context);
+  }
+}
+
+void SegmentGroup::fail_mismatch(int rank, const OpContext& context) const {
+  fail(Status::kMismatch,
+       concat(context.label(), ": rank ", rank,
+              " called a different collective, or this one or an earlier broadcast, gather or scatter with a "
+              "different count, dtype, op or root; every rank must make the same calls (TUTTI_CHECK=1 names the "
+              "fields that differ)"));
+}
+
+// Waits for each peer's post of `step`, then records the least step the peers have
+// posted, found by reading their next lines while they show later steps: a root that
+// runs ahead of its readers then reads their lines once per catch-up, not every call.
+void SegmentGroup::wait_released_slow(uint64_t step, const OpContext& context) {
+  uint64_t least = UINT64_MAX;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    const Control& peer = control(r);
+    wait_for(peer, step, policy_, context, WaitLabel{r, 0, 1});
+    uint64_t seen = step;
+    while (seen + 1 < step + kStepLines && load_step(line_of(peer, seen + 1), std::memory_order_acquire) > seen) {
+      ++seen;
+    }
+    least = std::min(least, seen);
+  }
+  known_ = std::max(known_, least == UINT64_MAX ? step : least);  // UINT64_MAX: no peers
 }
 
 void SegmentGroup::fail_unusable(const OpContext& context) const {
@@ -88,7 +123,7 @@ void SegmentGroup::fail_unusable(const OpContext& context) const {
 void SegmentGroup::barrier(const OpContext& context) {
   run(context, Shape{}, [&] {
     uint64_t step = ++step_;
-    post(step);
+    post(step, step + 1, context);
     wait_all(step, context, 0, 1);
   });
 }

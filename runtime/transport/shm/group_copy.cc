@@ -1,6 +1,9 @@
-// The collectives of SegmentGroup that only move data: broadcast, all_gather, gather,
-// scatter and all_to_all, each a run of simple steps (segment_group.h). A rank's own
-// block never goes through shared memory, and is not copied at all in place.
+// The collectives of SegmentGroup that only move data: broadcast, gather and scatter,
+// one-sided (only the ranks that receive wait, and only for the rank that owns the
+// data; segment_group.h), and all_gather and all_to_all, runs of symmetric steps. A
+// rank's own block never goes through shared memory, and is not copied at all in
+// place. Data that fits rides in the owner's step line, so that a reader fetches step,
+// shape and data in one cache line, or else in the line's cell (segment_group.h).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -35,23 +38,45 @@ void copy_unless_same(unsigned char* dst, const unsigned char* src, size_t bytes
 
 size_t SegmentGroup::copy_chunk() const { return std::min(kCopyChunkBytes, layout_.slot_bytes); }
 
-// Root puts each chunk in its slot; the others copy it out. Double buffering lets root
-// fill chunk c + 1 while the others still copy chunk c.
+// Root publishes each chunk (in its step line or cell when the whole message fits
+// there, else in its slot) and goes on; the others wait for it and copy the chunk out.
+// Root waits only to reuse a line, cell or slot that a reader has not left yet, so a
+// large broadcast pipelines chunk c + 1 into one slot while the readers copy chunk c
+// out of the other.
 void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
   run(context, Shape{bytes, -1, -1, root}, [&] {
     if (bytes == 0) return;
     auto* data = static_cast<unsigned char*>(buffer);
+    if (bytes <= layout_.cell_bytes) {
+      const uint64_t step = ++step_;
+      if (rank_ == root) {
+        claim_line(step, context);
+        std::memcpy(step_data(rank_, step, bytes), data, bytes);
+        post(step, step + 1, context);
+      } else {
+        post(step, 0, context);
+        wait_owner(root, step, context, 0, 1);
+        std::memcpy(data, step_data(root, step, bytes), bytes);
+      }
+      return;
+    }
     const size_t chunk = copy_chunk();
-    steps(
-        ceil_div(bytes, chunk), context,
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes);
-          if (rank_ == root) std::memcpy(slot(root, use), data + offset, n);
-        },
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes);
-          if (rank_ != root) copy_out(data + offset, slot(root, use), n, bytes);
-        });
+    const size_t chunks = ceil_div(bytes, chunk);
+    for (size_t c = 0; c < chunks; ++c) {
+      const uint64_t use = slot_uses_++;
+      const uint64_t step = ++step_;
+      auto [offset, n] = chunk_span(c, chunk, bytes);
+      if (rank_ == root) {
+        claim_slot(use, context);
+        std::memcpy(slot(root, use), data + offset, n);
+        post(step, step + 1, context);
+      } else {
+        post(step, 0, context);
+        wait_owner(root, step, context, c, chunks);
+        copy_out(data + offset, slot(root, use), n, bytes);
+      }
+      release_slot(use, step);
+    }
   });
 }
 
@@ -85,49 +110,93 @@ void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, 
   }
 }
 
-// The ranks other than root put their chunk in their slot; root copies them out.
+// The ranks other than root publish their chunk (in their step line or cell when a
+// block fits there, else in their slot) and go on; root waits for each and copies them out.
 void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
+    if (bytes_per_rank <= layout_.cell_bytes) {
+      const uint64_t step = ++step_;
+      if (rank_ != root) {
+        claim_line(step, context);
+        std::memcpy(step_data(rank_, step, bytes_per_rank), in, bytes_per_rank);
+        post(step, step + 1, context);
+        return;
+      }
+      post(step, 0, context);
+      for (int r = 0; r < size_; ++r) {
+        if (r != rank_) wait_owner(r, step, context, 0, 1);
+        const unsigned char* from = r == rank_ ? in : step_data(r, step, bytes_per_rank);
+        copy_unless_same(out + r * bytes_per_rank, from, bytes_per_rank, bytes_per_rank * size_);
+      }
+      return;
+    }
     const size_t chunk = copy_chunk();
-    steps(
-        ceil_div(bytes_per_rank, chunk), context,
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          if (rank_ != root) std::memcpy(slot(rank_, use), in + offset, n);
-        },
-        [&](size_t c, uint64_t use) {
-          if (rank_ != root) return;
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
-        });
+    const size_t chunks = ceil_div(bytes_per_rank, chunk);
+    for (size_t c = 0; c < chunks; ++c) {
+      const uint64_t use = slot_uses_++;
+      const uint64_t step = ++step_;
+      auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+      if (rank_ != root) {
+        claim_slot(use, context);
+        std::memcpy(slot(rank_, use), in + offset, n);
+        post(step, step + 1, context);
+      } else {
+        post(step, 0, context);
+        for (int r = 0; r < size_; ++r) {
+          if (r != rank_) wait_owner(r, step, context, c, chunks);
+        }
+        copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
+      }
+      release_slot(use, step);
+    }
   });
 }
 
-// Root puts block r's chunk in rank r's slot, which rank r leaves alone during a
-// scatter; each rank copies its chunk out of its own slot.
+// Root publishes every other rank's chunk (all blocks in its step line or cell when
+// they fit there together, else block r in rank r's slot, which rank r leaves alone during a
+// scatter) and goes on; each rank waits for root and copies its chunk out.
 void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
+    if (rank_ == root) copy_unless_same(out, in + root * bytes_per_rank, bytes_per_rank, bytes_per_rank);
+    const size_t all_bytes = bytes_per_rank * size_;
+    if (all_bytes <= layout_.cell_bytes) {
+      const uint64_t step = ++step_;
+      if (rank_ == root) {
+        claim_line(step, context);
+        std::memcpy(step_data(rank_, step, all_bytes), in, all_bytes);
+        post(step, step + 1, context);
+      } else {
+        post(step, 0, context);
+        wait_owner(root, step, context, 0, 1);
+        std::memcpy(out, step_data(root, step, all_bytes) + rank_ * bytes_per_rank, bytes_per_rank);
+      }
+      return;
+    }
     const size_t chunk = copy_chunk();
-    steps(
-        ceil_div(bytes_per_rank, chunk), context,
-        [&](size_t c, uint64_t use) {
-          if (rank_ != root) return;
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          for (int r = 0; r < size_; ++r) {
-            if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
-          }
-        },
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          const unsigned char* from = rank_ == root ? in + root * bytes_per_rank + offset : slot(rank_, use);
-          copy_unless_same(out + offset, from, n, bytes_per_rank);
-        });
+    const size_t chunks = ceil_div(bytes_per_rank, chunk);
+    for (size_t c = 0; c < chunks; ++c) {
+      const uint64_t use = slot_uses_++;
+      const uint64_t step = ++step_;
+      auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+      if (rank_ == root) {
+        claim_slot(use, context);
+        for (int r = 0; r < size_; ++r) {
+          if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
+        }
+        post(step, step + 1, context);
+      } else {
+        post(step, 0, context);
+        wait_owner(root, step, context, c, chunks);
+        copy_out(out + offset, slot(rank_, use), n, bytes_per_rank);
+      }
+      release_slot(use, step);
+    }
   });
 }
 

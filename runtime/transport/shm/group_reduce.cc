@@ -59,10 +59,8 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
 
 // One step: each rank puts its vector where the others can read it (in its step line
 // when it fits there, so that a peer fetches step and data in one cache line), waits
-// for all, and reduces everything itself, its own part straight from `send`. The
-// payload of step line s % 2 is next written by a step s' >= s + 2 of this shape, which
-// a rank posts only after seeing every rank post s' - 1 (the end of the collective
-// before), so after every rank has read it.
+// for all, and reduces everything itself, its own part straight from `send`. Line and
+// slot are claimed before they are written (the reuse rule of segment_group.h).
 void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                                 const OpContext& context) {
   const size_t bytes = count * dtype_size(dtype);
@@ -70,11 +68,17 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
   const bool in_line = bytes <= kInlineBytes;
   const uint64_t use = in_line ? 0 : slot_uses_++;
   auto shared = [&](int r) -> unsigned char* {
-    return in_line ? control(r).lines[step & 1].payload : slot(r, use);
+    return in_line ? line(r, step).payload : slot(r, use);
   };
 
+  if (in_line) {
+    claim_line(step, context);
+  } else {
+    claim_slot(use, context);
+  }
   std::memcpy(shared(rank_), send, bytes);
-  post(step);
+  post(step, step + 1, context);
+  if (!in_line) release_slot(use, step);
   wait_all(step, context, 0, 1);
   if (root >= 0 && root != rank_) return;
   for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? send : shared(r);
@@ -97,7 +101,12 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 //     rank posts after copying out chunk c - 2 (same buffer).
 //   - Result use c is read after everyone's "reduced" of c, and not written again
 //     before everyone's "arrived" of c + 2, which each rank posts after that read.
-// The collective ends with the wait for "reduced" of the last chunk, as all must.
+//   - A rank posts "arrived" of c + 1 two steps past its last wait, which the reuse rule
+//     of segment_group.h allows at once with at least three step lines.
+//   - The first slot and step line belong to earlier collectives, and are claimed.
+// The collective ends with the wait for "reduced" of the last chunk.
+static_assert(kStepLines >= 3, "reduce_pipelined posts two steps past its last wait");
+
 void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                                     int root, const OpContext& context) {
   const size_t unit = dtype_size(dtype);
@@ -128,13 +137,15 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   auto copy_in = [&](size_t c) {
     auto [offset, n] = chunk_span(c);
     auto [lo, hi] = slice(n, rank_);
+    claim_slot(first_slot + c, context);
+    release_slot(first_slot + c, first_step + 2 * c);
     unsigned char* mine = slot(rank_, first_slot + c);
     std::memcpy(mine, in + offset * unit, lo * unit);
     std::memcpy(mine + hi * unit, in + (offset + hi) * unit, (n - hi) * unit);
   };
 
   copy_in(0);
-  post(first_step);
+  post(first_step, first_step + 1, context);
   for (size_t c = 0; c < chunks; ++c) {
     auto [offset, n] = chunk_span(c);
     auto [lo, hi] = slice(n, rank_);
@@ -146,10 +157,10 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
       sources_[r] = r == rank_ ? in + (offset + lo) * unit : slot(r, first_slot + c) + lo * unit;
     }
     reduce_many(reduced + lo * unit, sources_.data(), size_, hi - lo, dtype, op, size_);
-    post(arrived + 1);
+    post(arrived + 1, arrived + 2, context);
     if (c + 1 < chunks) {
       copy_in(c + 1);
-      post(arrived + 2);
+      post(arrived + 2, arrived + 3, context);
     }
     wait_all(arrived + 1, context, c, chunks);
     if (receives) copy_out(out + offset * unit, reduced, n * unit, count * unit);

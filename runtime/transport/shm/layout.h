@@ -4,6 +4,8 @@
 //
 //   stamp     one page, whose first bytes segment.cc stamps and checks
 //   controls  one Control per rank (signal.h), each on cache lines of its own
+//   cells     per rank one cell of cell_bytes per step line, for the data of that line's
+//             step when it is too large for the line itself
 //   slots     per rank two slots of slot_bytes (double-buffered by the group's use count)
 //   results   two areas of slot_bytes, the reduced chunks every rank copies out
 #pragma once
@@ -21,20 +23,31 @@ struct Layout {
   // (Zen 5, 1 MiB L2 per core): at 2 ranks 512 KiB and 1 MiB were 3-6% ahead of
   // 256 KiB (16 MiB: 7.4-7.5 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where each
   // step costs context switches, 1 MiB was 7-10% ahead of 512 KiB and 35% ahead of
-  // 256 KiB. Shrinks as ranks are added so that the segment stays within about
-  // kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB). The data movers
+  // 256 KiB. Shrinks as ranks are added so that slots and result areas stay within
+  // about kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB); the cells
+  // add at most kCellBudget. The data movers
   // use less of a slot per step (group_copy.cc).
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
-  // Each Control gets 256 bytes, so that no 128-byte pair of lines (the adjacent-line
-  // prefetcher fetches lines in pairs) mixes two ranks' words, or a rank's step lines
-  // with the sleeper count that its peers write.
-  static constexpr size_t kControlStride = 256;
+  // Each Control gets its step lines and a pair of lines for the rest, so that no
+  // 128-byte pair of lines (the adjacent-line prefetcher fetches lines in pairs) mixes
+  // two ranks' words, or a rank's step lines with the sleeper count that its peers write.
+  static constexpr size_t kControlStride = kStepLines * kCacheLine + 2 * kCacheLine;
+  // Bytes of one cell, and all ranks' cells together at most. A cell lets the one-sided
+  // collectives (broadcast, gather, scatter) run as far ahead with a few KiB as with
+  // the few bytes that fit in a step line; data in a slot can be only one call ahead,
+  // and at 4 ranks on this project's 2 cores that cost a 4 KiB broadcast about a
+  // context switch per call (8-16 us, against 1.6-2.2 us through cells; Open MPI 19).
+  // 4 KiB up to 16 ranks, 1 KiB at 64.
+  static constexpr size_t kMaxCellBytes = 4096;
+  static constexpr size_t kCellBudget = size_t{4} << 20;
 
   int size = 0;
   size_t slot_bytes = 0;
+  size_t cell_bytes = 0;
   size_t controls_offset = 0;
+  size_t cells_offset = 0;
   size_t slots_offset = 0;
   size_t results_offset = 0;
   size_t total_bytes = 0;
@@ -51,14 +64,19 @@ struct Layout {
     size_t least = round_up(static_cast<size_t>(size) * 256, kPage);
     layout.slot_bytes = fitting < kMaxSlotBytes ? fitting : kMaxSlotBytes;
     if (layout.slot_bytes < least) layout.slot_bytes = least;
+    size_t cells = static_cast<size_t>(size) * kStepLines;
+    layout.cell_bytes = kCellBudget / cells / kCacheLine * kCacheLine;
+    if (layout.cell_bytes > kMaxCellBytes) layout.cell_bytes = kMaxCellBytes;
+    if (layout.cell_bytes < kCacheLine) layout.cell_bytes = kCacheLine;
     layout.controls_offset = kPage;
-    layout.slots_offset = round_up(layout.controls_offset + size * kControlStride, kPage);
+    layout.cells_offset = round_up(layout.controls_offset + size * kControlStride, kPage);
+    layout.slots_offset = round_up(layout.cells_offset + cells * layout.cell_bytes, kPage);
     layout.results_offset = layout.slots_offset + 2 * static_cast<size_t>(size) * layout.slot_bytes;
     layout.total_bytes = layout.results_offset + 2 * layout.slot_bytes;
     return layout;
   }
 };
 
-static_assert(sizeof(Control) <= Layout::kControlStride);
+static_assert(sizeof(Control) <= Layout::kControlStride && Layout::kControlStride % 128 == 0);
 
 }  // namespace tutti::transport::shm

@@ -3,24 +3,55 @@
 // group_copy.cc (the collectives that only move data).
 //
 // Every collective is a sequence of steps, numbered by the group and the same on every
-// rank. At each step every rank writes what the step needs into shared memory, posts
-// the step, waits for every rank to post it, and reads what the others wrote. Slots
-// and result areas are double-buffered by a use count that, like the step count, is
-// the same on every rank.
+// rank, and every rank posts every step when it arrives at it, after writing what it
+// contributes to it. Two kinds of collective:
+//   - symmetric ones (the reductions, all_gather, all_to_all, barrier): at each step
+//     every rank writes, posts, waits for every rank's post, and reads;
+//   - one-sided ones (broadcast, gather, scatter): only the ranks that need data
+//     wait, and only for the ranks that own it (a broadcast's or scatter's readers for
+//     the root, a gather's root for the others). An owner writes, posts and goes on:
+//     a broadcast's root returns once its data is published, so that back-to-back
+//     broadcasts overlap as Open MPI's do.
+// Every step carries the running collective's shape, folded with the shape of every
+// collective before it on this group: a waiter that finds its peer at the same step
+// with another shape fails with kMismatch, and because the shapes are folded, a
+// difference that a one-sided collective let pass (two ranks that each took itself
+// for the root) is found at the next step that two ranks compare.
 //
-// Reuse rule: a rank writes use u + 2 of a slot (or result area) only after it has
-// seen every rank post a step that each posts after it finished reading use u. With
-// "write, post, wait for all, read" steps this holds by construction: use u + 2 is
-// written after the wait of use u + 1's step, which every rank posts after reading
-// use u. Every collective also ends with a wait for all ranks at its last step, so
-// the rule carries from one collective to the next. all_reduce's pipeline, which
-// deviates from the simple step shape, argues its own case in group_reduce.cc.
+// Reuse rule. What a rank writes for step t (its step line t % kStepLines with its
+// payload and its cell, a slot) is read only by ranks that are at step t, and each reads it before it posts
+// any later step: a symmetric step is read after the wait and before the next post,
+// a one-sided reader reads before it goes on, and a rank's collective returns only
+// after its last read. So once every other rank has posted t + 1, nothing written
+// for step t is still being read, and a rank may write the same memory again. Every
+// write therefore waits until every other rank has posted the buffer's release step
+// (wait_released); a rank records what it knows (known_), so that when the rule holds
+// already, as it always does within a symmetric collective (each write follows a wait
+// for all at a later step), the check is one comparison. Release steps:
+//   - a slot written for step t (slots double-buffered by the group's use count, the
+//     same on every rank): t + 1;
+//   - a rank's step line posted at t: t + 1 where others read its payload or compare
+//     its shape at exactly t (symmetric steps; an owner's step in a one-sided
+//     collective, whose readers must find step, shape and payload of t, not a later
+//     step), and nothing for a one-sided reader's own post, which others only compare
+//     with ">=";
+//   - the result areas are written only after a wait for every rank at a step of the
+//     same collective, so every rank has left every earlier collective; within
+//     reduce_pipelined its own argument holds.
+// The ordering this gives across collectives of any kind: a broadcast's root that
+// returned at step t may start an all_reduce at once, but it writes its step line (or
+// slot) again only after every reader has posted t + 1, which a reader does only
+// after copying the broadcast out. A one-sided owner thus runs at most kStepLines - 1
+// steps ahead of its slowest reader with data in its step line, and one step with data
+// in a slot (two slots per rank), and waits, with abort and deadline checks like every
+// wait, when it would run further.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/shm/layout.h"
 #include "runtime/transport/shm/segment.h"
@@ -58,12 +89,44 @@ class SegmentGroup final : public Group {
     return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes;
   }
   unsigned char* base() const { return segment_.base(); }
-
-  void post(uint64_t step) {
-    std::atomic_ref<uint64_t>(control(rank_).lines[step & 1].shape).store(shape_, std::memory_order_relaxed);
-    shm::post(control(rank_), step, fenced_);
+  StepLine& line(int rank, uint64_t step) const { return line_of(control(rank), step); }
+  // Where `rank` puts `bytes` of data for `step` (bytes <= cell_bytes): in its step
+  // line when they fit there, else in the line's cell. Both are rewritten only with the
+  // line, so the line's release step covers them (the reuse rule above).
+  unsigned char* step_data(int rank, uint64_t step, size_t bytes) const {
+    if (bytes <= kInlineBytes) return line(rank, step).payload;
+    size_t cell = static_cast<size_t>(rank) * kStepLines + step % kStepLines;
+    return base() + layout_.cells_offset + cell * layout_.cell_bytes;
   }
+
+  // Posts `step` on this rank's line of its parity, once that line may be rewritten;
+  // `release` is the step every other rank must post before it may be rewritten again
+  // (0: at once). See the reuse rule above.
+  void post(uint64_t step, uint64_t release, const OpContext& context) {
+    claim_line(step, context);
+    std::atomic_ref<uint64_t>(line(rank_, step).shape).store(shape_, std::memory_order_relaxed);
+    shm::post(control(rank_), step, fenced_);
+    line_release_[step % kStepLines] = release;
+  }
+  // Waits for every other rank's post of `step`, comparing shapes where a peer's line
+  // still shows that step.
   void wait_all(uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
+  // Waits for `owner`'s post of `step` in a one-sided collective, where its line must
+  // show exactly that step with this rank's shape (a later step means the owner did
+  // not wait for this rank, so it is running another collective).
+  void wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
+  [[noreturn]] void fail_mismatch(int rank, const OpContext& context) const;
+
+  // Returns once every other rank has posted `step` (the reuse rule).
+  void wait_released(uint64_t step, const OpContext& context) {
+    if (step > known_) wait_released_slow(step, context);
+  }
+  void wait_released_slow(uint64_t step, const OpContext& context);
+  // Before writing this rank's step line of `step`, or any rank's slot of use's parity.
+  void claim_line(uint64_t step, const OpContext& context) { wait_released(line_release_[step % kStepLines], context); }
+  void claim_slot(uint64_t use, const OpContext& context) { wait_released(slot_release_[use & 1], context); }
+  // After step `step` wrote slot use `use`: nobody reads it once every rank has posted step + 1.
+  void release_slot(uint64_t use, uint64_t step) { slot_release_[use & 1] = step + 1; }
 
   // The arguments of a call that every rank must pass alike; -1 where unused.
   struct Shape {
@@ -104,10 +167,13 @@ class SegmentGroup final : public Group {
   int size_;
   WaitPolicy policy_;
   bool fenced_;  // whether this rank fences its posts (signal.h)
-  uint64_t shape_ = 0;        // the running collective's Shape, folded (run())
+  uint64_t shape_ = 0;        // the running collective's Shape, folded with the ones before (run())
   uint64_t step_ = 0;         // the last step posted
   uint64_t slot_uses_ = 0;    // slot fills so far; the next fill uses parity slot_uses_ % 2
   uint64_t result_uses_ = 0;  // the same for the result areas
+  uint64_t known_ = 0;        // every other rank is known to have posted at least this step
+  uint64_t line_release_[kStepLines] = {};  // per step line of this rank (post())
+  uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
   std::string failed_;        // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation
 };
@@ -115,8 +181,9 @@ class SegmentGroup final : public Group {
 template <typename Body>
 void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body) {
   if (!failed_.empty()) fail_unusable(context);
-  // FNV-1a over the collective's name, then the arguments mixed in.
-  uint64_t folded = 1469598103934665603ull;
+  // FNV-1a over the collective's name, from the shape of the collective before (the
+  // group starts from FNV's offset basis), then the arguments mixed in.
+  uint64_t folded = shape_ == 0 ? 1469598103934665603ull : shape_;
   for (const char* c = context.name; *c; ++c) folded = (folded ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
   folded ^= shape.amount * 0x9E3779B97F4A7C15ull;
   folded ^= (static_cast<uint64_t>(shape.dtype & 0xff) << 48) | (static_cast<uint64_t>(shape.op & 0xff) << 40) |
@@ -124,6 +191,11 @@ void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body
   shape_ = folded;
   try {
     body();
+  } catch (const Error& e) {
+    failed_ = context.label();
+    // This rank posts no step again: peers waiting for it would otherwise time out.
+    if (e.status() == Status::kMismatch) announce_mismatch(control(rank_));
+    throw;
   } catch (...) {
     failed_ = context.label();
     throw;
@@ -135,8 +207,10 @@ void SegmentGroup::steps(size_t chunks, const OpContext& context, Write&& write,
   for (size_t chunk = 0; chunk < chunks; ++chunk) {
     uint64_t use = slot_uses_++;
     uint64_t step = ++step_;
+    claim_slot(use, context);
     write(chunk, use);
-    post(step);
+    post(step, step + 1, context);
+    release_slot(use, step);
     wait_all(step, context, chunk, chunks);
     read(chunk, use);
   }

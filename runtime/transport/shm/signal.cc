@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <ctime>
 
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
 namespace tutti::transport::shm {
 namespace {
 
@@ -65,9 +68,14 @@ void wake_sleepers(StepLine& line) {
   syscall(SYS_futex, futex_word(line), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
+void announce_mismatch(Control& mine) {
+  std::atomic_ref<uint32_t>(mine.mismatched).store(1, std::memory_order_seq_cst);
+  for (StepLine& line : mine.lines) wake_sleepers(line);
+}
+
 void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
                const collectives::OpContext& context, const WaitLabel& label) {
-  const StepLine& line = peer.lines[step & 1];
+  const StepLine& line = line_of(peer, step);
   // Spin first: a peer on another core usually posts within a microsecond or so, far
   // sooner than a sleeping rank could be woken. The first 64 pauses (1-3 us, by CPU)
   // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
@@ -83,12 +91,23 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
 
   char text[64];
   const char* what = describe(label, text, sizeof text);
+  // The peer found a mismatch and left: its step will not come. Checked only once the
+  // spin is over, since a peer that posts in time has not left.
+  auto check_peer = [&] {
+    if (std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.mismatched)).load(std::memory_order_relaxed) == 0) return;
+    fail(Status::kMismatch,
+         concat(context.label(), ": rank ", label.rank,
+                " found that the ranks called different collectives, or this one or an earlier one with a different "
+                "count, dtype, op or root, and left while this rank waited for ",
+                what, "; every rank must make the same calls (TUTTI_CHECK=1 names the fields that differ)"));
+  };
   // Then hand the core over: when ranks outnumber cores, the rank we wait for may be
   // runnable on this very core, and sched_yield runs it at once, where a futex sleep
   // and wake-up costs tens of microseconds (in a VM, over a hundred). With nothing
   // else to run, a yield returns at once, so this is still a prompt poll.
   while (now_ns() - started < policy.yield_ns) {
     context.check(what);
+    check_peer();
     sched_yield();
     if (reached(line, step)) return;
   }
@@ -98,6 +117,7 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
       std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.posts_fenced)).load(std::memory_order_relaxed) != 0;
   for (;;) {
     context.check(what);
+    check_peer();
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     bool fenced = peer_fences || fence_everyone();
     uint64_t seen = load_step(line, std::memory_order_seq_cst);

@@ -32,6 +32,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
+#include "runtime/transport/shm/signal.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
 
@@ -507,6 +508,212 @@ Test(shm_group, mixed_sequence_reuses_buffers_safely, .timeout = 120) {
         failures.expect(rank, send.intact() && recv.intact(), name + ": wrote outside a buffer");
       }
     });
+  }
+}
+
+// One-sided collectives (broadcast, gather, scatter: their owners publish and return)
+// back to back with symmetric ones, roots and sizes changing every call, while a rank
+// drawn per call lags behind: an owner goes on to its next collectives, of any kind,
+// while a reader is still to copy. Sizes from data riding in a step line to several
+// chunks; every result is checked, so a collective that overwrote memory a slow
+// reader had not copied yet fails here.
+Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout = 120) {
+  // Byte i of rank r's block in call k.
+  auto item = [](int call, int rank, size_t i) { return static_cast<unsigned char>(pattern(rank, i) + call * 13); };
+  for (int size : {2, 3, 4}) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      uint64_t state = 777;  // the same draws on every rank
+      auto next = [&state] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return state >> 33;
+      };
+      // In a step line, in its cell, in a slot, in several chunks.
+      const size_t sizes[] = {1, 8, 48, 49, 1000, 5000, 300001};
+      for (int call = 0; call < 400; ++call) {
+        size_t bytes = sizes[next() % std::size(sizes)];
+        int kind = static_cast<int>(next() % 6);
+        int root = static_cast<int>(next() % size);
+        int slow = static_cast<int>(next() % size);
+        unsigned lag_us = static_cast<unsigned>(next() % 300);
+        if (rank == slow && lag_us >= 100) std::this_thread::sleep_for(std::chrono::microseconds(lag_us));
+        if (rank == slow && lag_us < 100) std::this_thread::yield();
+        Guarded send(std::max<size_t>(bytes, 4) * size), recv(std::max<size_t>(bytes, 4) * size);
+        std::string name = tutti::concat("call ", call, " (kind ", kind, ", ", bytes, " bytes, root ", root, ")");
+        auto expect_block = [&](const unsigned char* got, int from, const char* what) {
+          for (size_t i = 0; i < bytes; ++i) {
+            if (got[i] != item(call, from, i)) {
+              failures.expect(rank, false, tutti::concat(name, ": byte ", i, " of ", what, " differs"));
+              return;
+            }
+          }
+        };
+        if (kind == 0) {
+          OpContext context = ranks.context(rank, "broadcast");
+          for (size_t i = 0; i < bytes; ++i) recv.get()[i] = rank == root ? item(call, root, i) : 0;
+          ranks.groups[rank]->broadcast(recv.get(), bytes, root, context);
+          expect_block(recv.get(), root, "the broadcast");
+        } else if (kind == 1) {
+          OpContext context = ranks.context(rank, "gather");
+          for (size_t i = 0; i < bytes; ++i) send.get()[i] = item(call, rank, i);
+          ranks.groups[rank]->gather(send.get(), rank == root ? recv.get() : nullptr, bytes, root, context);
+          if (rank == root) {
+            for (int r = 0; r < size; ++r) expect_block(recv.get() + r * bytes, r, "a gathered block");
+          }
+        } else if (kind == 2) {
+          OpContext context = ranks.context(rank, "scatter");
+          for (int r = 0; r < size && rank == root; ++r) {
+            for (size_t i = 0; i < bytes; ++i) send.get()[r * bytes + i] = item(call, r, i);
+          }
+          ranks.groups[rank]->scatter(rank == root ? send.get() : nullptr, recv.get(), bytes, root, context);
+          expect_block(recv.get(), rank, "the scattered block");
+        } else if (kind == 3) {
+          size_t count = std::max<size_t>(bytes / 4, 1);
+          OpContext context = ranks.context(rank, "all_reduce");
+          for (size_t i = 0; i < count; ++i) put(send.get(), i, Dtype::kInt32, value_of(rank, i + call));
+          ranks.groups[rank]->all_reduce(send.get(), recv.get(), count, Dtype::kInt32, ReduceOp::kSum, context);
+          for (size_t i = 0; i < count; ++i) {
+            double want = 0;
+            for (int r = 0; r < size; ++r) want += value_of(r, i + call);
+            if (get(recv.get(), i, Dtype::kInt32) != want) {
+              failures.expect(rank, false, tutti::concat(name, ": element ", i, " of the all_reduce differs"));
+              break;
+            }
+          }
+        } else if (kind == 4) {
+          OpContext context = ranks.context(rank, "all_gather");
+          for (size_t i = 0; i < bytes; ++i) send.get()[i] = item(call, rank, i);
+          ranks.groups[rank]->all_gather(send.get(), recv.get(), bytes, context);
+          for (int r = 0; r < size; ++r) expect_block(recv.get() + r * bytes, r, "an all_gathered block");
+        } else {
+          OpContext context = ranks.context(rank, "barrier");
+          ranks.groups[rank]->barrier(context);
+        }
+        failures.expect(rank, send.intact() && recv.intact(), name + ": wrote outside a buffer");
+      }
+    });
+  }
+}
+
+// A mismatch in a one-sided collective ends with kMismatch on every rank, long before
+// the deadline and with every buffer intact: the ranks that compare find it at once,
+// and a root that returned before anyone compared finds it at its next collective
+// (readers that found it announce it; the shapes it compares are folded with the ones
+// before).
+Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
+  struct Case {
+    const char* what;
+    // The call of `rank`, which may differ between ranks, on a buffer of 400000 bytes.
+    std::function<void(Group&, int rank, unsigned char* buffer, const OpContext&)> call;
+  };
+  const Case cases[] = {
+      {"broadcast where rank 2 passes another count",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.broadcast(buffer, rank == 2 ? 101 : 100, 0, context);
+       }},
+      {"inline broadcast where every rank takes itself for the root",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.broadcast(buffer, 8, rank, context);
+       }},
+      {"gather where every rank takes itself for the root",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.gather(buffer, buffer + 1000, 8, rank, context);
+       }},
+      {"gather where rank 1 sends a larger block",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.gather(buffer, buffer + 1000, rank == 1 ? 64 : 16, 0, context);
+       }},
+      {"chunked scatter where rank 1 expects an inline block",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.scatter(buffer, buffer + 300000, rank == 1 ? 8 : 100000, 0, context);
+       }},
+      {"broadcast where rank 1 calls all_reduce",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         if (rank == 1) {
+           group.all_reduce(buffer, buffer + 100, 2, Dtype::kInt32, ReduceOp::kSum, context);
+         } else {
+           group.broadcast(buffer, 8, 0, context);
+         }
+       }},
+  };
+  for (const Case& c : cases) {
+    Ranks ranks(3);
+    ranks.run([&](int rank, Failures& failures) {
+      Guarded buffer(400000);
+      auto start = store_test::Clock::now();
+      OpContext context = ranks.context(rank, "first", tt_timeout_ms(20000));
+      Error error(Status::kOk, "");
+      try {
+        c.call(*ranks.groups[rank], rank, buffer.get(), context);
+        // Returned before anyone compared: the next collective finds it.
+        context = ranks.context(rank, "barrier", tt_timeout_ms(20000));
+        error = store_test::error_of([&] { ranks.groups[rank]->barrier(context); });
+      } catch (const Error& e) {
+        error = e;
+      }
+      std::string what = tutti::concat(c.what, ": ", error.what());
+      failures.expect(rank, error.status() == Status::kMismatch, what);
+      failures.expect(rank, contains(error.what(), "every rank must make the same calls"), what);
+      failures.expect(rank, ms_since(start) < tt_timeout_ms(5000), tutti::concat(what, " after ", ms_since(start), " ms"));
+      failures.expect(rank, buffer.intact(), tutti::concat(c.what, ": wrote outside the buffer"));
+    });
+  }
+}
+
+// A broadcast's root returns once its data is published, and runs ahead of readers
+// that have not come yet, up to a limit: one call per step line while its data fits
+// in a line or its cell, two calls (the two slots) above. The call past the limit waits until the
+// readers have left the first, and that wait, too, ends at an abort. The readers,
+// coming only after the root's call has ended so, still get every broadcast the root
+// published, and are ended by the abort in the next; every group then refuses what
+// comes after.
+Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout = 60) {
+  struct Limit {
+    size_t bytes;
+    int published;
+  };
+  const int lines = static_cast<int>(tutti::transport::shm::kStepLines);
+  for (Limit limit : {Limit{8, lines}, Limit{3000, lines}, Limit{100000, 2}}) {
+    Ranks ranks(3);
+    std::atomic<bool> root_returned{false};
+    std::thread aborter([&] {
+      while (!root_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ranks.fault->raise(Status::kAborted, "comm \"test\" was aborted (tutti_comm_abort)");
+    });
+    std::atomic<bool> root_ended{false};
+    ranks.run([&](int rank, Failures& failures) {
+      if (rank != 0) {
+        while (!root_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      for (int call = 0; call <= limit.published; ++call) {
+        Guarded buffer(limit.bytes);
+        for (size_t i = 0; i < limit.bytes; ++i) buffer.get()[i] = rank == 0 ? pattern(call, i) : 0;
+        OpContext context = ranks.context(rank, "broadcast", tt_timeout_ms(30000));
+        std::string name = tutti::concat("broadcast #", call + 1, " of ", limit.bytes, " bytes");
+        if (call < limit.published) {
+          ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context);
+          for (size_t i = 0; i < limit.bytes; ++i) {
+            if (buffer.get()[i] != pattern(call, i)) {
+              failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+              break;
+            }
+          }
+          continue;
+        }
+        if (rank == 0) root_returned = true;
+        auto start = store_test::Clock::now();
+        Error error = store_test::error_of([&] { ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context); });
+        failures.expect(rank, error.status() == Status::kAborted, name + ": " + error.what());
+        failures.expect(rank, ms_since(start) < tt_timeout_ms(2000),
+                        tutti::concat(name, ": the abort took ", ms_since(start), " ms to end the wait"));
+        if (rank == 0) root_ended = true;
+      }
+      OpContext context = ranks.context(rank, "barrier");
+      Error error = store_test::error_of([&] { ranks.groups[rank]->barrier(context); });
+      failures.expect(rank, error.status() == Status::kAborted && contains(error.what(), "unusable"), error.what());
+    });
+    aborter.join();
   }
 }
 
