@@ -76,7 +76,7 @@ OpContext Engine::context_for(const char* name, uint32_t seq) {
   OpContext context;
   context.name = name;
   context.seq = seq;
-  context.deadline = Deadline::after_ms(setup_.op_timeout_ms);
+  context.deadline = Deadline::after_ms_coarse(setup_.op_timeout_ms);
   context.timeout_ms = setup_.op_timeout_ms;
   context.fault = setup_.fault;
   context.where = setup_.where;
@@ -86,33 +86,31 @@ OpContext Engine::context_for(const char* name, uint32_t seq) {
 
 std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {
   validate(call, setup_.rank, setup_.size, api);
-  work::Executor::Job job;
   if (is_point_to_point(call.kind)) {
-    std::string label = concat(api, " #", next_p2p_++, " (peer ", call.root, ", tag ", call.tag,
-                               ") on ", setup_.where);
+    uint64_t number = next_p2p_++;
     if (async) {
-      job = [this, call, label](work::Work& work) {
-        in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), label});
+      return executor_->submit([this, call, api, number](work::Work& work) {
+        in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), p2p_label(api, number, call)});
         return false;
-      };
-      return executor_->submit(std::move(job));
+      });
     }
-    job = [this, call, label](work::Work&) {
-      wait_point_to_point(post_point_to_point(call), call, label);
-      return true;
-    };
-  } else {
-    uint32_t seq = next_seq_++;
-    setup_.board->issued(seq, facts_of(call));
-    job = [this, call, seq](work::Work&) {
+    executor_->run([&] { wait_point_to_point(post_point_to_point(call), call, api, number); });
+    return nullptr;
+  }
+  uint32_t seq = next_seq_++;
+  setup_.board->issued(seq, facts_of(call));
+  if (async) {
+    return executor_->submit([this, call, seq](work::Work&) {
       run_collective(call, seq);
       return true;
-    };
+    });
   }
-  if (async) return executor_->submit(std::move(job));
-  auto work = executor_->run(std::move(job));
-  if (work->status() != Status::kOk) fail(work->status(), work->message());
-  return work;
+  executor_->run([&] { run_collective(call, seq); });
+  return nullptr;
+}
+
+std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call) const {
+  return concat(api, " #", number, " (peer ", call.root, ", tag ", call.tag, ") on ", setup_.where);
 }
 
 void Engine::run_collective(const Call& call, uint32_t seq) {
@@ -255,7 +253,7 @@ bool Engine::progress_in_flight() {
   return !in_flight_.empty();
 }
 
-void Engine::wait_point_to_point(transport::Request* request, const Call& call, const std::string& label) {
+void Engine::wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number) {
   OpContext context = context_for(kind_name(call.kind), 0);
   struct Release {
     transport::Transport& transport;
@@ -273,15 +271,15 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     try {
       if (transport_->done(request)) return;
     } catch (const Error& error) {
-      fail(error.status(), concat(label, ": ", error.what()));
+      fail(error.status(), concat(p2p_label(api, number, call), ": ", error.what()));
     }
     progress_in_flight();
     if (!transport_->progress() && std::chrono::steady_clock::now() > spin_until) {
       transport_->wait_for_activity(1);
     }
-    if (setup_.fault->raised()) setup_.fault->rethrow(concat(label, " stopped"));
+    if (setup_.fault->raised()) setup_.fault->rethrow(concat(p2p_label(api, number, call), " stopped"));
     if (context.deadline.expired()) {
-      fail(Status::kTimeout, concat(label, " timed out after ", setup_.op_timeout_ms, " ms: rank ", call.root,
+      fail(Status::kTimeout, concat(p2p_label(api, number, call), " timed out after ", setup_.op_timeout_ms, " ms: rank ", call.root,
                                     call.kind == Kind::kSend ? " did not receive it" : " did not send it",
                                     "; check that the peer makes the matching call with the same tag"));
     }

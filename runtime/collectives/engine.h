@@ -39,8 +39,9 @@ class Engine {
   // Lets the running operation finish (it is bounded), fails the queued ones.
   ~Engine();
 
-  // Validates and runs call (Comm has checked its fault is not raised): blocking (returns the completed Work; on failure it
-  // throws the operation's Error) or asynchronous (returns the Work at once).
+  // Validates and runs call (Comm has checked its fault is not raised): blocking
+  // (returns nullptr once it is done; on failure it throws the operation's Error) or
+  // asynchronous (returns its Work at once). api is a string literal.
   std::shared_ptr<work::Work> issue(const Call& call, const char* api, bool async);
 
   // Wakes whatever waits in the transport, after the abort flag was set. Any thread.
@@ -65,7 +66,10 @@ class Engine {
   transport::Request* post_point_to_point(const Call& call);
   // Completes the Works of finished point-to-point requests; true if any remain.
   bool progress_in_flight();
-  void wait_point_to_point(transport::Request* request, const Call& call, const std::string& label);
+  // Blocks until a blocking send or receive completes; number names it in messages.
+  void wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number);
+  // "tutti_send #3 (peer 1, tag 7) on comm ...", built only when a message needs it.
+  std::string p2p_label(const char* api, uint64_t number, const Call& call) const;
 
   EngineSetup setup_;
   Selector selector_;

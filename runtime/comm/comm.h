@@ -54,8 +54,8 @@ class Comm {
   // communicator that failed or was aborted; bounded by the op timeout.
   std::unique_ptr<Comm> shrink();
 
-  // Runs a collective or point-to-point call (see tutti.h): blocking, returning the
-  // completed Work or throwing its Error, or asynchronous, returning it at once.
+  // Runs a collective or point-to-point call (see tutti.h): blocking, returning nullptr
+  // once it is done or throwing its Error, or asynchronous, returning its Work at once.
   std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async);
 
   // Fails every pending and later operation with kAborted. Any thread, never blocks.

@@ -52,14 +52,16 @@ void ActivityBoard::started(const char* name, uint32_t seq) {
   name_.store(name, std::memory_order_relaxed);
   seq_.store(seq, std::memory_order_relaxed);
   running_.store(true, std::memory_order_relaxed);
-  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
-  history_.started(seq);
+  int64_t now = coarse_wall_ms();
+  since_ms_.store(now, std::memory_order_release);
+  history_.started(seq, now);
 }
 
 void ActivityBoard::finished(Status status) {
   running_.store(false, std::memory_order_relaxed);
-  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
-  history_.finished(seq_.load(std::memory_order_relaxed), status);
+  int64_t now = coarse_wall_ms();
+  since_ms_.store(now, std::memory_order_release);
+  history_.finished(seq_.load(std::memory_order_relaxed), status, now);
 }
 
 void ActivityBoard::waiting(const char* name, int peer, int tag) {

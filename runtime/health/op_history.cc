@@ -58,21 +58,21 @@ void OpHistory::issued(uint32_t seq, const OpFacts& facts) {
   });
 }
 
-void OpHistory::started(uint32_t seq) {
+void OpHistory::started(uint32_t seq, int64_t now_ms) {
   write(seq, [&](Slot& slot) {
     if (slot.seq.load(kRelaxed) != seq) return;  // overwritten by a newer issue: too many queued
     slot.state.store(static_cast<uint8_t>(OpRecord::State::kRunning), kRelaxed);
-    slot.started_ms.store(coarse_wall_ms(), kRelaxed);
+    slot.started_ms.store(now_ms, kRelaxed);
   });
 }
 
-void OpHistory::finished(uint32_t seq, Status status) {
+void OpHistory::finished(uint32_t seq, Status status, int64_t now_ms) {
   write(seq, [&](Slot& slot) {
     if (slot.seq.load(kRelaxed) != seq) return;
     auto state = status == Status::kOk ? OpRecord::State::kDone : OpRecord::State::kFailed;
     slot.state.store(static_cast<uint8_t>(state), kRelaxed);
     slot.status.store(static_cast<int32_t>(status), kRelaxed);
-    slot.finished_ms.store(coarse_wall_ms(), kRelaxed);
+    slot.finished_ms.store(now_ms, kRelaxed);
   });
 }
 

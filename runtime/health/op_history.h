@@ -39,10 +39,11 @@ class OpHistory {
  public:
   static constexpr size_t kCapacity = 64;
 
-  // Each by the thread that issues or runs operation seq, in that order.
+  // Each by the thread that issues or runs operation seq, in that order; now_ms from
+  // coarse_wall_ms(), which the caller has read anyway.
   void issued(uint32_t seq, const OpFacts& facts);
-  void started(uint32_t seq);
-  void finished(uint32_t seq, Status status);
+  void started(uint32_t seq, int64_t now_ms);
+  void finished(uint32_t seq, Status status, int64_t now_ms);
 
   // The records still held, oldest first. Any thread.
   std::vector<OpRecord> recent() const;

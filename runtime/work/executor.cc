@@ -52,31 +52,29 @@ std::shared_ptr<Work> Executor::submit(Job job) {
   return work;
 }
 
-std::shared_ptr<Work> Executor::run(Job job) {
-  bool inline_ok = false;
+bool Executor::enter_inline() {
+  bool has_thread = false;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (queue_.empty() && !busy_) {
-      busy_ = true;
-      inline_ok = true;
-    }
-  }
-  if (!inline_ok) {
-    auto work = submit(std::move(job));
-    work->wait_for(-1);  // bounded: every queued job is bounded by its own timeout
-    return work;
+    if (!queue_.empty() || busy_) return false;
+    busy_ = true;
+    has_thread = thread_.joinable();
   }
   // The thread may be asleep in the transport holding the run lock; wake it so it
   // lets go at once.
-  if (thread_.joinable() && hooks_.interrupt_transport) hooks_.interrupt_transport();
-  Item item{std::move(job), std::make_shared<Work>()};
-  execute(item);
+  if (has_thread && hooks_.interrupt_transport) hooks_.interrupt_transport();
+  return true;
+}
+
+void Executor::leave_inline() {
+  bool has_thread = false;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy_ = false;
+    has_thread = thread_.joinable();
   }
-  changed_.notify_all();
-  return item.work;
+  // Only the thread waits on changed_; without one there is nobody to wake.
+  if (has_thread) changed_.notify_all();
 }
 
 void Executor::poke() {

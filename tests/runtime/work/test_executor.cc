@@ -29,12 +29,34 @@ Executor::Hooks no_transport() {
 Test(executor, blocking_run_on_an_idle_executor_runs_inline, .timeout = 10) {
   Executor executor(no_transport());
   std::thread::id ran_on;
-  auto work = executor.run([&](Work&) {
-    ran_on = std::this_thread::get_id();
+  executor.run([&] { ran_on = std::this_thread::get_id(); });
+  cr_assert(ran_on == std::this_thread::get_id());
+  // A failure comes back as the exception it was, inline or queued.
+  try {
+    executor.run([] { tutti::fail(Status::kMismatch, "counts differ"); });
+    cr_assert_fail("run() swallowed the failure");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == Status::kMismatch);
+    cr_assert_str_eq(error.what(), "counts differ");
+  }
+  std::atomic<bool> release{false};
+  auto busy = executor.submit([&](Work&) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return true;
   });
-  cr_assert(work->done() && work->status() == Status::kOk);
-  cr_assert(ran_on == std::this_thread::get_id());
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    release = true;
+  });
+  try {
+    executor.run([] { tutti::fail(Status::kTimeout, "queued and failed"); });
+    cr_assert_fail("run() swallowed the queued failure");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == Status::kTimeout);
+    cr_assert_str_eq(error.what(), "queued and failed");
+  }
+  releaser.join();
+  cr_assert(busy->wait_for(5000));
 }
 
 Test(executor, submitted_jobs_run_in_order_off_the_callers_thread, .timeout = 10) {
@@ -49,10 +71,7 @@ Test(executor, submitted_jobs_run_in_order_off_the_callers_thread, .timeout = 10
     }));
   }
   // A blocking run behind queued work waits its turn.
-  executor.run([&order](Work&) {
-    order.push_back(100);
-    return true;
-  });
+  executor.run([&order] { order.push_back(100); });
   for (auto& work : works) cr_assert(work->wait_for(5000));
   cr_assert_eq(order.size(), 21u);
   for (int i = 0; i < 20; ++i) cr_assert_eq(order[i], i);
