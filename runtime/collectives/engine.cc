@@ -125,13 +125,19 @@ void Engine::run_collective(const Call& call, uint32_t seq) {
     setup_.board->finished(error.status());
     if (error.status() == Status::kPeerLost) explain_peer_lost(error);
     if (error.status() != Status::kTimeout) throw;
-    std::string absent = setup_.board->absent_from(seq, Deadline::after_ms(2000));
-    std::string message =
-        absent.empty()
-            ? concat(error.what(), ". Every rank had joined it: one is slow, or its transport is stuck")
-            : concat(error.what(), ". Ranks that had not joined ", context.name, " #", seq, ": ", absent,
-                     ". Check that every rank makes the same collective calls in the same order, or raise "
-                     "op_timeout_ms (TUTTI_OP_TIMEOUT_MS)");
+    std::string failed;
+    std::string absent = setup_.board->absent_from(seq, Deadline::after_ms(2000), &failed);
+    std::string message;
+    if (!absent.empty()) {
+      message = concat(error.what(), ". Ranks that had not joined ", context.name, " #", seq, ": ", absent,
+                       ". Check that every rank makes the same collective calls in the same order, or raise "
+                       "op_timeout_ms (TUTTI_OP_TIMEOUT_MS)");
+    } else if (!failed.empty()) {
+      message = concat(error.what(), ". Every rank had joined it, but ranks ", failed,
+                       " failed it, so data this rank waited for never came; their own errors say why");
+    } else {
+      message = concat(error.what(), ". Every rank had joined it: one is slow, or its transport is stuck");
+    }
     log::warn(message, "\nRecent operations of ", setup_.where, ":\n", setup_.board->recent_operations());
     fail(Status::kTimeout, message);
   }

@@ -12,7 +12,8 @@ namespace tutti::health {
 
 std::string encode(const Activity& activity) {
   return concat(activity.seq, " ", activity.running ? 1 : 0, " ", activity.since_ms, " ",
-                activity.name.empty() ? "-" : activity.name, " ", activity.waiting.empty() ? "-" : activity.waiting);
+                activity.name.empty() ? "-" : activity.name, " ", activity.waiting.empty() ? "-" : activity.waiting, " ",
+                static_cast<int32_t>(activity.status));
 }
 
 std::optional<Activity> decode_activity(const std::string& text) {
@@ -21,8 +22,12 @@ std::optional<Activity> decode_activity(const std::string& text) {
   int running = 0;
   char name[32] = {0};
   char waiting[48] = {0};
-  if (sscanf(text.c_str(), "%llu %d %lld %31s %47s", &seq, &running, &since, name, waiting) != 5) return std::nullopt;
+  int status = 0;
+  if (sscanf(text.c_str(), "%llu %d %lld %31s %47s %d", &seq, &running, &since, name, waiting, &status) != 6) {
+    return std::nullopt;
+  }
   Activity activity;
+  activity.status = static_cast<Status>(status);
   activity.seq = static_cast<uint32_t>(seq);
   activity.running = running != 0;
   activity.since_ms = since;
@@ -42,6 +47,7 @@ std::string describe(const Activity& activity) {
   }
   if (activity.seq == 0) return "idle, before any collective";
   if (activity.running) return concat("in ", last);
+  if (activity.status != Status::kOk) return concat("idle after ", last, ", which failed (", status_word(activity.status), ")");
   return concat("idle after ", last);
 }
 
@@ -58,6 +64,7 @@ void ActivityBoard::started(const char* name, uint32_t seq) {
 }
 
 void ActivityBoard::finished(Status status) {
+  status_.store(status, std::memory_order_relaxed);
   running_.store(false, std::memory_order_relaxed);
   int64_t now = coarse_wall_ms();
   since_ms_.store(now, std::memory_order_release);
@@ -82,6 +89,7 @@ std::string ActivityBoard::current() const {
   activity.seq = seq_.load(std::memory_order_relaxed);
   activity.running = running_.load(std::memory_order_relaxed);
   activity.name = name_.load(std::memory_order_relaxed);
+  activity.status = status_.load(std::memory_order_relaxed);
   if (const char* waiting = waiting_name_.load(std::memory_order_relaxed)) {
     activity.waiting = concat(waiting, "/", waiting_peer_.load(std::memory_order_relaxed), "/",
                               waiting_tag_.load(std::memory_order_relaxed));
@@ -89,7 +97,7 @@ std::string ActivityBoard::current() const {
   return encode(activity);
 }
 
-std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline) {
+std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline, std::string* failed) {
   std::vector<std::string> keys;
   for (int rank = 0; rank < size_; ++rank) keys.push_back(store::activity_key(prefix_, rank));
   std::string report;
@@ -102,6 +110,9 @@ std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline) {
       std::string state;
       if (present[rank]) {
         auto activity = decode_activity(store_.get(keys[rank], deadline));
+        if (activity && activity->seq == seq && !activity->running && activity->status != Status::kOk) {
+          *failed += concat(failed->empty() ? "" : ", ", rank, " (", status_word(activity->status), ")");
+        }
         if (!activity || activity->seq >= seq) continue;
         double seconds = static_cast<double>(now - activity->since_ms) / 1000.0;
         char elapsed[32];

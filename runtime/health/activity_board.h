@@ -22,10 +22,11 @@
 namespace tutti::health {
 
 // One rank's state, as the heartbeats carry it:
-// "<seq> <running 0|1> <since ms> <name> <waiting>".
+// "<seq> <running 0|1> <since ms> <name> <waiting> <status of the last one>".
 struct Activity {
   uint32_t seq = 0;      // last collective started (0: none yet)
   bool running = false;
+  Status status = Status::kOk;  // how the last one ended, once it has
   int64_t since_ms = 0;  // wall clock of the last change, ms since the epoch
   std::string name;      // "all_reduce"; "-" before any
   std::string waiting;   // a blocking send or receive under way: "recv/0/99" (peer 0, tag 99); "" if none
@@ -33,8 +34,9 @@ struct Activity {
 
 std::string encode(const Activity& activity);
 std::optional<Activity> decode_activity(const std::string& text);
-// "in all_reduce #42", "idle after all_reduce #42", "idle, before any collective",
-// "in recv from rank 0 (tag 99), after all_reduce #41".
+// "in all_reduce #42", "idle after all_reduce #42", "idle after all_reduce #42, which
+// failed (MISMATCH)", "idle, before any collective", "in recv from rank 0 (tag 99),
+// after all_reduce #41".
 std::string describe(const Activity& activity);
 
 class ActivityBoard {
@@ -62,8 +64,10 @@ class ActivityBoard {
   // last started collective is before `seq`, each with what it was doing, e.g.
   // "2 (last seen in broadcast #41 for 3.2 s), 3 (no report: ...)". A rank that
   // joined less than a heartbeat interval ago may not have reported it yet, hence
-  // "last seen". Empty if every rank reported joining. Bounded by deadline; never throws.
-  std::string absent_from(uint32_t seq, Deadline deadline);
+  // "last seen". Empty if every rank reported joining. *failed gets the ranks that
+  // joined `seq` and failed it, e.g. "2 (MISMATCH)", whose peers then wait for data
+  // that never comes. Bounded by deadline; never throws.
+  std::string absent_from(uint32_t seq, Deadline deadline, std::string* failed);
 
  private:
   store::Client& store_;
@@ -74,6 +78,7 @@ class ActivityBoard {
   std::atomic<bool> running_{false};
   std::atomic<const char*> name_{""};
   std::atomic<int64_t> since_ms_;
+  std::atomic<Status> status_{Status::kOk};  // how the last collective ended
   std::atomic<const char*> waiting_name_{nullptr};  // nullptr: not blocked in a send or receive
   std::atomic<int> waiting_peer_{0};
   std::atomic<int> waiting_tag_{0};

@@ -126,10 +126,11 @@ Test(bad_input, mismatch_with_check_names_the_ranks_and_the_field, .timeout = 15
 /* ---- mismatch without it: an error in bounded time, never a write past the buffer -- */
 
 /* Every rank fails (MISMATCH, or TIMEOUT waiting for one that did) within the bound and
- * writes nothing past its buffer; with at_least_one_mismatch, some rank says MISMATCH. */
+ * writes nothing past its buffer; with at_least_one_mismatch, some rank says MISMATCH
+ * and a rank that timed out names the ranks that failed. */
 static void expect_mismatch_fails(int size, const char* algorithms, const char* field, const char* count,
                                   int at_least_one_mismatch) {
-  start(size, "mismatch", algorithms, NULL);
+  start(size, "mismatch", algorithms, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
   tt_job_arg(&job, "--field");
   tt_job_arg(&job, "%s", field);
   tt_job_arg(&job, "--count");
@@ -148,6 +149,10 @@ static void expect_mismatch_fails(int size, const char* algorithms, const char* 
     cr_expect_leq(elapsed, OP_TIMEOUT_MS + BOUND_SLACK_MS, "%s: rank %d returned after %lld ms", what, rank, elapsed);
     cr_expect(strstr(line, "guard=intact") != NULL, "%s: rank %d: %s", what, rank, line);
     mismatches += strncmp(line, "TUTTI_ERR_MISMATCH ", 19) == 0;
+    if (at_least_one_mismatch && strncmp(line, "TUTTI_ERR_TIMEOUT ", 18) == 0) {
+      cr_expect(strstr(line, "(MISMATCH) failed it") != NULL, "%s: rank %d does not name the ranks that failed: %s",
+                what, rank, line);
+    }
   }
   if (at_least_one_mismatch) cr_expect(mismatches > 0, "%s: no rank said MISMATCH\n%s", what, tt_excerpt(job.output, needles));
   tt_job_cleanup(&job);
