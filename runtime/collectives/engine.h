@@ -60,7 +60,8 @@ class Engine {
   Engine() = default;
   OpContext context_for(const char* name, uint32_t seq);
   void run_collective(const Call& call, uint32_t seq);
-  void dispatch(const Call& call, const OpContext& context);
+  // Runs call's algorithm; sets context.call_check for those that exchange messages.
+  void dispatch(const Call& call, OpContext& context);
   // Rethrows a transport's kPeerLost with the store's account of the loss added.
   void explain_peer_lost(const Error& error);
   transport::Request* post_point_to_point(const Call& call);

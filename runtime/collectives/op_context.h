@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
@@ -23,7 +24,9 @@ struct OpContext {
   Deadline deadline = Deadline::after_ms(0);
   int64_t timeout_ms = 0;       // what deadline was made from, for messages
   const Fault* fault = nullptr;  // the communicator's
-  std::string where;            // "comm \"world\" (rank 1 of 4)", for messages
+  // "comm \"world\" (rank 1 of 4)", for messages: a view of the communicator's own
+  // string, which outlives its operations, so that no operation copies it.
+  std::string_view where;
   Scratch* scratch = nullptr;   // the communicator's reusable memory
 
   // "all_reduce #42 on comm \"world\" (rank 1 of 4)"

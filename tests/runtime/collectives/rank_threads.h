@@ -50,7 +50,8 @@ struct Options {
 
 // What rank's communicator would hand an operation: name and number for messages, the
 // deadline from options, the communicator's fault, and the rank's scratch.
-inline tutti::collectives::OpContext make_context(int rank, int size, const Options& options,
+// `where` must outlive the context, as a communicator's description does.
+inline tutti::collectives::OpContext make_context(int rank, const Options& options, const std::string& where,
                                                   const tutti::Fault* fault,
                                                   tutti::collectives::Scratch* scratch) {
   tutti::collectives::OpContext context;
@@ -60,7 +61,7 @@ inline tutti::collectives::OpContext make_context(int rank, int size, const Opti
   context.deadline = tutti::Deadline::after_ms(options.timeout_ms);
   context.timeout_ms = options.timeout_ms;
   context.fault = fault;
-  context.where = tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")");
+  context.where = where;
   context.scratch = scratch;
   return context;
 }
@@ -77,6 +78,8 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
     transports.push_back(std::make_unique<thread_transport::ThreadTransport>(world, rank));
   }
   std::vector<tutti::collectives::Scratch> scratch(static_cast<size_t>(size));
+  std::vector<std::string> wheres;
+  for (int rank = 0; rank < size; ++rank) wheres.push_back(tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")"));
   std::vector<Outcome> outcomes(static_cast<size_t>(size));
   tutti::Fault fault;
   auto abort_all = [&] {
@@ -89,7 +92,7 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
     threads.emplace_back([&, rank] {
       Outcome& outcome = outcomes[static_cast<size_t>(rank)];
       const tutti::collectives::OpContext context =
-          make_context(rank, size, options, &fault, &scratch[static_cast<size_t>(rank)]);
+          make_context(rank, options, wheres[static_cast<size_t>(rank)], &fault, &scratch[static_cast<size_t>(rank)]);
       const Clock::time_point start = Clock::now();
       try {
         tutti::collectives::Exchange exchange(*transports[static_cast<size_t>(rank)], context);

@@ -100,8 +100,8 @@ struct Single {
   thread_transport::ThreadTransport transport;
   tutti::collectives::Scratch scratch;
   rank_threads::Options options;
-  tutti::collectives::OpContext context =
-      rank_threads::make_context(transport.rank(), world.size(), options, nullptr, &scratch);
+  std::string where = tutti::concat("comm \"test\" (rank ", transport.rank(), " of ", world.size(), ")");
+  tutti::collectives::OpContext context = rank_threads::make_context(transport.rank(), options, where, nullptr, &scratch);
 };
 
 // A transport whose every request fails as a lost peer would.
@@ -147,7 +147,8 @@ Test(exchange, a_transport_failure_names_the_operation_and_the_peer, .timeout = 
   tutti::collectives::Scratch scratch;
   rank_threads::Options options;
   options.op_name = "all_reduce";
-  const auto context = rank_threads::make_context(0, 2, options, nullptr, &scratch);
+  const std::string where = "comm \"test\" (rank 0 of 2)";
+  const auto context = rank_threads::make_context(0, options, where, nullptr, &scratch);
   Exchange x(transport, context);
   int32_t value = 0;
   x.recv(1, &value, sizeof(value));

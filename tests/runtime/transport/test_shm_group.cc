@@ -160,6 +160,7 @@ struct Failures {
 // `size` ranks as threads, each with its own client and Group.
 struct Ranks {
   explicit Ranks(int n) : size(n), groups(n), scratch(n), seq(n, 0) {
+    for (int r = 0; r < n; ++r) wheres.push_back(tutti::concat("comm \"test\" (rank ", r, " of ", n, ")"));
     Failures failures{std::vector<std::string>(n)};
     for (int r = 0; r < n; ++r) clients.push_back(store.connect());
     std::vector<std::thread> threads;
@@ -183,7 +184,7 @@ struct Ranks {
     context.deadline = Deadline::after_ms(timeout_ms);
     context.timeout_ms = timeout_ms;
     context.fault = fault.get();
-    context.where = tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")");
+    context.where = wheres[rank];
     context.scratch = &scratch[rank];
     return context;
   }
@@ -210,6 +211,7 @@ struct Ranks {
   std::vector<std::unique_ptr<tutti::store::Client>> clients;
   std::vector<std::unique_ptr<Group>> groups;
   std::vector<Scratch> scratch;
+  std::vector<std::string> wheres;  // what the contexts' where views
   std::vector<uint32_t> seq;
   // A fresh one after a test's abort, since a Fault stays raised.
   std::unique_ptr<Fault> fault = std::make_unique<Fault>();
@@ -866,7 +868,8 @@ int process_rank(int rank, int size, int port) {
     Scratch scratch;
     OpContext context;
     context.fault = &fault;
-    context.where = tutti::concat("comm \"proc\" (rank ", rank, " of ", size, ")");
+    const std::string where = tutti::concat("comm \"proc\" (rank ", rank, " of ", size, ")");
+    context.where = where;
     context.scratch = &scratch;
     for (int iteration = 0; iteration < 40; ++iteration) {
       // Every fifth round one rank comes late, so that the others go to sleep.
