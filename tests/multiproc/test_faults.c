@@ -97,13 +97,15 @@ Test(faults, kill_during_large_all_reduce_2, .timeout = 150) { kill_during_all_r
 Test(faults, kill_during_large_all_reduce_4, .timeout = 150) { kill_during_all_reduce(4, 4 << 20); }
 Test(faults, kill_during_large_all_reduce_8, .timeout = 150) { kill_during_all_reduce(8, 1 << 20); }
 
-/* Every survivor shrank to world - 1 ranks and passed 50 checked all_reduces there. */
-static void expect_survivors_shrank(int world, int victim) {
+/* Every survivor but `also_gone` (-1: none) shrank to the ranks left and passed 50
+ * checked all_reduces there. */
+static void expect_survivors_shrank(int world, int victim, int also_gone) {
   char line[256];
+  int left = world - 1 - (also_gone >= 0);
   for (int rank = 0; rank < world; ++rank) {
-    if (rank == victim) continue;
-    cr_expect(tt_rank_line(job.output, rank, "SHRUNK ", line, sizeof line) && atoi(line) == world - 1,
-              "rank %d did not shrink to %d ranks:\n%s", rank, world - 1, tt_excerpt(job.output, kNeedles));
+    if (rank == victim || rank == also_gone) continue;
+    cr_expect(tt_rank_line(job.output, rank, "SHRUNK ", line, sizeof line) && atoi(line) == left,
+              "rank %d did not shrink to %d ranks:\n%s", rank, left, tt_excerpt(job.output, kNeedles));
     cr_expect(tt_rank_line(job.output, rank, "SURVIVED 50", line, sizeof line),
               "rank %d failed on the survivors' communicator:\n%s", rank, tt_excerpt(job.output, kNeedles));
   }
@@ -113,7 +115,17 @@ static void expect_survivors_shrank(int world, int victim) {
 Test(faults, survivors_of_a_kill_shrink_and_go_on, .timeout = 150) {
   run_job(4, "kill", 2, 1000, 20000, 1000, 0, 1);
   expect_survivors_lost(4, 2, NULL);
-  expect_survivors_shrank(4, 2);
+  expect_survivors_shrank(4, 2, -1);
+}
+
+/* The shrink's leader (rank 0, first to arrive) dies while it waits for the last
+ * survivor: the others see it lost, elect another leader and shrink without it. */
+Test(faults, shrink_survives_the_loss_of_its_leader, .timeout = 150) {
+  run_job(4, "kill", 1, 1000, 20000, 1000, 0, 2);
+  expect_survivors_lost(4, 1, NULL);
+  char line[256];
+  cr_assert(tt_rank_line(job.output, 0, "LEADER_DYING", line, sizeof line), "%s", tt_excerpt(job.output, kNeedles));
+  expect_survivors_shrank(4, 1, 0);
 }
 
 /* SIGSTOP: the survivors learn within the heartbeat timeout (and not before it), and
@@ -132,7 +144,7 @@ Test(faults, stopped_rank_is_lost_after_the_heartbeat_timeout, .timeout = 150) {
   cr_expect(strstr(line, "this rank was declared lost") != NULL, "%s", line);
   cr_expect(tt_rank_line(job.output, 1, "SHRINK TUTTI_ERR_PEER_LOST", line, sizeof line),
             "the continued victim's shrink did not fail:\n%s", tt_excerpt(job.output, kNeedles));
-  expect_survivors_shrank(3, 1);
+  expect_survivors_shrank(3, 1, -1);
   cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
   printf("faults: SIGSTOP of rank 1 of 3, heartbeat timeout %d ms: last survivor's PEER_LOST %lld ms after the stop\n",
          timeout_ms, took);

@@ -16,6 +16,10 @@
  *   --shrink 1  after kill or stop, the survivors shrink the world and run 50 checked
  *             all_reduces on the new communicator (the stopped victim is continued
  *             during them, and its own shrink must fail).
+ *   --shrink 2  the same after kill, but rank 0 calls shrink first, so that it leads,
+ *             and kills itself 1 s later while it waits for the last rank, which
+ *             comes 2 s late: the others must elect another leader and shrink to the
+ *             world less two.
  *
  * Lines (the test parses them):
  *   "DYING <wall ms>"                      the victim, right before it stops or dies
@@ -25,8 +29,10 @@
  *   "DONE <rounds>"                        a rank that finished every round
  *   "SHRUNK <size>", "SURVIVED <rounds>"   a survivor, after shrinking and after its checks
  *   "SHRINK <status> <message>"            the continued victim's own shrink
+ *   "LEADER_DYING"                         rank 0 under --shrink 2, before it dies
  * Exits 0 when what happened is what the case expects of this rank, 1 otherwise. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,9 +58,27 @@ static void busy_for_ms(long long ms) {
   }
 }
 
+static void* die_leading(void* unused) {
+  (void)unused;
+  nanosleep(&(struct timespec){1, 0}, NULL);
+  printf("LEADER_DYING\n");
+  raise(SIGKILL);
+  return NULL;
+}
+
 /* The survivors' life after the loss: shrink, continue a stopped victim, then check
- * 50 all_reduces of their old ranks on the new communicator. Returns 1 if all is well. */
-static int survive(tutti_comm* comm, int rank, int size, int victim, const int64_t* pids, int stop) {
+ * 50 all_reduces of their old ranks + 1 on the new communicator. With leader_dies, rank
+ * 0 leads the shrink and dies in it (--shrink 2). Returns 1 if all is well. */
+static int survive(tutti_comm* comm, int rank, int size, int victim, const int64_t* pids, int stop, int leader_dies) {
+  if (leader_dies) {
+    pthread_t killer;
+    if (rank == 0) {
+      pthread_create(&killer, NULL, die_leading, NULL);
+    } else {
+      struct timespec late = rank == size - 1 ? (struct timespec){2, 0} : (struct timespec){0, 300000000};
+      nanosleep(&late, NULL);
+    }
+  }
   tutti_comm* survivors = NULL;
   tutti_status status = tutti_comm_shrink(comm, &survivors);
   if (status != TUTTI_OK) {
@@ -65,9 +89,9 @@ static int survive(tutti_comm* comm, int rank, int size, int victim, const int64
   tutti_comm_size(survivors, &new_size);
   printf("SHRUNK %d\n", new_size);
   if (stop && rank == (victim == 0 ? 1 : 0)) kill((pid_t)pids[victim], SIGCONT);
-  float mine = (float)rank, sum = 0;
-  float expected = (float)size * (float)(size - 1) / 2.0f - (float)victim;
-  int ok = new_size == size - 1;
+  float mine = (float)(rank + 1), sum = 0;
+  float expected = (float)size * (float)(size + 1) / 2.0f - (float)(victim + 1) - (leader_dies ? 1.0f : 0.0f);
+  int ok = new_size == size - 1 - leader_dies;
   for (int round = 0; round < 50 && ok; ++round) {
     status = tutti_all_reduce(survivors, &mine, &sum, 1, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL);
     if (status != TUTTI_OK || sum != expected) {
@@ -166,7 +190,7 @@ int main(int argc, char** argv) {
       printf("LOST %lld %s %s\n", wall_ms(), tutti_status_name(status), tutti_last_error());
       int ok = status == TUTTI_ERR_PEER_LOST && !compute;
       if (shrink) {
-        ok = survive(comm, rank, size, victim, pids, stop) && ok;
+        ok = survive(comm, rank, size, victim, pids, stop, shrink == 2) && ok;
       } else if (stop && rank == (victim == 0 ? 1 : 0)) {
         kill((pid_t)pids[victim], SIGCONT);
       }
