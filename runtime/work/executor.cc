@@ -37,7 +37,9 @@ void Executor::execute(Item& item) {
 }
 
 void Executor::start_thread_locked() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { thread_main(); });
+  if (thread_.joinable()) return;
+  has_thread_.store(true, std::memory_order_release);
+  thread_ = std::thread([this] { thread_main(); });
 }
 
 std::shared_ptr<Work> Executor::submit(Job job) {
@@ -77,15 +79,6 @@ void Executor::leave_inline() {
   if (has_thread) changed_.notify_all();
 }
 
-void Executor::poke() {
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    poked_ = true;
-    start_thread_locked();
-  }
-  changed_.notify_all();
-}
-
 void Executor::thread_main() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   while (true) {
@@ -101,7 +94,6 @@ void Executor::thread_main() {
       continue;
     }
     if (stopping_) return;
-    poked_ = false;
     lock.unlock();
     bool in_flight = false;
     {
@@ -113,10 +105,11 @@ void Executor::thread_main() {
     }
     lock.lock();
     if (in_flight) continue;
-    // Nothing in flight: sleep until a job arrives, a request is posted, or we stop.
-    // The timeout only bounds how late an in-flight request posted inline is noticed.
+    // Nothing in flight: sleep until a job arrives or we stop (every request in flight
+    // was posted by a job of this thread, so nothing else needs a wake-up); the timeout
+    // is a safety net.
     changed_.wait_for(lock, std::chrono::milliseconds(50),
-                      [this] { return stopping_ || poked_ || (!queue_.empty() && !busy_); });
+                      [this] { return stopping_ || (!queue_.empty() && !busy_); });
   }
 }
 

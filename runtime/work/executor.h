@@ -11,6 +11,7 @@
 // through the hooks it was given, sleeping in the transport when nothing happens.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -56,9 +57,6 @@ class Executor {
   template <typename Fn>
   void run(Fn&& fn);
 
-  // Wakes the thread so that it notices new in-flight requests. Any thread.
-  void poke();
-
  private:
   struct Item {
     Job job;
@@ -79,13 +77,20 @@ class Executor {
   std::condition_variable changed_;
   std::deque<Item> queue_;  // guarded by queue_mutex_
   bool busy_ = false;       // a job is running; guarded by queue_mutex_
-  bool poked_ = false;      // guarded by queue_mutex_
   bool stopping_ = false;   // guarded by queue_mutex_
   std::thread thread_;
+  std::atomic<bool> has_thread_{false};  // thread_ was started; set by the issuing thread
 };
 
 template <typename Fn>
 void Executor::run(Fn&& fn) {
+  // Until an asynchronous call starts the thread, only the issuing thread touches the
+  // executor and the transport (tutti.h: one thread at a time per communicator), so a
+  // blocking call needs no lock at all.
+  if (!has_thread_.load(std::memory_order_acquire)) {
+    fn();
+    return;
+  }
   if (!enter_inline()) {
     // fn outlives the job: this thread waits for it to complete.
     auto work = submit([&fn](Work&) {
