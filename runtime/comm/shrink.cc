@@ -7,7 +7,6 @@
 // it works after tutti_comm_abort closed the communicator's.
 #include <cstdlib>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "runtime/comm/comm.h"
@@ -18,42 +17,30 @@
 namespace tutti::comm {
 namespace {
 
-constexpr auto kLeaderPoll = std::chrono::milliseconds(10);
 constexpr const char* kApi = "tutti_comm_shrink";
 
+// Where each survivor says it has come, as wait_present_or_lost reads it.
 std::string arrived_key(const std::string& prefix, int rank) { return concat(prefix, "in/", rank); }
 
 }  // namespace
 
 void Comm::publish_survivors(store::Client& store, const std::string& prefix, const std::string& members_key,
                              Deadline deadline) {
-  std::vector<std::string> keys;
+  std::vector<bool> alive;
+  try {
+    alive = rendezvous::wait_present_or_lost(store, prefix, "in", prefix_, size(), deadline);
+  } catch (const Error& error) {
+    if (error.status() != Status::kTimeout) throw;
+    fail(Status::kTimeout,
+         concat(kApi, ": timed out after ", op_timeout_ms_, " ms on ", describe(), ": ranks ", error.what(),
+                " neither called it nor were declared lost; every rank still alive must call ", kApi,
+                " (or raise op_timeout_ms)"));
+  }
+  std::string members;
   for (int rank = 0; rank < size(); ++rank) {
-    keys.push_back(arrived_key(prefix, rank));
-    keys.push_back(store::lost_rank_key(prefix_, rank));
+    if (alive[rank]) members += concat(members.empty() ? "" : " ", rank);
   }
-  while (true) {
-    std::vector<bool> present = store.check(keys, deadline);
-    std::string members;
-    std::string missing;
-    for (int rank = 0; rank < size(); ++rank) {
-      bool arrived = present[2 * rank];
-      bool lost = present[2 * rank + 1];
-      if (arrived && !lost) members += concat(members.empty() ? "" : " ", rank);
-      if (!arrived && !lost) missing += concat(missing.empty() ? "" : ", ", rank);
-    }
-    if (missing.empty()) {
-      store.set(members_key, members, deadline);
-      return;
-    }
-    if (deadline.expired()) {
-      fail(Status::kTimeout,
-           concat(kApi, ": timed out after ", op_timeout_ms_, " ms on ", describe(), ": ranks ", missing,
-                  " neither called it nor were declared lost; every rank still alive must call ", kApi,
-                  " (or raise op_timeout_ms)"));
-    }
-    std::this_thread::sleep_for(kLeaderPoll);
-  }
+  store.set(members_key, members, deadline);
 }
 
 std::unique_ptr<Comm> Comm::shrink() {

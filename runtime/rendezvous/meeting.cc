@@ -17,8 +17,8 @@ namespace {
 constexpr int64_t kDiagnosisMs = 2000;
 // How long the process serving the store keeps it up for the others after a failure.
 constexpr int64_t kLingerMs = 3000;
-// How often the store's host checks who has left once some rank was lost.
-constexpr int64_t kLeavePollMs = 20;
+// How often wait_present_or_lost looks again.
+constexpr int64_t kPresentPollMs = 10;
 
 std::string key(const std::string& prefix, const std::string& what, int rank) {
   return concat(prefix, what, "/", rank);
@@ -193,24 +193,34 @@ namespace {
 // Until every rank has left, or, once the store has declared some lost (they never
 // will leave), until every rank has either left or been lost.
 void wait_for_the_others(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
-  std::vector<std::string> keys = {prefix + "all_left", store::lost_key(prefix, 1)};
-  if (store.wait_any(keys, deadline) == 0) return;
-  keys.clear();
-  for (int rank = 0; rank < size; ++rank) {
-    keys.push_back(key(prefix, "left", rank));
-    keys.push_back(store::lost_rank_key(prefix, rank));
-  }
-  while (true) {
-    std::vector<bool> present = store.check(keys, deadline);
-    bool all = true;
-    for (int rank = 0; rank < size && all; ++rank) all = present[2 * rank] || present[2 * rank + 1];
-    if (all) return;
-    if (deadline.expired()) fail(Status::kTimeout, "ranks still in the communicator at the deadline");
-    std::this_thread::sleep_for(std::chrono::milliseconds(kLeavePollMs));
-  }
+  if (store.wait_any({prefix + "all_left", store::lost_key(prefix, 1)}, deadline) == 0) return;
+  wait_present_or_lost(store, prefix, "left", prefix, size, deadline);
 }
 
 }  // namespace
+
+std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& prefix, const std::string& what,
+                                       const std::string& lost_prefix, int size, Deadline deadline) {
+  std::vector<std::string> keys;
+  for (int rank = 0; rank < size; ++rank) {
+    keys.push_back(key(prefix, what, rank));
+    keys.push_back(store::lost_rank_key(lost_prefix, rank));
+  }
+  while (true) {
+    std::vector<bool> present = store.check(keys, deadline);
+    std::vector<bool> alive(static_cast<size_t>(size));
+    std::string missing;
+    for (int rank = 0; rank < size; ++rank) {
+      bool has_key = present[2 * rank];
+      bool lost = present[2 * rank + 1];
+      alive[rank] = has_key && !lost;
+      if (!has_key && !lost) missing += concat(missing.empty() ? "" : ", ", rank);
+    }
+    if (missing.empty()) return alive;
+    if (deadline.expired()) fail(Status::kTimeout, missing);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPresentPollMs));
+  }
+}
 
 void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
            Deadline deadline) {

@@ -42,6 +42,14 @@ void leave(store::Client& store, const std::string& prefix, int rank, int size, 
 void enter(store::Client& store, const std::string& prefix, Deadline deadline);
 void depart_after_failure(store::Client& store, const std::string& prefix, bool serves_store);
 
+// Waits until every rank in [0, size) has its key prefix+"<what>/<rank>" or has been
+// declared lost under lost_prefix (store/loss_event.h), polling, since lost ranks never
+// set theirs. Returns, per rank, whether it has its key and was not declared lost. At
+// the deadline, throws Error(kTimeout) whose message is the ranks with neither, as
+// "2, 5": the caller says what they failed to do.
+std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& prefix, const std::string& what,
+                                       const std::string& lost_prefix, int size, Deadline deadline);
+
 // The ranks in [0, size) whose key prefix+"<what>/<rank>" is absent, as "2, 5, 7"
 // (at most 32 named, then "and N more"); "" when every key is there or the store
 // cannot tell before the deadline.
