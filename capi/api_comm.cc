@@ -11,16 +11,12 @@
 
 namespace tutti::capi {
 
-comm::Comm* live_comm(const tutti_comm* handle, const char* api) {
+void refuse_comm(const tutti_comm* handle, const char* api) {
   if (handle == nullptr) {
     invalid_argument(api, "comm is NULL; pass a communicator from tutti_comm_init or tutti_comm_split");
-    return nullptr;
-  }
-  if (handle->tag != tutti_comm::kLiveTag || !handle->impl) {
+  } else {
     invalid_argument(api, "comm is not a live tutti_comm (already destroyed?); pass one from tutti_comm_init");
-    return nullptr;
   }
-  return handle->impl.get();
 }
 
 namespace {

@@ -25,8 +25,15 @@ struct tutti_work {
 
 namespace tutti::capi {
 
+// Sets the last error for a handle that live_comm refuses.
+[[gnu::cold, gnu::noinline]] void refuse_comm(const tutti_comm* handle, const char* api);
+
 // The comm behind handle, or nullptr (with the last error set) when handle is NULL or
-// not a live tutti_comm.
-tutti::comm::Comm* live_comm(const tutti_comm* handle, const char* api);
+// not a live tutti_comm. Inline, with the message out of line: every call runs it.
+inline tutti::comm::Comm* live_comm(const tutti_comm* handle, const char* api) {
+  if (handle != nullptr && handle->tag == tutti_comm::kLiveTag && handle->impl) [[likely]] return handle->impl.get();
+  refuse_comm(handle, api);
+  return nullptr;
+}
 
 }  // namespace tutti::capi

@@ -10,7 +10,11 @@
 # timing and check. Raw outputs stay in $BUILD_DIR/bench-vs-mpi/.
 # Environment: BUILD_DIR (default build); BENCH_ENV, "VAR=value ..." given to the
 # ranks of both libraries (e.g. glibc's MALLOC_MMAP_MAX_=0, see README.md);
-# BENCH_TIMEOUT, seconds per run (default 300).
+# BENCH_TIMEOUT, seconds per run (default 300); BENCH_REPEAT, runs of each library per
+# table, alternating, of which each row shows the fastest (default 1). On a machine
+# shared with other work, a rank that loses its core for a moment stalls its peers, and
+# one run can be many times slower than the next, for either library; the best of a
+# few alternating runs compares the libraries rather than the moments they ran in.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dev.sh" # install_missing and build; cds to the repo root
 
@@ -20,6 +24,7 @@ shift $(($# < 2 ? $# : 2))
 bench_args=("$@")
 [ ${#bench_args[@]} -gt 0 ] || bench_args=(-b 8 -e 64M -f 4)
 timeout_s="${BENCH_TIMEOUT:-300}"
+repeat="${BENCH_REPEAT:-1}"
 read -r -a bench_env <<<"${BENCH_ENV:-}"
 
 packages+=(openmpi-bin libopenmpi-dev)
@@ -50,7 +55,8 @@ run_tutti() {
 
 # Rows are: size count type redop root time algbw busbw #wrong iters. Both rows of a
 # size moved the same bytes, so the busbw ratio is the inverse of the time ratio (taken
-# from the times, which keep more digits than small busbw values).
+# from the times, which keep more digits than small busbw values). Of several runs, the
+# fastest row of each size is shown, with the most wrong elements of any run.
 merge() {
   awk -v title="$1" '
     function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0 || a + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
@@ -58,7 +64,8 @@ merge() {
     /^#/ || NF < 10 { next }
     {
       if (!($1 in seen)) { seen[$1] = 1; sizes[++n] = $1 }
-      bw[which, $1] = $8; us[which, $1] = $6; wrong[which, $1] = $9
+      if (!((which, $1) in us) || $6 + 0 < us[which, $1] + 0) { bw[which, $1] = $8; us[which, $1] = $6 }
+      if (!((which, $1) in wrong) || $9 + 0 > wrong[which, $1] + 0) wrong[which, $1] = $9
     }
     END {
       for (i = 2; i <= n; i++)
@@ -80,27 +87,31 @@ echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d
   "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
 echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -1)," \
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
-echo "# arguments: ${bench_args[*]}${BENCH_ENV:+; rank environment: $BENCH_ENV}"
+echo "# arguments: ${bench_args[*]}${BENCH_ENV:+; rank environment: $BENCH_ENV}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti)"
 
 failures=0
 for n in $world_sizes; do
   for op in $ops; do
     out="$results/$op-$n"
-    status=0
-    run_tutti "$n" "$op" "${bench_args[@]}" >"$out.tutti.txt" 2>&1 || status=$?
-    if [ "$status" -ne 0 ]; then
-      failures=$((failures + 1))
-      echo "# tutti-bench $op on $n ranks failed (exit $status); last lines of $out.tutti.txt:"
-      tail -n 5 "$out.tutti.txt" | sed 's/^/#   /'
-    fi
-    status=0
-    run_mpi "$n" "$op" "${bench_args[@]}" >"$out.mpi.txt" 2>&1 || status=$?
-    if [ "$status" -ne 0 ]; then
-      failures=$((failures + 1))
-      echo "# mpi-bench $op on $n ranks failed (exit $status); last lines of $out.mpi.txt:"
-      tail -n 5 "$out.mpi.txt" | sed 's/^/#   /'
-    fi
+    : >"$out.tutti.txt"
+    : >"$out.mpi.txt"
+    for ((run = 1; run <= repeat; run++)); do
+      status=0
+      run_tutti "$n" "$op" "${bench_args[@]}" >>"$out.tutti.txt" 2>&1 || status=$?
+      if [ "$status" -ne 0 ]; then
+        failures=$((failures + 1))
+        echo "# tutti-bench $op on $n ranks failed (exit $status); last lines of $out.tutti.txt:"
+        tail -n 5 "$out.tutti.txt" | sed 's/^/#   /'
+      fi
+      status=0
+      run_mpi "$n" "$op" "${bench_args[@]}" >>"$out.mpi.txt" 2>&1 || status=$?
+      if [ "$status" -ne 0 ]; then
+        failures=$((failures + 1))
+        echo "# mpi-bench $op on $n ranks failed (exit $status); last lines of $out.mpi.txt:"
+        tail -n 5 "$out.mpi.txt" | sed 's/^/#   /'
+      fi
+    done
     what=$(sed -n 's/^# [a-z-]* [a-z_]*: .*, dtype \([a-z0-9]*\), op \([a-z]*\),.*/\1 \2/p' "$out.tutti.txt" "$out.mpi.txt" | head -1)
     case "$op" in all_reduce | reduce | reduce_scatter) ;; barrier) what="" ;; *) what="${what% *}" ;; esac
     echo

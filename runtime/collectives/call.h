@@ -26,7 +26,13 @@ enum class Kind : uint8_t {
 constexpr int kKindCount = 11;
 
 // "all_reduce": the call's name without tutti_, as messages and TUTTI_ALGO spell it.
-const char* kind_name(Kind kind);
+// Inline, with the predicates below, since every call asks them several times.
+inline const char* kind_name(Kind kind) {
+  static constexpr const char* kNames[kKindCount] = {"all_reduce", "reduce",  "broadcast",  "all_gather",
+                                                     "reduce_scatter", "gather", "scatter", "all_to_all",
+                                                     "barrier",    "send",    "recv"};
+  return kNames[static_cast<int>(kind)];
+}
 
 struct Call {
   Kind kind = Kind::kBarrier;
@@ -39,9 +45,13 @@ struct Call {
   int32_t tag = 0;   // send and recv only
 };
 
-bool is_reducing(Kind kind);
-bool has_root(Kind kind);
-bool is_point_to_point(Kind kind);
+inline bool is_reducing(Kind kind) {
+  return kind == Kind::kAllReduce || kind == Kind::kReduce || kind == Kind::kReduceScatter;
+}
+inline bool has_root(Kind kind) {
+  return kind == Kind::kReduce || kind == Kind::kBroadcast || kind == Kind::kGather || kind == Kind::kScatter;
+}
+inline bool is_point_to_point(Kind kind) { return kind == Kind::kSend || kind == Kind::kRecv; }
 
 // Throws Error(kInvalidArgument) naming the argument and how to fix it: a NULL buffer
 // that this rank needs for a nonzero count, an unknown dtype or op, a root or peer

@@ -50,14 +50,17 @@ constexpr size_t dtype_size(Dtype dtype) {
   return 0;
 }
 
-// "float32", "sum": the names messages and the benchmark use.
+// "float32", "sum": the names messages and the benchmark use. The tables live at
+// namespace scope: a table local to a constexpr function is rebuilt on the stack at
+// every call, which the per-call fast path pays for.
+inline constexpr const char* kDtypeNames[] = {"int8",    "uint8",    "int32",   "int64",
+                                              "float16", "bfloat16", "float32", "float64"};
+inline constexpr const char* kReduceOpNames[] = {"sum", "prod", "min", "max", "avg"};
 constexpr const char* dtype_name(Dtype dtype) {
-  constexpr const char* kNames[] = {"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
-  return valid_dtype(static_cast<int32_t>(dtype)) ? kNames[static_cast<int32_t>(dtype)] : "unknown";
+  return valid_dtype(static_cast<int32_t>(dtype)) ? kDtypeNames[static_cast<int32_t>(dtype)] : "unknown";
 }
 constexpr const char* reduce_op_name(ReduceOp op) {
-  constexpr const char* kNames[] = {"sum", "prod", "min", "max", "avg"};
-  return valid_reduce_op(static_cast<int32_t>(op)) ? kNames[static_cast<int32_t>(op)] : "unknown";
+  return valid_reduce_op(static_cast<int32_t>(op)) ? kReduceOpNames[static_cast<int32_t>(op)] : "unknown";
 }
 
 }  // namespace tutti::collectives

@@ -73,12 +73,12 @@ std::string Engine::memory_report() const {
                 " bytes mapped");
 }
 
-OpContext Engine::context_for(const char* name, uint32_t seq) {
+OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
   OpContext context;
   context.name = name;
   context.seq = seq;
   context.timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
-  context.deadline = Deadline::after_ms_coarse(context.timeout_ms);
+  context.deadline = Deadline::after_ms_from(now_ms, context.timeout_ms);
   context.fault = setup_.fault;
   context.where = setup_.where;
   context.scratch = &scratch_;
@@ -103,14 +103,14 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     return nullptr;
   }
   uint32_t seq = next_seq_++;
-  setup_.board->issued(seq, facts_of(call));
   if (async) {
+    setup_.board->issued(seq, facts_of(call), coarse_now_ms());
     return executor_->submit([this, call, seq](work::Work&) {
-      run_collective(call, seq);
+      run_collective(call, seq, true);
       return true;
     });
   }
-  executor_->run([&] { run_collective(call, seq); });
+  executor_->run([&] { run_collective(call, seq, false); });
   return nullptr;
 }
 
@@ -118,10 +118,15 @@ std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call
   return concat(api, " #", number, " (peer ", call.root, ", tag ", call.tag, ") on ", setup_.where);
 }
 
-void Engine::run_collective(const Call& call, uint32_t seq) {
-  OpContext context = context_for(kind_name(call.kind), seq);
-  if (setup_.fault->raised()) setup_.fault->rethrow(concat(context.label(), " did not run"));
-  setup_.board->started(context.name, seq);
+void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
+  const int64_t now_ms = coarse_now_ms();
+  OpContext context = context_for(kind_name(call.kind), seq, now_ms);
+  if (setup_.fault->raised()) [[unlikely]] context.fail_stopped("its turn to run");
+  if (queued) {
+    setup_.board->started(seq, context.name, now_ms);
+  } else {
+    setup_.board->started_now(seq, facts_of(call), now_ms);
+  }
   try {
     if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
     dispatch(call, context);
@@ -266,7 +271,7 @@ bool Engine::progress_in_flight() {
 }
 
 void Engine::wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number) {
-  OpContext context = context_for(kind_name(call.kind), 0);
+  OpContext context = context_for(kind_name(call.kind), 0, coarse_now_ms());
   struct Release {
     transport::Transport& transport;
     transport::Request* request;

@@ -62,8 +62,10 @@ class Engine {
   };
 
   Engine() = default;
-  OpContext context_for(const char* name, uint32_t seq);
-  void run_collective(const Call& call, uint32_t seq);
+  // now_ms: coarse_now_ms() as the operation starts.
+  OpContext context_for(const char* name, uint32_t seq, int64_t now_ms);
+  // queued: issued asynchronously, so already in the history as queued.
+  void run_collective(const Call& call, uint32_t seq, bool queued);
   // Runs call's algorithm; sets context.call_check for those that exchange messages.
   void dispatch(const Call& call, OpContext& context);
   // Rethrows a transport's kPeerLost with the store's account of the loss added.

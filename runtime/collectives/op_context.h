@@ -21,7 +21,7 @@ struct OpContext {
   const char* name = "";        // "all_reduce", as users spell the call without tutti_
   uint32_t seq = 0;             // this operation's number on its communicator, from 1
   uint16_t call_check = 0;      // the call's folded fingerprint, in every message's Tag::check
-  Deadline deadline = Deadline::after_ms(0);
+  Deadline deadline = Deadline::passed();
   int64_t timeout_ms = 0;       // what deadline was made from, for messages
   const Fault* fault = nullptr;  // the communicator's
   // "comm \"world\" (rank 1 of 4)", for messages: a view of the communicator's own
@@ -44,11 +44,16 @@ struct OpContext {
   // Throws the fault's status (kAborted, kPeerLost) once one is raised, kTimeout once
   // the deadline has passed; `waiting_for` says what the caller was waiting for
   // ("rank 3's data").
+  // The messages are out of line, in cold functions: every wait loop inlines check().
   void check(const char* waiting_for) const {
-    if (fault != nullptr && fault->raised()) fault->rethrow(concat(label(), " stopped waiting for ", waiting_for));
-    if (deadline.expired()) {
-      fail(Status::kTimeout, concat(label(), " timed out after ", timeout_ms, " ms waiting for ", waiting_for));
-    }
+    if (fault != nullptr && fault->raised()) [[unlikely]] fail_stopped(waiting_for);
+    if (deadline.expired()) [[unlikely]] fail_timed_out(waiting_for);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_stopped(const char* waiting_for) const {
+    fault->rethrow(concat(label(), " stopped waiting for ", waiting_for));
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_timed_out(const char* waiting_for) const {
+    fail(Status::kTimeout, concat(label(), " timed out after ", timeout_ms, " ms waiting for ", waiting_for));
   }
 };
 

@@ -95,21 +95,23 @@ Selector Selector::from_environment() {
   return selector;
 }
 
+void Selector::fail_shm_unavailable(Kind kind) {
+  fail(Status::kUnsupported, concat("TUTTI_ALGO forces shm for ", kind_name(kind),
+                                    ", but this communicator's ranks are not all on one node; pick another of ",
+                                    choices(kind)));
+}
+
 Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available) const {
-  auto forced = forced_[static_cast<int>(kind)];
+  const auto& forced = forced_[static_cast<int>(kind)];
   // A single rank has no group to share memory with; any algorithm is a local copy.
-  if (forced && *forced == Algorithm::kShm && size == 1) forced.reset();
-  if (forced) {
-    if (*forced == Algorithm::kShm && !shm_available) {
-      fail(Status::kUnsupported, concat("TUTTI_ALGO forces shm for ", kind_name(kind),
-                                        ", but this communicator's ranks are not all on one node; pick another of ",
-                                        choices(kind)));
-    }
+  if (forced && !(*forced == Algorithm::kShm && size == 1)) [[unlikely]] {
+    if (*forced == Algorithm::kShm && !shm_available) fail_shm_unavailable(kind);
     return *forced;
   }
+  // Every collective has a shared-memory form; sends and receives do not.
+  if (shm_available && size > 1 && !is_point_to_point(kind)) return Algorithm::kShm;
   std::span<const Algorithm> options = implemented(kind);
   if (options.size() == 1) return options[0];
-  if (shm_available && size > 1) return Algorithm::kShm;
   if (options.size() == 2) return options[1];
   return bytes <= kSmallMessageBytes ? options[1] : options[2];
 }

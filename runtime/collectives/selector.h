@@ -45,6 +45,8 @@ class Selector {
   static std::string choices(Kind kind);
 
  private:
+  // choose() when TUTTI_ALGO forces shm where there is none; cold, off its fast path.
+  [[noreturn, gnu::cold, gnu::noinline]] static void fail_shm_unavailable(Kind kind);
   std::array<std::optional<Algorithm>, kKindCount> forced_{};
 };
 

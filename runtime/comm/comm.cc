@@ -101,11 +101,9 @@ std::string Comm::describe() const {
   return concat("comm \"", name_, "\" (rank ", rank(), " of ", size(), ")");
 }
 
-void Comm::check_usable(const char* api) const {
-  if (fault_.raised()) {
-    fail(fault_.status(), concat(api, ": ", describe(), " is unusable: ", fault_.why(),
-                                 "; destroy it and create a new one (tutti_comm_shrink keeps the ranks still alive)"));
-  }
+void Comm::fail_unusable(const char* api) const {
+  fail(fault_.status(), concat(api, ": ", describe(), " is unusable: ", fault_.why(),
+                               "; destroy it and create a new one (tutti_comm_shrink keeps the ranks still alive)"));
 }
 
 void Comm::start_collectives(Deadline deadline) {

@@ -74,7 +74,13 @@ class Comm {
 
  private:
   Comm() = default;
-  void check_usable(const char* api) const;
+  // Throws the fault, if one was raised. The test is inline and the message cold: this
+  // runs on every call, where a stack frame for the message's strings costs more than
+  // the test.
+  void check_usable(const char* api) const {
+    if (fault_.raised()) [[unlikely]] fail_unusable(api);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_unusable(const char* api) const;
   // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
   void publish_split(const std::string& prefix, Deadline deadline);
   // The communicator that split and shrink make: rank new_rank of new_size, meeting

@@ -9,21 +9,29 @@
 
 namespace tutti {
 
+// The kernel's coarse monotonic clock, in ms: 3 ns to read instead of 26 for the
+// precise one in a VM, with a tick (a few ms) of resolution. steady_clock counts from
+// the same epoch. Every operation reads it once as it starts (its deadline and its
+// entry in the operation history) and once as it ends.
+inline int64_t coarse_now_ms() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
   static Deadline after_ms(int64_t ms) { return Deadline(Clock::now() + std::chrono::milliseconds(ms)); }
-  // The same from the kernel's coarse monotonic clock, which steady_clock shares its
-  // epoch with: 3 ns to read instead of 26 in a VM, and at most a tick (a few ms)
-  // early. For the deadline every operation gets, of seconds, where the precise
-  // clock would cost a tenth of a small message's latency.
-  static Deadline after_ms_coarse(int64_t ms) {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    return Deadline(Clock::time_point(std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec) +
-                                      std::chrono::milliseconds(ms)));
+  // ms after now_ms, a reading of coarse_now_ms(): at most a tick early. For the
+  // deadline every operation gets, of seconds, where the precise clock would cost a
+  // tenth of a small message's latency.
+  static Deadline after_ms_from(int64_t now_ms, int64_t ms) {
+    return Deadline(Clock::time_point(std::chrono::milliseconds(now_ms + ms)));
   }
+  // Already passed; reads no clock.
+  static Deadline passed() { return Deadline(Clock::time_point()); }
   explicit Deadline(Clock::time_point at) : at_(at) {}
 
   Clock::time_point at() const { return at_; }

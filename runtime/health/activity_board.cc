@@ -1,5 +1,7 @@
 #include "runtime/health/activity_board.h"
 
+#include <time.h>
+
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -9,6 +11,17 @@
 #include "runtime/store/loss_event.h"
 
 namespace tutti::health {
+namespace {
+
+// Wall clock in ms since the epoch, from the kernel's coarse clock, for what other
+// ranks read: their monotonic clocks count from other epochs.
+int64_t coarse_wall_ms() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+}  // namespace
 
 std::string encode(const Activity& activity) {
   return concat(activity.seq, " ", activity.running ? 1 : 0, " ", activity.since_ms, " ",
@@ -52,21 +65,28 @@ std::string describe(const Activity& activity) {
 }
 
 ActivityBoard::ActivityBoard(store::Client& store, std::string prefix, int rank, int size)
-    : store_(store), prefix_(std::move(prefix)), rank_(rank), size_(size), since_ms_(coarse_wall_ms()) {}
+    : store_(store), prefix_(std::move(prefix)), rank_(rank), size_(size), since_ms_(coarse_now_ms()) {}
 
-void ActivityBoard::started(const char* name, uint32_t seq) {
+void ActivityBoard::started(uint32_t seq, const char* name, int64_t now_ms) {
   name_.store(name, std::memory_order_relaxed);
   seq_.store(seq, std::memory_order_relaxed);
   running_.store(true, std::memory_order_relaxed);
-  int64_t now = coarse_wall_ms();
-  since_ms_.store(now, std::memory_order_release);
-  history_.started(seq, now);
+  since_ms_.store(now_ms, std::memory_order_release);
+  history_.started(seq, now_ms);
+}
+
+void ActivityBoard::started_now(uint32_t seq, const OpFacts& facts, int64_t now_ms) {
+  name_.store(facts.name, std::memory_order_relaxed);
+  seq_.store(seq, std::memory_order_relaxed);
+  running_.store(true, std::memory_order_relaxed);
+  since_ms_.store(now_ms, std::memory_order_release);
+  history_.issued(seq, facts, now_ms, true);
 }
 
 void ActivityBoard::finished(Status status) {
   status_.store(status, std::memory_order_relaxed);
   running_.store(false, std::memory_order_relaxed);
-  int64_t now = coarse_wall_ms();
+  int64_t now = coarse_now_ms();
   since_ms_.store(now, std::memory_order_release);
   history_.finished(seq_.load(std::memory_order_relaxed), status, now);
 }
@@ -75,17 +95,18 @@ void ActivityBoard::waiting(const char* name, int peer, int tag) {
   waiting_peer_.store(peer, std::memory_order_relaxed);
   waiting_tag_.store(tag, std::memory_order_relaxed);
   waiting_name_.store(name, std::memory_order_relaxed);
-  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
+  since_ms_.store(coarse_now_ms(), std::memory_order_release);
 }
 
 void ActivityBoard::done_waiting() {
   waiting_name_.store(nullptr, std::memory_order_relaxed);
-  since_ms_.store(coarse_wall_ms(), std::memory_order_release);
+  since_ms_.store(coarse_now_ms(), std::memory_order_release);
 }
 
 std::string ActivityBoard::current() const {
   Activity activity;
-  activity.since_ms = since_ms_.load(std::memory_order_acquire);
+  // Other ranks, maybe on other nodes, compare it with their own wall clock.
+  activity.since_ms = since_ms_.load(std::memory_order_acquire) + coarse_wall_ms() - coarse_now_ms();
   activity.seq = seq_.load(std::memory_order_relaxed);
   activity.running = running_.load(std::memory_order_relaxed);
   activity.name = name_.load(std::memory_order_relaxed);

@@ -46,9 +46,11 @@ class ActivityBoard {
   ActivityBoard& operator=(const ActivityBoard&) = delete;
 
   // The issuing thread queues collective `seq`; the running thread enters it and
-  // leaves it with its status. Strings are static.
-  void issued(uint32_t seq, const OpFacts& facts) { history_.issued(seq, facts); }
-  void started(const char* name, uint32_t seq);
+  // leaves it with its status. A blocking collective is issued and entered at once,
+  // by started_now. now_ms is coarse_now_ms() (deadline.h). Strings are static.
+  void issued(uint32_t seq, const OpFacts& facts, int64_t now_ms) { history_.issued(seq, facts, now_ms, false); }
+  void started(uint32_t seq, const char* name, int64_t now_ms);
+  void started_now(uint32_t seq, const OpFacts& facts, int64_t now_ms);
   void finished(Status status);
   // The user's thread blocks in a send or receive (name "send" or "recv"), and is done.
   void waiting(const char* name, int peer, int tag);
@@ -77,7 +79,7 @@ class ActivityBoard {
   std::atomic<uint32_t> seq_{0};
   std::atomic<bool> running_{false};
   std::atomic<const char*> name_{""};
-  std::atomic<int64_t> since_ms_;
+  std::atomic<int64_t> since_ms_;  // coarse_now_ms(); current() gives it as wall clock
   std::atomic<Status> status_{Status::kOk};  // how the last collective ended
   std::atomic<const char*> waiting_name_{nullptr};  // nullptr: not blocked in a send or receive
   std::atomic<int> waiting_peer_{0};

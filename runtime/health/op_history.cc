@@ -1,11 +1,10 @@
 #include "runtime/health/op_history.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
 
 namespace tutti::health {
 namespace {
@@ -24,12 +23,6 @@ std::string seconds(int64_t ms) {
 
 }  // namespace
 
-int64_t coarse_wall_ms() {
-  timespec now;
-  clock_gettime(CLOCK_REALTIME_COARSE, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
-}
-
 // A seqlock per slot: the version is odd while the fields change, so a reader that
 // sees the same even version before and after its copy has a consistent record.
 template <typename Write>
@@ -42,7 +35,7 @@ void OpHistory::write(uint32_t seq, Write&& write_fields) {
   slot.version.store(version + 2, std::memory_order_release);
 }
 
-void OpHistory::issued(uint32_t seq, const OpFacts& facts) {
+void OpHistory::issued(uint32_t seq, const OpFacts& facts, int64_t now_ms, bool running) {
   write(seq, [&](Slot& slot) {
     slot.seq.store(seq, kRelaxed);
     slot.name.store(facts.name, kRelaxed);
@@ -50,10 +43,11 @@ void OpHistory::issued(uint32_t seq, const OpFacts& facts) {
     slot.op.store(facts.op, kRelaxed);
     slot.count.store(facts.count, kRelaxed);
     slot.root.store(facts.root, kRelaxed);
-    slot.state.store(static_cast<uint8_t>(OpRecord::State::kQueued), kRelaxed);
+    auto state = running ? OpRecord::State::kRunning : OpRecord::State::kQueued;
+    slot.state.store(static_cast<uint8_t>(state), kRelaxed);
     slot.status.store(0, kRelaxed);
-    slot.issued_ms.store(coarse_wall_ms(), kRelaxed);
-    slot.started_ms.store(0, kRelaxed);
+    slot.issued_ms.store(now_ms, kRelaxed);
+    slot.started_ms.store(running ? now_ms : 0, kRelaxed);
     slot.finished_ms.store(0, kRelaxed);
   });
 }
@@ -108,7 +102,7 @@ std::vector<OpRecord> OpHistory::recent() const {
 }
 
 std::string OpHistory::format() const {
-  int64_t now = coarse_wall_ms();
+  int64_t now = coarse_now_ms();
   std::string text;
   for (const OpRecord& r : recent()) {
     text += concat("  #", r.seq, " ", r.facts.name);

@@ -30,7 +30,7 @@ struct OpRecord {
   OpFacts facts;
   State state = State::kQueued;
   Status status = Status::kOk;
-  int64_t issued_ms = 0;    // wall clock, ms since the epoch (coarse: a few ms)
+  int64_t issued_ms = 0;    // coarse_now_ms() (deadline.h)
   int64_t started_ms = 0;   // 0 until it starts
   int64_t finished_ms = 0;  // 0 until it ends
 };
@@ -40,8 +40,9 @@ class OpHistory {
   static constexpr size_t kCapacity = 64;
 
   // Each by the thread that issues or runs operation seq, in that order; now_ms from
-  // coarse_wall_ms(), which the caller has read anyway.
-  void issued(uint32_t seq, const OpFacts& facts);
+  // coarse_now_ms(), which the caller has read anyway. A blocking operation starts as
+  // it is issued: one write, with running set.
+  void issued(uint32_t seq, const OpFacts& facts, int64_t now_ms, bool running);
   void started(uint32_t seq, int64_t now_ms);
   void finished(uint32_t seq, Status status, int64_t now_ms);
 
@@ -72,9 +73,5 @@ class OpHistory {
 
   Slot slots_[kCapacity];
 };
-
-// Wall clock in ms since the epoch, from the kernel's coarse clock: a few ns to read,
-// a few ms of resolution, which is what reports about operations need.
-int64_t coarse_wall_ms();
 
 }  // namespace tutti::health
