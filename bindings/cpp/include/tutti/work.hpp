@@ -37,17 +37,19 @@ class Work {
 
   // Releasing an unfinished tutti_work does not cancel it: its buffers stay in use
   // until it finishes. They are usually declared just before the Work and die just
-  // after it, so the destructor first waits for the operation (its own timeout bounds
-  // that), then releases it. The operation's error, if any, is dropped here: call
-  // wait() to see it.
+  // after it, so the destructor first waits for the operation (tutti_work_wait with -1,
+  // which the operation's own timeout bounds), then releases it. The operation's error,
+  // if any, is dropped here: call wait() to see it. Assigning to a Work does the same
+  // to the one it held.
   ~Work() { finish(); }
 
   // Waits until the operation finishes (at most its own timeout); throws its error.
   void wait() { check(tutti_work_wait(work_, -1)); }
 
-  // Waits at most timeout (a negative one only looks). Returns true once the operation has finished, false if it
-  // is still running (the Work stays valid: wait again or test); throws the
-  // operation's error, a TimeoutError included if the operation itself timed out.
+  // Waits at most timeout (a negative one only looks). Returns true once the operation
+  // has finished, false if it is still running (the Work stays valid: wait again or
+  // test); throws the operation's error, a TimeoutError included if the operation
+  // itself timed out.
   bool wait(std::chrono::milliseconds timeout) {
     const tutti_status status = tutti_work_wait(work_, timeout.count() < 0 ? 0 : timeout.count());
     // ERR_TIMEOUT is either this wait's bound passing or the operation's own timeout;
