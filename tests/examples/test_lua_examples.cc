@@ -9,7 +9,9 @@
 // coordinates, and ranks 2 and 3 their half turns, so that the examples' literal
 // coordinates are checked rather than copied. On 4 ranks, examples/README.md's excerpts
 // of the output and its pictures (examples/pictures) are checked too, so that the page
-// cannot drift from what the examples do.
+// cannot drift from what the examples do. The C++ example (examples/cpp/01_all_reduce,
+// the wrapper of bindings/cpp) is checked here against the same drawings, so that it
+// shows what the Lua one shows.
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <png.h>
@@ -27,7 +29,7 @@
 #include "tests/support/launch_job.h"
 
 #ifndef TUTTI_LUA_INTERPRETER
-#error "TUTTI_LUA_INTERPRETER (lua5.4) and TUTTI_LUA_MODULE_DIR must be defined by tests/CMakeLists.txt"
+#error "TUTTI_LUA_INTERPRETER (lua5.4), TUTTI_LUA_MODULE_DIR and TUTTI_CPP_EXAMPLES_DIR must be defined by tests/CMakeLists.txt"
 #endif
 
 namespace {
@@ -210,6 +212,25 @@ void run(Runner runner, const char* script, int ranks, std::initializer_list<con
             tt_excerpt(job.output, kNeedles));
 }
 
+// Runs the C++ example build/bin/cpp/<name> on `ranks` ranks to its end.
+void run_cpp(const char* name, int ranks) {
+  tt_job_cleanup(&job);
+  tt_job_init(&job, ranks, tt_timeout_ms(60000) / 1000, (std::string(TUTTI_CPP_EXAMPLES_DIR) + "/" + name).c_str());
+  cr_assert(tt_job_run(&job, 90000), "%s did not end within 90 s: %s\n%s", name, tt_job_command(&job),
+            tt_excerpt(job.output, kNeedles));
+}
+
+// The picture's matrix, as the example printed it, against the one expected.
+void expect_printed(const char* script, int ranks, const Picture& picture) {
+  Grid printed{0, 0, {}};
+  std::string problem = read_grid(job.output, picture, &printed);
+  cr_assert(problem.empty(), "%s -n %d, rank %d, \"%s\": %s\n%s", script, ranks, picture.rank, picture.title.c_str(),
+            problem.c_str(), tt_excerpt(job.output, kNeedles));
+  cr_expect(printed.values == picture.expected.values, "%s -n %d, rank %d, \"%s\": printed\n%sexpected\n%s", script,
+            ranks, picture.rank, picture.title.c_str(), format_grid(printed).c_str(),
+            format_grid(picture.expected).c_str());
+}
+
 // The README's excerpts of what the example prints on 4 ranks: every line starting with
 // "[" in the code blocks of its section ("### 01_all_reduce: ...") is a line of output.
 void expect_readme_excerpts(const char* script) {
@@ -251,13 +272,7 @@ void run_and_check(Runner runner, const char* script, int ranks, const std::vect
                job.process.exit_code, tt_job_command(&job), tt_excerpt(job.output, kNeedles));
   std::set<std::string> expected_files;
   for (const Picture& picture : pictures) {
-    Grid printed{0, 0, {}};
-    std::string problem = read_grid(job.output, picture, &printed);
-    cr_assert(problem.empty(), "%s -n %d, rank %d, \"%s\": %s\n%s", script, ranks, picture.rank, picture.title.c_str(),
-              problem.c_str(), tt_excerpt(job.output, kNeedles));
-    cr_expect(printed.values == picture.expected.values, "%s -n %d, rank %d, \"%s\": printed\n%sexpected\n%s", script,
-              ranks, picture.rank, picture.title.c_str(), format_grid(printed).c_str(),
-              format_grid(picture.expected).c_str());
+    expect_printed(script, ranks, picture);
     if (picture.png.empty()) continue;
     std::string name = "rank_" + std::to_string(picture.rank) + "_" + picture.png + ".png";
     expected_files.insert(name);
@@ -499,5 +514,29 @@ Test(lua_examples, world_sizes_an_example_cannot_use_are_refused_clearly) {
   }
   run(Runner::kLua, "02_reduce.lua", 1, {"--png"});
   cr_expect(std::strstr(job.output, "usage: 02_reduce.lua [--png DIR]") != nullptr, "--png without a folder:\n%s",
+            tt_excerpt(job.output, kNeedles));
+}
+
+TestSuite(cpp_examples, .fini = teardown, .timeout = 180);
+
+// examples/cpp/01_all_reduce prints the pictures examples/lua/01_all_reduce.lua does, and
+// refuses 5 ranks with the same message.
+Test(cpp_examples, all_reduce_leaves_the_maximum_on_every_rank) {
+  const Grid tutorial[2] = {disk(3, 3, 2), square(3, 3, 2)};
+  for (int ranks : {1, 2, 4}) {
+    run_cpp("01_all_reduce", ranks);
+    cr_assert_eq(job.process.exit_code, 0, "01_all_reduce -n %d exited %d: %s\n%s", ranks, job.process.exit_code,
+                 tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+    Grid result = zeros(kSide, kSide);
+    for (int rank = 0; rank < ranks; ++rank) result = maximum(result, drawn(tutorial, rank));
+    std::vector<Grid> after(static_cast<size_t>(ranks), result);
+    for (const Picture& picture : before_after(tutorial, ranks, "all_reduce", "after all_reduce(max)", after)) {
+      expect_printed("examples/cpp/01_all_reduce", ranks, picture);
+    }
+  }
+  run_cpp("01_all_reduce", 5);
+  const char* message = "01_all_reduce: 5 ranks, but there are shapes for 1 to 4; run it with tutti launch -n 4";
+  cr_expect_neq(job.process.exit_code, 0, "01_all_reduce -n 5 exited 0");
+  cr_expect(std::strstr(job.output, message) != nullptr, "01_all_reduce -n 5: no \"%s\" in\n%s", message,
             tt_excerpt(job.output, kNeedles));
 }

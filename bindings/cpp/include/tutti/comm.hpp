@@ -1,0 +1,242 @@
+// tutti/comm.hpp: a communicator, owning its tutti_comm, and every call of tutti.h on it.
+//
+// The calls keep the C names and argument order, each (pointer, count, dtype) becoming
+// a Buffer, so that a container is passed as it is. The count comes from the buffer
+// every rank uses: send for all_reduce, reduce, all_gather and gather; recv for
+// broadcast, reduce_scatter, scatter and recv; send.size() / comm.size() for all_to_all.
+// The other buffer, where this rank uses it and it has memory, must have the same
+// element type and as many elements as the C call reads or writes, or the call throws
+// InvalidArgumentError before anything is sent. A buffer this rank does not use (recv of
+// reduce and gather, send of broadcast and scatter, off the root) may be tutti::Buffer{}.
+// Each call blocks and throws the operation's error; its _async form returns a Work at
+// once, and the buffers belong to the operation until that Work has finished.
+#ifndef TUTTI_CPP_COMM_HPP
+#define TUTTI_CPP_COMM_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "tutti.h"
+#include "tutti/buffer.hpp"
+#include "tutti/config.hpp"
+#include "tutti/error.hpp"
+#include "tutti/work.hpp"
+
+namespace tutti {
+
+class Comm {
+ public:
+  // No communicator, as after a move, or on a rank that split with TUTTI_UNDEFINED.
+  Comm() noexcept = default;
+  // Takes ownership of comm, from a C call made by hand.
+  explicit Comm(tutti_comm* comm) noexcept : comm_(comm) {}
+
+  // Joins the job: tutti_comm_init. Collective over every rank of the job.
+  static Comm init(const Config& config = Config()) {
+    const tutti_config c_config = config.c_config();
+    tutti_comm* comm = nullptr;
+    check(tutti_comm_init(&c_config, &comm));
+    return Comm(comm);
+  }
+
+  Comm(Comm&& other) noexcept : comm_(std::exchange(other.comm_, nullptr)) {}
+  Comm& operator=(Comm&& other) noexcept {
+    if (this != &other) {
+      tutti_comm_destroy(comm_);
+      comm_ = std::exchange(other.comm_, nullptr);
+    }
+    return *this;
+  }
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  // Destroy a Comm after the Works of its operations (declare it before them).
+  ~Comm() { tutti_comm_destroy(comm_); }
+
+  explicit operator bool() const noexcept { return comm_ != nullptr; }
+  tutti_comm* get() const noexcept { return comm_; }
+
+  int32_t rank() const { return place(tutti_comm_rank); }
+  int32_t size() const { return place(tutti_comm_size); }
+  int32_t local_rank() const { return place(tutti_comm_local_rank); }
+  int32_t local_size() const { return place(tutti_comm_local_size); }
+  int32_t node_rank() const { return place(tutti_comm_node_rank); }
+
+  // An empty Comm on a rank that passes color TUTTI_UNDEFINED.
+  Comm split(int32_t color, int32_t key) {
+    tutti_comm* out = nullptr;
+    check(tutti_comm_split(comm_, color, key, &out));
+    return Comm(out);
+  }
+  Comm shrink() {
+    tutti_comm* out = nullptr;
+    check(tutti_comm_shrink(comm_, &out));
+    return Comm(out);
+  }
+  void set_op_timeout(std::chrono::milliseconds timeout) { check(tutti_comm_set_op_timeout(comm_, timeout.count())); }
+  void dump(int fd = 2) const { check(tutti_comm_dump(comm_, fd)); }
+  // Any thread, any time: fails every pending and later operation with AbortedError.
+  void abort() { check(tutti_comm_abort(comm_)); }
+
+  // ---- collectives
+
+  void all_reduce(ConstBuffer send, Buffer recv, tutti_op op) { check(all_reduce_call(send, recv, op, nullptr)); }
+  [[nodiscard]] Work all_reduce_async(ConstBuffer send, Buffer recv, tutti_op op) {
+    return start([&](tutti_work** work) { return all_reduce_call(send, recv, op, work); });
+  }
+  // In place, as torch.distributed's all_reduce(tensor).
+  void all_reduce(Buffer data, tutti_op op) { all_reduce(data, data, op); }
+  [[nodiscard]] Work all_reduce_async(Buffer data, tutti_op op) { return all_reduce_async(data, data, op); }
+
+  void reduce(ConstBuffer send, Buffer recv, tutti_op op, int32_t root) {
+    check(reduce_call(send, recv, op, root, nullptr));
+  }
+  [[nodiscard]] Work reduce_async(ConstBuffer send, Buffer recv, tutti_op op, int32_t root) {
+    return start([&](tutti_work** work) { return reduce_call(send, recv, op, root, work); });
+  }
+  void reduce(Buffer data, tutti_op op, int32_t root) { reduce(data, data, op, root); }
+  [[nodiscard]] Work reduce_async(Buffer data, tutti_op op, int32_t root) { return reduce_async(data, data, op, root); }
+
+  void broadcast(ConstBuffer send, Buffer recv, int32_t root) { check(broadcast_call(send, recv, root, nullptr)); }
+  [[nodiscard]] Work broadcast_async(ConstBuffer send, Buffer recv, int32_t root) {
+    return start([&](tutti_work** work) { return broadcast_call(send, recv, root, work); });
+  }
+  void broadcast(Buffer data, int32_t root) { broadcast(data, data, root); }
+  [[nodiscard]] Work broadcast_async(Buffer data, int32_t root) { return broadcast_async(data, data, root); }
+
+  void all_gather(ConstBuffer send, Buffer recv) { check(all_gather_call(send, recv, nullptr)); }
+  [[nodiscard]] Work all_gather_async(ConstBuffer send, Buffer recv) {
+    return start([&](tutti_work** work) { return all_gather_call(send, recv, work); });
+  }
+
+  void reduce_scatter(ConstBuffer send, Buffer recv, tutti_op op) {
+    check(reduce_scatter_call(send, recv, op, nullptr));
+  }
+  [[nodiscard]] Work reduce_scatter_async(ConstBuffer send, Buffer recv, tutti_op op) {
+    return start([&](tutti_work** work) { return reduce_scatter_call(send, recv, op, work); });
+  }
+
+  void gather(ConstBuffer send, Buffer recv, int32_t root) { check(gather_call(send, recv, root, nullptr)); }
+  [[nodiscard]] Work gather_async(ConstBuffer send, Buffer recv, int32_t root) {
+    return start([&](tutti_work** work) { return gather_call(send, recv, root, work); });
+  }
+
+  void scatter(ConstBuffer send, Buffer recv, int32_t root) { check(scatter_call(send, recv, root, nullptr)); }
+  [[nodiscard]] Work scatter_async(ConstBuffer send, Buffer recv, int32_t root) {
+    return start([&](tutti_work** work) { return scatter_call(send, recv, root, work); });
+  }
+
+  void all_to_all(ConstBuffer send, Buffer recv) { check(all_to_all_call(send, recv, nullptr)); }
+  [[nodiscard]] Work all_to_all_async(ConstBuffer send, Buffer recv) {
+    return start([&](tutti_work** work) { return all_to_all_call(send, recv, work); });
+  }
+
+  void barrier() { check(tutti_barrier(comm_, nullptr)); }
+  [[nodiscard]] Work barrier_async() {
+    return start([&](tutti_work** work) { return tutti_barrier(comm_, work); });
+  }
+
+  // ---- point to point: recv accepts a message of at most data.size() elements.
+
+  void send(ConstBuffer data, int32_t peer, int32_t tag) {
+    check(tutti_send(comm_, data.data(), data.size(), data.dtype(), peer, tag, nullptr));
+  }
+  [[nodiscard]] Work send_async(ConstBuffer data, int32_t peer, int32_t tag) {
+    return start([&](tutti_work** work) {
+      return tutti_send(comm_, data.data(), data.size(), data.dtype(), peer, tag, work);
+    });
+  }
+  void recv(Buffer data, int32_t peer, int32_t tag) {
+    check(tutti_recv(comm_, data.data(), data.size(), data.dtype(), peer, tag, nullptr));
+  }
+  [[nodiscard]] Work recv_async(Buffer data, int32_t peer, int32_t tag) {
+    return start([&](tutti_work** work) {
+      return tutti_recv(comm_, data.data(), data.size(), data.dtype(), peer, tag, work);
+    });
+  }
+
+ private:
+  template <class Read>
+  int32_t place(Read read) const {
+    int32_t value = 0;
+    check(read(comm_, &value));
+    return value;
+  }
+
+  template <class Call>
+  static Work start(Call call) {
+    tutti_work* work = nullptr;
+    check(call(&work));
+    return Work(work);
+  }
+
+  // Throws InvalidArgumentError unless other, where this rank uses it and it has memory,
+  // has dtype and `expected` elements (`rule` says how many, for the message). A NULL
+  // buffer or an empty Comm goes on to the C call, which says what it needed.
+  void expect(const char* api, ConstBuffer other, const char* other_name, bool used, tutti_dtype dtype,
+              size_t expected, const char* rule) const {
+    if (comm_ == nullptr || !used || other.data() == nullptr) return;
+    const std::string where = std::string("tutti::Comm::") + api + ": ";
+    if (other.dtype() != dtype) {
+      throw_error(TUTTI_ERR_INVALID_ARGUMENT, where + other_name + " is " + dtype_name(other.dtype()) +
+                                                  " but the operation's dtype is " + dtype_name(dtype) +
+                                                  "; give both buffers the same element type");
+    }
+    if (other.size() != expected) {
+      throw_error(TUTTI_ERR_INVALID_ARGUMENT, where + other_name + " holds " + std::to_string(other.size()) +
+                                                  " elements but must hold " + rule + " = " +
+                                                  std::to_string(expected) + "; resize " + other_name);
+    }
+  }
+
+  bool is(int32_t root) const { return comm_ != nullptr && rank() == root; }
+  size_t ranks() const { return comm_ != nullptr ? static_cast<size_t>(size()) : 0; }
+
+  tutti_status all_reduce_call(ConstBuffer send, Buffer recv, tutti_op op, tutti_work** work) {
+    expect("all_reduce", recv, "recv", true, send.dtype(), send.size(), "send.size()");
+    return tutti_all_reduce(comm_, send.data(), recv.data(), send.size(), send.dtype(), op, work);
+  }
+  tutti_status reduce_call(ConstBuffer send, Buffer recv, tutti_op op, int32_t root, tutti_work** work) {
+    expect("reduce", recv, "recv", is(root), send.dtype(), send.size(), "send.size() on the root");
+    return tutti_reduce(comm_, send.data(), recv.data(), send.size(), send.dtype(), op, root, work);
+  }
+  tutti_status broadcast_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
+    expect("broadcast", send, "send", is(root), recv.dtype(), recv.size(), "recv.size() on the root");
+    return tutti_broadcast(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
+  }
+  tutti_status all_gather_call(ConstBuffer send, Buffer recv, tutti_work** work) {
+    expect("all_gather", recv, "recv", true, send.dtype(), ranks() * send.size(), "comm.size() * send.size()");
+    return tutti_all_gather(comm_, send.data(), recv.data(), send.size(), send.dtype(), work);
+  }
+  tutti_status reduce_scatter_call(ConstBuffer send, Buffer recv, tutti_op op, tutti_work** work) {
+    expect("reduce_scatter", send, "send", true, recv.dtype(), ranks() * recv.size(), "comm.size() * recv.size()");
+    return tutti_reduce_scatter(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), op, work);
+  }
+  tutti_status gather_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
+    expect("gather", recv, "recv", is(root), send.dtype(), ranks() * send.size(),
+           "comm.size() * send.size() on the root");
+    return tutti_gather(comm_, send.data(), recv.data(), send.size(), send.dtype(), root, work);
+  }
+  tutti_status scatter_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
+    expect("scatter", send, "send", is(root), recv.dtype(), ranks() * recv.size(),
+           "comm.size() * recv.size() on the root");
+    return tutti_scatter(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
+  }
+  tutti_status all_to_all_call(ConstBuffer send, Buffer recv, tutti_work** work) {
+    const size_t n = ranks();
+    if (n != 0 && send.size() % n != 0) {
+      throw_error(TUTTI_ERR_INVALID_ARGUMENT, "tutti::Comm::all_to_all: send holds " + std::to_string(send.size()) +
+                                                  " elements, not a multiple of comm.size() " + std::to_string(n) +
+                                                  "; give every rank a block of the same size");
+    }
+    expect("all_to_all", recv, "recv", true, send.dtype(), send.size(), "send.size()");
+    return tutti_all_to_all(comm_, send.data(), recv.data(), n != 0 ? send.size() / n : 0, send.dtype(), work);
+  }
+
+  tutti_comm* comm_ = nullptr;
+};
+
+}  // namespace tutti
+
+#endif  // TUTTI_CPP_COMM_HPP
