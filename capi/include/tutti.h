@@ -311,7 +311,9 @@ TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
  * ERR_INVALID_ARGUMENT, naming both sizes); tag >= 0. A send or receive given a work
  * pointer is posted once the operations issued before it have finished on this rank,
  * and does not hold up the ones issued after it: two ranks may each post a receive
- * and a send, then wait for both, without deadlock (the isend/irecv of MPI).
+ * and a send, then wait for both, without deadlock (the isend/irecv of MPI). Either
+ * way it fails with ERR_TIMEOUT if it has not completed op_timeout_ms after it was
+ * posted; the communicator stays usable.
  * [one thread per comm] [blocks <= op_timeout_ms when work == NULL]
  * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT] */
 TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,

@@ -95,7 +95,11 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     uint64_t number = next_p2p_++;
     if (async) {
       return executor_->submit([this, call, api, number](work::Work& work) {
-        in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), p2p_label(api, number, call)});
+        // Bounded like a blocking one: from the moment it is posted.
+        int64_t timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
+        in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), p2p_label(api, number, call),
+                                      Deadline::after_ms_from(coarse_now_ms(), timeout_ms), timeout_ms, call.kind,
+                                      call.root});
         return false;
       });
     }
@@ -112,6 +116,12 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   }
   executor_->run([&] { run_collective(call, seq, false); });
   return nullptr;
+}
+
+std::string Engine::p2p_timed_out(const std::string& label, int64_t timeout_ms, Kind kind, int peer) {
+  return concat(label, " timed out after ", timeout_ms, " ms: rank ", peer,
+                kind == Kind::kSend ? " did not receive it" : " did not send it",
+                "; check that the peer makes the matching call with the same tag");
 }
 
 std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call) const {
@@ -259,6 +269,10 @@ bool Engine::progress_in_flight() {
       finished = true;
       entry.work->complete(setup_.fault->status(), concat(entry.label, " stopped: ", setup_.fault->why()));
     }
+    if (!finished && entry.deadline.expired()) {
+      finished = true;
+      entry.work->complete(Status::kTimeout, p2p_timed_out(entry.label, entry.timeout_ms, entry.kind, entry.peer));
+    }
     if (finished) {
       transport_->release(entry.request);
       in_flight_[i] = std::move(in_flight_.back());
@@ -296,9 +310,7 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     }
     if (setup_.fault->raised()) setup_.fault->rethrow(concat(p2p_label(api, number, call), " stopped"));
     if (context.deadline.expired()) {
-      fail(Status::kTimeout, concat(p2p_label(api, number, call), " timed out after ", context.timeout_ms, " ms: rank ", call.root,
-                                    call.kind == Kind::kSend ? " did not receive it" : " did not send it",
-                                    "; check that the peer makes the matching call with the same tag"));
+      fail(Status::kTimeout, p2p_timed_out(p2p_label(api, number, call), context.timeout_ms, call.kind, call.root));
     }
   }
 }

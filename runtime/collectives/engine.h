@@ -59,6 +59,10 @@ class Engine {
     transport::Request* request;
     std::shared_ptr<work::Work> work;
     std::string label;
+    Deadline deadline;  // the op timeout, from when it was posted
+    int64_t timeout_ms;
+    Kind kind;          // kSend or kRecv
+    int peer;
   };
 
   Engine() = default;
@@ -77,6 +81,9 @@ class Engine {
   void wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number);
   // "tutti_send #3 (peer 1, tag 7) on comm ...", built only when a message needs it.
   std::string p2p_label(const char* api, uint64_t number, const Call& call) const;
+  // The message of a send or receive that timed out, e.g. "... timed out after 300 ms:
+  // rank 1 did not send it; check ...".
+  static std::string p2p_timed_out(const std::string& label, int64_t timeout_ms, Kind kind, int peer);
 
   EngineSetup setup_;
   // setup_.op_timeout_ms until set_op_timeout; read where an operation starts, which is

@@ -129,6 +129,17 @@ Test(work, receive_smaller_than_the_message_is_refused, .timeout = 120) {
   }
 }
 
+Test(work, an_unanswered_irecv_times_out_with_the_op_timeout, .timeout = 120) {
+  run_case("irecv_unanswered", 2, NULL);
+  char line[1024];
+  cr_assert(tt_rank_line(job.output, 1, "IRECV_UNANSWERED wait=", line, sizeof line), "%s", job.output);
+  cr_expect(strncmp(line, "TUTTI_ERR_TIMEOUT", 17) == 0, "the wait(-1) on the irecv: %s", line);
+  cr_expect(strstr(line, "names_peer=1") != NULL, "%s", tt_excerpt(job.output, needles));
+  long long waited = value_in_line(1, "IRECV_UNANSWERED wait=", "waited_ms");
+  cr_expect(waited >= 400 && waited < 10000, "the irecv timed out after %lld ms; its op timeout is 500 ms", waited);
+  cr_expect_eq(tt_count(job.output, "IRECV_UNANSWERED done\n"), 2, "%s", tt_excerpt(job.output, needles));
+}
+
 Test(work, isend_keeps_moving_while_a_blocking_collective_waits, .timeout = 120) {
   run_case("isend_then_blocking", 2, NULL);
   cr_expect_eq(tt_count(job.output, "ISEND_THEN_BLOCKING done\n"), 2, "%s", tt_excerpt(job.output, needles));

@@ -18,6 +18,11 @@
  *                 messages; p2p issued behind a collective.
  *   p2p_too_small (2 ranks) a receive smaller than the message: TUTTI_ERR_INVALID_ARGUMENT
  *                 naming both sizes, nothing written past the buffer; the comm works after.
+ *   irecv_unanswered (2 ranks) rank 1's irecv that rank 0 never answers, under a 500 ms
+ *                 op timeout: wait(-1) returns TUTTI_ERR_TIMEOUT naming rank 0, within
+ *                 the bound; an all_reduce works after.
+ *   isend_then_blocking (2 ranks) an isend behind which its sender makes a blocking
+ *                 collective while the receiver is still in its blocking recv.
  *
  * Prints "<CASE> ..." lines with what it measured, "FAIL rank R <case>: ..." for each
  * failed check, and "coll_async: rank R case NAME, F failures"; exits 1 if F > 0. */
@@ -495,6 +500,34 @@ static void case_p2p_too_small(void) {
 /* An isend large enough for a rendezvous protocol, then a blocking barrier on the same
  * communicator, while the receiver is still in its blocking recv: the barrier (in
  * shared memory) must keep the send moving, or neither rank gets past its call. */
+static void case_irecv_unanswered(void) {
+  if (size != 2) {
+    fail("needs exactly 2 ranks, not %d", size);
+    return;
+  }
+  if (rank == 1) {
+    int32_t slot = 0;
+    tutti_work* recv = NULL;
+    ok(tutti_comm_set_op_timeout(comm, 500), "tutti_comm_set_op_timeout(500)");
+    if (ok(tutti_recv(comm, &slot, 1, TUTTI_DTYPE_INT32, 0, 5, &recv), "tutti_recv (irecv)")) {
+      long long t0 = now_ms();
+      tutti_status status = tutti_work_wait(recv, -1);
+      long long waited = now_ms() - t0;
+      const char* message = tutti_last_error();
+      int names_peer = message != NULL && strstr(message, "rank 0 did not send it") != NULL;
+      printf("IRECV_UNANSWERED wait=%s waited_ms=%lld names_peer=%d\n", tutti_status_name(status), waited, names_peer);
+      if (!names_peer) printf("IRECV_UNANSWERED message: %s\n", message ? message : "(none)");
+    }
+    tutti_work_release(recv);
+    ok(tutti_comm_set_op_timeout(comm, 30000), "tutti_comm_set_op_timeout(30000)");
+  }
+  int32_t value = rank + 1;
+  if (ok(tutti_all_reduce(comm, &value, &value, 1, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, NULL), "all_reduce after")) {
+    if (value != 3) fail("all_reduce after the timed-out irecv gave %d, not 3", value);
+  }
+  printf("IRECV_UNANSWERED done\n");
+}
+
 static void case_isend_then_blocking(void) {
   if (size != 2) {
     fail("needs exactly 2 ranks, not %d", size);
@@ -531,13 +564,15 @@ int main(int argc, char** argv) {
     void (*run)(void);
   } cases[] = {{"overlap", case_overlap},     {"in_order", case_in_order}, {"wait_timeout", case_wait_timeout},
                {"test_poll", case_test_poll}, {"p2p", case_p2p},           {"p2p_too_small", case_p2p_too_small},
-               {"isend_then_blocking", case_isend_then_blocking}};
+               {"irecv_unanswered", case_irecv_unanswered}, {"isend_then_blocking", case_isend_then_blocking}};
   void (*run)(void) = NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     if (strcmp(cases[i].name, case_name) == 0) run = cases[i].run;
   }
   if (run == NULL) {
-    fprintf(stderr, "usage: coll_async --case overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small|isend_then_blocking\n");
+    fprintf(stderr,
+            "usage: coll_async --case "
+            "overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small|irecv_unanswered|isend_then_blocking\n");
     return 2;
   }
   if (!cv_join_world(&comm, &rank, &size)) return 1;
