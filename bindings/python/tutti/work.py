@@ -4,7 +4,9 @@ A Work owns one tutti_work and every buffer of its operation: the caller's tenso
 the binding's scratch memory for lists. The buffers stay referenced until the library
 says the operation finished, whatever the caller drops meanwhile, because the library
 writes into them until then. A Work dropped before it finished hands its handle and
-buffers to its Comm, which releases them once the operation ends (Comm._reap).
+buffers to its Comm, which releases them once the operation ends (Comm._reap); the
+results of a dropped Work are then not copied into output lists (all_gather's
+tensor_list, gather, all_to_all), since nobody waited for them.
 """
 import ctypes
 import datetime
