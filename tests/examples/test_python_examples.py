@@ -17,7 +17,7 @@ EXAMPLES = os.path.join(SOURCE, "examples", "python")
 def launch(example, ranks):
     result = subprocess.run(
         [os.environ["TUTTI_BIN"], "launch", "-n", str(ranks), "--timeout", "200", "--",
-         "/usr/bin/python3", os.path.join(EXAMPLES, example)],
+         os.environ["TUTTI_PYTHON"], os.path.join(EXAMPLES, example)],
         capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = {}
@@ -60,6 +60,18 @@ def test_collectives(ranks):
         assert out[r]["after reduce_scatter(max)"] == cellwise_max(
             [out[i][f"reduce_scatter input {r}"] for i in range(ranks)])
     assert any(any(row) for row in before["all_reduce"][0])
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_point_to_point(ranks):
+    lines = launch("03_point_to_point.py", ranks)
+    for r in range(ranks):
+        left = (r - 1) % ranks
+        assert f"Rank: {r}, blocking: got [{100 + left}] from rank {left}." in lines[r]
+        assert any(re.fullmatch(rf"Rank: {r}, non-blocking: got \[{200 + left}\] from rank {left}, "
+                                r"polled \d+ times\.", line) for line in lines[r]), lines[r]
+        assert f"Rank: {r}, scatter: received [{2 * r}, {2 * r + 1}]." in lines[r]
+    assert f"Rank: 0, gather: {[[r, r + 1, r + 2] for r in range(ranks)]}." in lines[0]
 
 
 def test_classifier():
