@@ -29,6 +29,22 @@ def launch(example, ranks):
     return lines
 
 
+def expect_readme_excerpt(example, lines):
+    """The lines examples/README.md quotes for example (the first code block after the
+    paragraph that opens with its name, in the Python section) must still be printed."""
+    with open(os.path.join(SOURCE, "examples", "README.md")) as readme:
+        text = readme.read()
+    section = text[text.index("## The Python examples"):]
+    section = section[:section.index("\n## ", 1)]
+    after = section[section.index(f"\n`{example}`"):]
+    block = after.split("```")[1]
+    printed = {f"[{r}] {line}" for r, rank_lines in lines.items() for line in rank_lines}
+    quoted = [line for line in block.splitlines() if line.startswith("[")]
+    assert quoted, f"examples/README.md quotes no output of {example}"
+    for line in quoted:
+        assert line in printed, f"examples/README.md shows {line!r} for {example}, which it no longer prints"
+
+
 def matrices(lines):
     """{label: 11x11 list of ints} from one rank's "Rank: r, label." and 11 rows."""
     found = {}
@@ -45,7 +61,10 @@ def cellwise_max(ms):
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
 def test_collectives(ranks):
-    out = {r: matrices(lines) for r, lines in launch("02_collectives.py", ranks).items()}
+    lines = launch("02_collectives.py", ranks)
+    if ranks == 2:
+        expect_readme_excerpt("02_collectives.py", lines)
+    out = {r: matrices(rank_lines) for r, rank_lines in lines.items()}
     before = {label: [out[r][f"before {label}"] for r in range(ranks)]
               for label in ("all_reduce", "reduce", "broadcast")}
     if ranks == 2:  # the tutorial's picture: rank 1's square over rank 0's disk
@@ -76,6 +95,7 @@ def test_point_to_point(ranks):
 
 def test_classifier():
     lines = launch("10_classifier.py", 2)
+    expect_readme_excerpt("10_classifier.py", lines)
     assert "Rank: 0, data ready." in lines[0]
     for r in (0, 1):
         assert f"Rank: {r}, weights received." in lines[r]
@@ -91,6 +111,8 @@ def test_classifier():
 @pytest.mark.parametrize("ranks", [1, 4])
 def test_data_parallel(ranks):
     lines = launch("11_data_parallel.py", ranks)
+    if ranks == 4:
+        expect_readme_excerpt("11_data_parallel.py", lines)
     for r in range(ranks):
         text = "\n".join(lines[r])
         assert f"Rank: {r}, the model was identical on every rank after each of 402 steps." in text

@@ -116,7 +116,7 @@ class Comm(Collectives):
         if getattr(self, "_handle", None) is not None:
             try:
                 self.destroy()
-            except Exception:  # noqa: BLE001: nobody can catch it in __del__
+            except Exception:  # an exception raised in __del__ reaches nobody
                 pass
 
     def _live(self, api):

@@ -21,7 +21,7 @@ import pytest
 try:
     import torch
     import torch.distributed as dist
-except ImportError as error:  # noqa: F841: reported below
+except ImportError as error:
     print(f"test_vs_torch SKIPPED: torch is not importable ({error}); install python3-torch "
           f"(Debian) for /usr/bin/python3 to run the comparison with torch.distributed")
     pytest.skip("torch is not importable", allow_module_level=True)
