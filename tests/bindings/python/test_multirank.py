@@ -1,11 +1,13 @@
 """The Python binding on several ranks: every collective and point-to-point call with
 its expected values, Works whose buffers the caller dropped, groups, and the errors
-ranks get from each other (a timeout naming the missing rank, a mismatch).
+ranks get from each other (a timeout naming the missing rank, a mismatch naming the
+rank that differs), and abort from another thread waking a waiter.
 
 Every rank runs the same tests in the same order, so that their collectives meet:
   tutti launch -n 4 -- python3 -m pytest test_multirank.py
 """
 import gc
+import threading
 
 import numpy
 import pytest
@@ -190,8 +192,27 @@ def test_mismatch_names_the_other_rank():
         pytest.skip("needs 2 ranks")
     group = tutti.split(0)
     group.set_timeout(10)
-    with pytest.raises(tutti.TuttiError) as caught:
+    with pytest.raises(tutti.TuttiMismatch) as caught:
         group.all_reduce(torch.ones(4 + (rank == 0)))
-    assert isinstance(caught.value, (tutti.TuttiMismatch, tutti.TuttiPeerLost)), caught.value
+    other = 1 if rank == 0 else 0
+    assert f"rank {other} called a different collective" in caught.value.message
+    tutti.barrier()
+    group.destroy()
+
+
+def test_abort_from_another_thread_wakes_the_waiter():
+    rank, size = me()
+    if size < 2:
+        pytest.skip("needs 2 ranks")
+    group = tutti.split(0)
+    if rank == 0:
+        pending = group.irecv(torch.zeros(1), src=1)  # rank 1 never sends
+        aborter = threading.Timer(0.3, group.abort)
+        aborter.start()
+        with pytest.raises(tutti.TuttiAborted):
+            pending.wait(30)
+        aborter.join()
+        with pytest.raises(tutti.TuttiAborted):
+            group.barrier()
     tutti.barrier()
     group.destroy()
