@@ -8,6 +8,7 @@ import array
 import ctypes
 import datetime
 import os
+import shutil
 import subprocess
 
 import numpy
@@ -268,6 +269,24 @@ def test_wrong_library_version():
     assert result.returncode == 1
     assert ("is libtutti 1.2.3 (ABI major 1), but this Python package was written for ABI "
             "major 0 (libtutti 0.x); point TUTTI_LIBRARY at a libtutti.so.0") in result.stderr
+
+
+def test_library_lookup_order(tmp_path):
+    beside = os.path.join(os.path.dirname(os.path.abspath(tutti.__file__)), "libtutti.so.0")
+    assert _capi.library_path == os.environ.get("TUTTI_LIBRARY", beside)
+    # Without a library beside the package or TUTTI_LIBRARY: the system's library path.
+    package = tmp_path / "tutti"
+    package.mkdir()
+    for name in os.listdir(os.path.dirname(beside)):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(os.path.dirname(beside), name), package / name)
+    code = "import tutti; print(tutti._capi.library_path, tutti.version())"
+    result = run_python(code, PYTHONPATH=str(tmp_path),
+                        LD_LIBRARY_PATH=os.path.dirname(os.path.realpath(beside)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["libtutti.so.0", tutti.version()]
+    result = run_python(code, PYTHONPATH=str(tmp_path), LD_LIBRARY_PATH="/nonexistent")
+    assert "tried libtutti.so.0 (the system library path)" in result.stderr
 
 
 def test_missing_library():
