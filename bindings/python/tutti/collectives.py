@@ -116,7 +116,7 @@ class Collectives:
         """tensor on rank dst = the reduction of every rank's tensor; others keep theirs."""
         api = "tutti.reduce"
         dst = int32(dst, api, "dst")
-        here = self.rank() == dst
+        here = self._rank_for(api) == dst
         t = _one(tensor, api, "tensor", here)
         return self._issue(api, _capi.lib.tutti_reduce,
                            (t.address, t.address if here else None, t.count, t.dtype,
@@ -126,7 +126,7 @@ class Collectives:
         """tensor on every rank = rank src's tensor."""
         api = "tutti.broadcast"
         src = int32(src, api, "src")
-        t = _one(tensor, api, "tensor", self.rank() != src)
+        t = _one(tensor, api, "tensor", self._rank_for(api) != src)
         return self._issue(api, _capi.lib.tutti_broadcast,
                            (t.address, t.address, t.count, t.dtype, src), [t], async_op)
 
@@ -134,7 +134,7 @@ class Collectives:
         """tensor_list[i] = rank i's tensor, on every rank."""
         api = "tutti.all_gather"
         t = _one(tensor, api, "tensor", False)
-        outputs = _list(tensor_list, api, "tensor_list", True, self.size())
+        outputs = _list(tensor_list, api, "tensor_list", True, self._size_for(api))
         _buffers.same_shape(outputs, t.count, t.dtype, api, "tensor_list")
         gathered = _buffers.scratch(t.count * len(outputs), t.dtype)
         return self._issue(api, _capi.lib.tutti_all_gather,
@@ -148,7 +148,7 @@ class Collectives:
         t = _one(input_tensor, api, "input_tensor", False)
         out = _one(output_tensor, api, "output_tensor", True)
         _match(out, t, api, "output_tensor", "input_tensor")
-        _whole(out, self.size(), api, "output_tensor", t.count)
+        _whole(out, self._size_for(api), api, "output_tensor", t.count)
         return self._issue(api, _capi.lib.tutti_all_gather,
                            (t.address, out.address, t.count, t.dtype), [t, out], async_op)
 
@@ -156,7 +156,7 @@ class Collectives:
         """output on rank i = the reduction of every rank's input_list[i]."""
         api = "tutti.reduce_scatter"
         out = _one(output, api, "output", True)
-        inputs = _list(input_list, api, "input_list", False, self.size())
+        inputs = _list(input_list, api, "input_list", False, self._size_for(api))
         _buffers.same_shape(inputs, out.count, out.dtype, api, "input_list")
         packed = _buffers.scratch(out.count * len(inputs), out.dtype)
         _buffers.pack(inputs, packed)
@@ -170,7 +170,7 @@ class Collectives:
         out = _one(output, api, "output", True)
         t = _one(input, api, "input", False)
         _match(out, t, api, "output", "input")
-        _whole(t, self.size(), api, "input", out.count)
+        _whole(t, self._size_for(api), api, "input", out.count)
         return self._issue(api, _capi.lib.tutti_reduce_scatter,
                            (t.address, out.address, out.count, out.dtype, reduce_op(op, api)),
                            [out, t], async_op)
@@ -180,13 +180,13 @@ class Collectives:
         api = "tutti.gather"
         dst = int32(dst, api, "dst")
         t = _one(tensor, api, "tensor", False)
-        if self.rank() != dst:
+        if self._rank_for(api) != dst:
             return self._issue(api, _capi.lib.tutti_gather,
                                (t.address, None, t.count, t.dtype, dst), [t], async_op)
         if gather_list is None:
             raise invalid(f"{api}: gather_list is None on the destination rank {dst}; pass a list "
-                          f"of {self.size()} tensors like tensor to receive into")
-        outputs = _list(gather_list, api, "gather_list", True, self.size())
+                          f"of {self._size_for(api)} tensors like tensor to receive into")
+        outputs = _list(gather_list, api, "gather_list", True, self._size_for(api))
         _buffers.same_shape(outputs, t.count, t.dtype, api, "gather_list")
         gathered = _buffers.scratch(t.count * len(outputs), t.dtype)
         return self._issue(api, _capi.lib.tutti_gather,
@@ -199,13 +199,13 @@ class Collectives:
         api = "tutti.scatter"
         src = int32(src, api, "src")
         out = _one(tensor, api, "tensor", True)
-        if self.rank() != src:
+        if self._rank_for(api) != src:
             return self._issue(api, _capi.lib.tutti_scatter,
                                (None, out.address, out.count, out.dtype, src), [out], async_op)
         if scatter_list is None:
             raise invalid(f"{api}: scatter_list is None on the source rank {src}; pass a list "
-                          f"of {self.size()} tensors like tensor, one for each rank")
-        inputs = _list(scatter_list, api, "scatter_list", False, self.size())
+                          f"of {self._size_for(api)} tensors like tensor, one for each rank")
+        inputs = _list(scatter_list, api, "scatter_list", False, self._size_for(api))
         _buffers.same_shape(inputs, out.count, out.dtype, api, "scatter_list")
         packed = _buffers.scratch(out.count * len(inputs), out.dtype)
         _buffers.pack(inputs, packed)
@@ -216,8 +216,8 @@ class Collectives:
     def all_to_all(self, output_tensor_list, input_tensor_list, async_op=False):
         """output_tensor_list[i] = rank i's input_tensor_list[this rank]."""
         api = "tutti.all_to_all"
-        inputs = _list(input_tensor_list, api, "input_tensor_list", False, self.size())
-        outputs = _list(output_tensor_list, api, "output_tensor_list", True, self.size())
+        inputs = _list(input_tensor_list, api, "input_tensor_list", False, self._size_for(api))
+        outputs = _list(output_tensor_list, api, "output_tensor_list", True, self._size_for(api))
         first = inputs[0]
         _buffers.same_shape(inputs, first.count, first.dtype, api, "input_tensor_list")
         _buffers.same_shape(outputs, first.count, first.dtype, api, "output_tensor_list")
@@ -235,12 +235,12 @@ class Collectives:
         t = _one(input, api, "input", False)
         out = _one(output, api, "output", True)
         _match(out, t, api, "output", "input")
-        if t.count != out.count or t.count % self.size() != 0:
+        if t.count != out.count or t.count % self._size_for(api) != 0:
             raise invalid(f"{api}: input holds {t.count} elements and output {out.count}; both "
-                          f"must hold the same number, a multiple of the {self.size()} ranks "
+                          f"must hold the same number, a multiple of the {self._size_for(api)} ranks "
                           f"(tutti splits them equally)")
         return self._issue(api, _capi.lib.tutti_all_to_all,
-                           (t.address, out.address, t.count // self.size(), t.dtype),
+                           (t.address, out.address, t.count // self._size_for(api), t.dtype),
                            [t, out], async_op)
 
     def barrier(self, async_op=False):

@@ -125,6 +125,15 @@ class Comm(Collectives):
                           f"(tutti.init, split, new_group) and use that")
         return self._handle
 
+    def _rank_for(self, api):
+        """rank(), with a destroyed Comm reported as api's error."""
+        self._live(api)
+        return self._rank
+
+    def _size_for(self, api):
+        self._live(api)
+        return self._size
+
     def _place(self, getter, what):
         value = ctypes.c_int32()
         check(getter(self._live(f"tutti.Comm.{what}"), ctypes.byref(value)))

@@ -238,6 +238,8 @@ def test_use_after_destroy():
     assert comm.destroyed and repr(comm) == "<tutti.Comm (destroyed)>"
     expect_invalid("attempt to use a destroyed tutti.Comm", comm.all_reduce, torch.ones(2))
     expect_invalid("attempt to use a destroyed tutti.Comm", comm.rank)
+    expect_invalid("tutti.reduce: attempt to use a destroyed", comm.reduce, torch.ones(2), 0)
+    expect_invalid("tutti.gather: attempt to use a destroyed", comm.gather, torch.ones(2))
     expect_invalid("destroyed", tutti.all_reduce, torch.ones(2), group=comm)
     with tutti.new_group([0]) as group:
         group.barrier()
