@@ -1,0 +1,179 @@
+"""Turns what a caller passes (a PyTorch CPU tensor, a NumPy array, anything with
+__array_interface__ or the buffer protocol) into an address, an element count and a
+tutti dtype, or refuses it with a message that says what is wrong and how to fix it.
+
+Each Buffer keeps a reference to what owns its memory (`owner`), so that a Work that
+holds the Buffer keeps the memory alive until the operation completes. Read-only
+input that the library cannot be given an address of through ctypes (bytes, a
+read-only memoryview) is copied first; input is never written, so a copy is exact.
+"""
+import ctypes
+import sys
+
+from . import _capi
+from .errors import invalid, unsupported
+
+SUPPORTED = "int8, uint8, int32, int64, float16, bfloat16, float32, float64"
+
+ITEMSIZE = {
+    _capi.DTYPE_INT8: 1, _capi.DTYPE_UINT8: 1, _capi.DTYPE_INT32: 4, _capi.DTYPE_INT64: 8,
+    _capi.DTYPE_FLOAT16: 2, _capi.DTYPE_BFLOAT16: 2, _capi.DTYPE_FLOAT32: 4,
+    _capi.DTYPE_FLOAT64: 8,
+}
+NAMES = {
+    _capi.DTYPE_INT8: "int8", _capi.DTYPE_UINT8: "uint8", _capi.DTYPE_INT32: "int32",
+    _capi.DTYPE_INT64: "int64", _capi.DTYPE_FLOAT16: "float16",
+    _capi.DTYPE_BFLOAT16: "bfloat16", _capi.DTYPE_FLOAT32: "float32",
+    _capi.DTYPE_FLOAT64: "float64",
+}
+_TORCH = {"torch." + name: dtype for dtype, name in NAMES.items()}
+# __array_interface__ typestr without its byte order: kind and size.
+_TYPESTR = {"i1": _capi.DTYPE_INT8, "u1": _capi.DTYPE_UINT8, "i4": _capi.DTYPE_INT32,
+            "i8": _capi.DTYPE_INT64, "f2": _capi.DTYPE_FLOAT16, "f4": _capi.DTYPE_FLOAT32,
+            "f8": _capi.DTYPE_FLOAT64}
+# struct-module format codes of the buffer protocol, with the item sizes they mean here.
+_FORMAT = {("b", 1): _capi.DTYPE_INT8, ("B", 1): _capi.DTYPE_UINT8,
+           ("i", 4): _capi.DTYPE_INT32, ("l", 4): _capi.DTYPE_INT32,
+           ("l", 8): _capi.DTYPE_INT64, ("q", 8): _capi.DTYPE_INT64,
+           ("e", 2): _capi.DTYPE_FLOAT16, ("f", 4): _capi.DTYPE_FLOAT32,
+           ("d", 8): _capi.DTYPE_FLOAT64}
+
+
+class Buffer:
+    """Memory for one operation: address, count elements of dtype, and its owner."""
+
+    __slots__ = ("address", "count", "dtype", "owner")
+
+    def __init__(self, address, count, dtype, owner):
+        self.address, self.count, self.dtype, self.owner = address, count, dtype, owner
+
+    @property
+    def nbytes(self):
+        return self.count * ITEMSIZE[self.dtype]
+
+
+def scratch(count, dtype):
+    """A contiguous buffer of count elements that the binding packs lists into."""
+    storage = (ctypes.c_char * (count * ITEMSIZE[dtype]))()
+    return Buffer(ctypes.addressof(storage), count, dtype, storage)
+
+
+def as_buffer(obj, api, arg, writable):
+    """The Buffer of obj, for an output when writable, else for an input."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return _from_tensor(obj, api, arg)
+    interface = getattr(obj, "__array_interface__", None)
+    if isinstance(interface, dict) and interface.get("data") is not None:
+        return _from_array_interface(obj, interface, api, arg, writable)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise invalid(
+            f"{api}: {arg} is a {type(obj).__name__}, which holds no memory tutti can use; "
+            f"pass a PyTorch CPU tensor, a NumPy array, a bytearray or an array.array") from None
+    return _from_memoryview(obj, view, api, arg, writable)
+
+
+def _from_tensor(tensor, api, arg):
+    if tensor.device.type != "cpu":
+        raise unsupported(
+            f"{api}: {arg} is a tensor on {tensor.device}, but this build of tutti moves host "
+            f"memory only (CUDA tensors come with the GPU transport); pass a CPU tensor, "
+            f"e.g. {arg}.cpu(), and copy the result back")
+    if tensor.layout != sys.modules["torch"].strided:
+        raise unsupported(f"{api}: {arg} is a {tensor.layout} tensor; pass a dense tensor "
+                          f"({arg}.to_dense())")
+    dtype = _TORCH.get(str(tensor.dtype))
+    if dtype is None:
+        raise invalid(f"{api}: {arg} has dtype {tensor.dtype}, which tutti does not reduce "
+                      f"or move; use one of {SUPPORTED} ({arg}.to(torch.float32), say)")
+    if not tensor.is_contiguous():
+        raise invalid(
+            f"{api}: {arg} is not contiguous (shape {tuple(tensor.shape)}, stride "
+            f"{tuple(tensor.stride())}); pass a contiguous tensor ({arg}.contiguous() makes a "
+            f"copy: copy the result back into {arg} afterwards)")
+    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor)
+
+
+def _c_contiguous(shape, strides, itemsize):
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+def _from_array_interface(obj, interface, api, arg, writable):
+    typestr = interface["typestr"]
+    order, code = typestr[0], typestr[1:]
+    dtype = _TYPESTR.get(code)
+    if dtype is None or (order == ">" and sys.byteorder == "little"):
+        raise invalid(
+            f"{api}: {arg} has element type {typestr!r} ({getattr(obj, 'dtype', '?')}), which "
+            f"tutti does not reduce or move; use one of {SUPPORTED} in native byte order "
+            f"(e.g. {arg}.astype(numpy.float32))")
+    shape = tuple(interface["shape"])
+    count = 1
+    for extent in shape:
+        count *= extent
+    strides = interface.get("strides")
+    if strides is not None and count > 0 and not _c_contiguous(shape, strides, ITEMSIZE[dtype]):
+        raise invalid(
+            f"{api}: {arg} is not C-contiguous (shape {shape}, strides {tuple(strides)} bytes); "
+            f"pass a contiguous array (numpy.ascontiguousarray({arg}) makes a copy: copy the "
+            f"result back into {arg} afterwards)")
+    address, readonly = interface["data"]
+    if readonly and writable:
+        raise invalid(f"{api}: {arg} is read-only, but the result is written into it; pass a "
+                      f"writable array ({arg}.copy(), or {arg}.flags.writeable = True if you own it)")
+    return Buffer(address, count, dtype, obj)
+
+
+def _from_memoryview(obj, view, api, arg, writable):
+    code = view.format.lstrip("@=<")
+    dtype = _FORMAT.get((code, view.itemsize))
+    if dtype is None:
+        raise invalid(
+            f"{api}: {arg} ({type(obj).__name__}) has elements of format {view.format!r} and "
+            f"{view.itemsize} bytes, which tutti does not reduce or move; use one of {SUPPORTED} "
+            f"(array.array('f'), 'd', 'b', 'B', 'i' or 'q', or a bytearray)")
+    if not view.c_contiguous:
+        raise invalid(f"{api}: {arg} ({type(obj).__name__}) is not C-contiguous; pass a "
+                      f"contiguous buffer (bytes(memoryview) or a copy) and copy the result back")
+    count = view.nbytes // view.itemsize
+    if view.readonly:
+        if writable:
+            raise invalid(f"{api}: {arg} ({type(obj).__name__}) is read-only, but the result is "
+                          f"written into it; pass a writable buffer such as a bytearray or an "
+                          f"array.array")
+        view = memoryview(bytearray(view.cast("B")))
+    storage = (ctypes.c_char * view.nbytes).from_buffer(view)
+    return Buffer(ctypes.addressof(storage), count, dtype, (obj, storage))
+
+
+def same_shape(buffers, count, dtype, api, arg):
+    """Checks that every Buffer of a list holds count elements of dtype."""
+    for i, buffer in enumerate(buffers):
+        if buffer.dtype != dtype or buffer.count != count:
+            raise invalid(
+                f"{api}: {arg}[{i}] holds {buffer.count} {NAMES[buffer.dtype]}, but the call "
+                f"moves blocks of {count} {NAMES[dtype]}; give every tensor of {arg} the "
+                f"tensor's numel and dtype")
+
+
+def pack(buffers, into):
+    """Copies the list's buffers, one after the other, into the Buffer `into`."""
+    offset = 0
+    for buffer in buffers:
+        ctypes.memmove(into.address + offset, buffer.address, buffer.nbytes)
+        offset += buffer.nbytes
+
+
+def unpack(source, buffers):
+    """Copies consecutive blocks of the Buffer `source` into the list's buffers."""
+    offset = 0
+    for buffer in buffers:
+        ctypes.memmove(buffer.address, source.address + offset, buffer.nbytes)
+        offset += buffer.nbytes

@@ -1,0 +1,170 @@
+"""Comm: one tutti_comm, the world's or one made by split, new_group or shrink.
+
+A Comm is destroyed by destroy(), by leaving a `with` block, or when it is collected.
+Using it after that raises TuttiInvalidArgument rather than handing the library a
+dead pointer. Every operation and Work keeps the Comm alive while it runs.
+"""
+import ctypes
+import sys
+
+from . import _capi
+from .collectives import Collectives, int32
+from .errors import check, invalid
+from .work import Work, timeout_ms
+
+
+class Comm(Collectives):
+    """A communicator: rank(), size(), the collectives (see tutti.collectives), split()."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._orphans = []  # (tutti_work*, owners) of Works dropped while running
+        self._rank = self._place(_capi.lib.tutti_comm_rank, "rank")
+        self._size = self._place(_capi.lib.tutti_comm_size, "size")
+
+    def rank(self):
+        """This rank's place in the communicator, 0 to size() - 1."""
+        self._live("tutti.Comm.rank")
+        return self._rank
+
+    def size(self):
+        """The number of ranks in the communicator."""
+        self._live("tutti.Comm.size")
+        return self._size
+
+    def local_rank(self):
+        """This rank's place among the communicator's ranks on the same node."""
+        return self._place(_capi.lib.tutti_comm_local_rank, "local_rank")
+
+    def local_size(self):
+        """How many of the communicator's ranks share this node."""
+        return self._place(_capi.lib.tutti_comm_local_size, "local_size")
+
+    def node_rank(self):
+        """This node's index among the communicator's nodes (ordered by lowest rank)."""
+        return self._place(_capi.lib.tutti_comm_node_rank, "node_rank")
+
+    def split(self, color, key=None):
+        """A new Comm of the ranks passing the same color, ordered by key (default: the
+        rank here), as MPI_Comm_split; None for a rank passing color None. Collective."""
+        api = "tutti.Comm.split"
+        color = _capi.UNDEFINED if color is None else int32(color, api, "color")
+        if color < 0 and color != _capi.UNDEFINED:
+            raise invalid(f"{api}: color is {color}; pass a color >= 0, or None to join no group")
+        key = self._rank if key is None else int32(key, api, "key")
+        out = _capi.comm_p()
+        check(_capi.lib.tutti_comm_split(self._live(api), color, key, ctypes.byref(out)))
+        return Comm(out) if out.value else None
+
+    def shrink(self):
+        """After TuttiPeerLost: a new Comm of the ranks still alive, in order. Every
+        survivor must call it; this Comm must still be destroyed."""
+        out = _capi.comm_p()
+        check(_capi.lib.tutti_comm_shrink(self._live("tutti.Comm.shrink"), ctypes.byref(out)))
+        return Comm(out)
+
+    def set_timeout(self, timeout):
+        """How long each later operation may take: seconds or a timedelta."""
+        api = "tutti.Comm.set_timeout"
+        ms = timeout_ms(timeout, api)
+        if ms < 0:
+            raise invalid(f"{api}: timeout is None; pass seconds or a timedelta")
+        check(_capi.lib.tutti_comm_set_op_timeout(self._live(api), ms))
+
+    def dump(self, file=None):
+        """Writes why the Comm is unusable, if it is, and its recent collectives to
+        file (default sys.stderr), which must have a file descriptor."""
+        file = sys.stderr if file is None else file
+        file.flush()
+        check(_capi.lib.tutti_comm_dump(self._live("tutti.Comm.dump"), file.fileno()))
+
+    def abort(self):
+        """Fails every pending and later operation with TuttiAborted; any thread may call
+        it. The Comm must still be destroyed."""
+        check(_capi.lib.tutti_comm_abort(self._live("tutti.Comm.abort")))
+
+    def destroy(self):
+        """Releases the communicator; later use raises. Destroying twice does nothing.
+        Not collective, but the rank hosting the rendezvous waits (bounded) for the
+        others to leave."""
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        status = _capi.lib.tutti_comm_destroy(handle)
+        # The runtime has finished or failed every operation of the comm by now.
+        for work, _ in self._orphans:
+            _capi.lib.tutti_work_release(work)
+        self._orphans = []
+        check(status)
+
+    @property
+    def destroyed(self):
+        return self._handle is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<tutti.Comm (destroyed)>"
+        return f"<tutti.Comm (rank {self._rank} of {self._size})>"
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            try:
+                self.destroy()
+            except Exception:  # an exception raised in __del__ reaches nobody
+                pass
+
+    def _live(self, api):
+        if self._handle is None:
+            raise invalid(f"{api}: attempt to use a destroyed tutti.Comm; make a new one "
+                          f"(tutti.init, split, new_group) and use that")
+        return self._handle
+
+    def _rank_for(self, api):
+        """rank(), with a destroyed Comm reported as api's error."""
+        self._live(api)
+        return self._rank
+
+    def _size_for(self, api):
+        self._live(api)
+        return self._size
+
+    def _place(self, getter, what):
+        value = ctypes.c_int32()
+        check(getter(self._live(f"tutti.Comm.{what}"), ctypes.byref(value)))
+        return value.value
+
+    def _issue(self, api, function, args, owners, async_op, on_success=None):
+        handle = self._live(api)
+        self._reap()
+        if not async_op:
+            check(function(handle, *args, None))
+            if on_success is not None:
+                on_success()
+            return None
+        work = _capi.work_p()
+        check(function(handle, *args, ctypes.byref(work)))
+        return Work(self, work, owners, on_success, api)
+
+    def _adopt(self, work, owners):
+        """Takes a running Work's handle and buffers when the Work is dropped."""
+        if self._handle is None:
+            _capi.lib.tutti_work_release(work)
+        else:
+            self._orphans.append((work, owners))
+
+    def _reap(self):
+        done = ctypes.c_int(0)
+        still = []
+        for work, owners in self._orphans:
+            _capi.lib.tutti_work_test(work, ctypes.byref(done))
+            if done.value:
+                _capi.lib.tutti_work_release(work)
+            else:
+                still.append((work, owners))
+        self._orphans = still

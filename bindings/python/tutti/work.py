@@ -1,0 +1,95 @@
+"""Work: an operation in flight, as torch.distributed's async_op=True returns it.
+
+A Work owns one tutti_work and every buffer of its operation: the caller's tensors and
+the binding's scratch memory for lists. The buffers stay referenced until the library
+says the operation finished, whatever the caller drops meanwhile, because the library
+writes into them until then. A Work dropped before it finished hands its handle and
+buffers to its Comm, which releases them once the operation ends (Comm._reap); the
+results of a dropped Work are then not copied into output lists (all_gather's
+tensor_list, gather, all_to_all), since nobody waited for them.
+"""
+import ctypes
+import datetime
+
+from . import _capi
+from .errors import check, error_for, invalid
+
+
+def timeout_ms(timeout, api):
+    """Milliseconds for the C API from None (-1: the default), seconds, or a timedelta."""
+    if timeout is None:
+        return -1
+    if isinstance(timeout, datetime.timedelta):
+        seconds = timeout.total_seconds()
+    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        seconds = float(timeout)
+    else:
+        raise invalid(f"{api}: timeout is {timeout!r} (a {type(timeout).__name__}); pass seconds (a number) "
+                      f"or a datetime.timedelta, or None for the operation's own timeout")
+    if not seconds >= 0:
+        raise invalid(f"{api}: timeout is {timeout!r}; pass a duration >= 0, or None for the "
+                      f"operation's own timeout")
+    return int(seconds * 1000)
+
+
+class Work:
+    """An asynchronous operation. Wait for it before touching its tensors."""
+
+    def __init__(self, comm, handle, owners, on_success, api):
+        self._comm = comm
+        self._handle = handle
+        self._owners = owners
+        self._on_success = on_success
+        self._api = api
+        self._error = None
+
+    def wait(self, timeout=None):
+        """Waits for the operation; returns True once it succeeded, as torch's does.
+
+        timeout: seconds or a timedelta; None waits up to the operation's own timeout
+        (tutti.init's timeout). Past `timeout` this raises TuttiTimeout and the operation
+        goes on: wait again, or check is_completed(). A failed operation raises its
+        error (TuttiPeerLost, TuttiMismatch, ...), at every wait."""
+        if self._handle is not None:
+            ms = timeout_ms(timeout, "tutti.Work.wait")
+            status = _capi.lib.tutti_work_wait(self._handle, ms)
+            if status == _capi.ERR_TIMEOUT and not self._finished():
+                check(status)
+            self._finish(status)
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def is_completed(self):
+        """True once the operation has finished, successfully or not (wait then says which)."""
+        if self._handle is None:
+            return True
+        if not self._finished():
+            return False
+        self._finish(_capi.lib.tutti_work_wait(self._handle, 0))
+        return True
+
+    def __repr__(self):
+        if self._handle is not None:
+            return f"<tutti.Work {self._api} (running)>"
+        return f"<tutti.Work {self._api} ({'failed' if self._error else 'done'})>"
+
+    def _finished(self):
+        done = ctypes.c_int(0)
+        check(_capi.lib.tutti_work_test(self._handle, ctypes.byref(done)))
+        return bool(done.value)
+
+    def _finish(self, status):
+        # The message belongs to this thread's last failure: read it before anything else
+        # can fail and overwrite it.
+        if status != _capi.OK:
+            self._error = error_for(status, _capi.last_error())
+        _capi.lib.tutti_work_release(self._handle)
+        self._handle = None
+        if status == _capi.OK and self._on_success is not None:
+            self._on_success()
+        self._owners = self._on_success = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            self._comm._adopt(self._handle, self._owners)
