@@ -137,8 +137,10 @@ wait_for_nodes() {
 }
 
 start() {
-  command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null ||
-    die "slurmctld, slurmd or srun is missing; install Debian's slurm-wlm (scripts/dev.sh does)"
+  local program
+  for program in slurmctld slurmd srun sinfo; do
+    command -v "$program" >/dev/null || die "$program is missing; install Debian's slurm-wlm (scripts/dev.sh does)"
+  done
   [ -f "$conf" ] || write_conf
   if ! live_pid "$dir/slurmctld.pid" slurmctld >/dev/null; then
     # -i: start afresh even if state from an earlier run is in DIR/state.
