@@ -17,6 +17,7 @@ export TUTTI_INIT_TIMEOUT_MS=30000 TUTTI_OP_TIMEOUT_MS=30000
 
 fail() {
   echo "FAIL: $*" >&2
+  [ -z "${SLURM_CONF:-}" ] || echo "(Slurm's own logs are in $(dirname "$SLURM_CONF")/log)" >&2
   exit 1
 }
 
