@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kKey = "tutti.store";
 
 [[noreturn]] void fail_call(const char* call, pmix_status_t status) {
-  fail(Status::kInternal, concat("tutti_comm_init: ", call, " failed: ", PMIx_Error_string(status),
+  fail(Status::kTransport, concat("tutti_comm_init: ", call, " failed: ", PMIx_Error_string(status),
                                  " (PMIx status ", status, "); check that the launcher's PMIx server is running "
                                  "(mpirun, srun --mpi=pmix), or set MASTER_ADDR and MASTER_PORT"));
 }
