@@ -1,12 +1,14 @@
 // make_plan: where this rank's place on its node comes from when the program's config
-// and the launcher both speak. fuzz_launch_env found a config world size smaller than
-// the launcher's giving a plan whose local size was larger than its world.
+// and the launcher both speak (fuzz_launch_env found a config world size smaller than
+// the launcher's giving a plan whose local size was larger than its world), and where
+// the store is: given by hand, through PMIx, from Slurm's node list, or nowhere.
 #include <criterion/criterion.h>
 
 #include <map>
 #include <optional>
 #include <string>
 
+#include "runtime/common/error.h"
 #include "runtime/rendezvous/plan.h"
 #include "runtime/rendezvous/pmix_exchange.h"
 #include "tests/runtime/rendezvous/fake_env.h"
@@ -99,4 +101,28 @@ Test(plan, where_the_store_is_under_slurm_and_pmix, .timeout = 10) {
                  {"PMIX_NAMESPACE", "prterun-vm-1@1"}, {"PMIX_RANK", "1"}};
   plan = make_plan(Request{}, fake(mpirun));
   cr_expect(plan.store_via_pmix && !plan.serve_store && plan.store_port == 0);
+}
+
+// A launcher that names no rendezvous host, with no address given by hand and no PMIx
+// server to carry one: the message names every variable read and what to set.
+Test(plan, a_launcher_with_no_rendezvous_says_what_to_set, .timeout = 10) {
+  const Vars launchers[] = {
+      {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}},                           // MPICH's mpiexec
+      {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}},  // mpirun with PMIx stripped
+  };
+  const char* read[] = {"PMI_RANK=0, PMI_SIZE=2", "OMPI_COMM_WORLD_RANK=1, OMPI_COMM_WORLD_SIZE=2"};
+  for (int i = 0; i < 2; ++i) {
+    try {
+      make_plan(Request{}, fake(launchers[i]));
+      cr_assert_fail("make_plan did not fail");
+    } catch (const tutti::Error& error) {
+      std::string message = error.what();
+      cr_expect(error.status() == tutti::Status::kInvalidArgument);
+      cr_expect(message.rfind("tutti_comm_init: env:// found no rendezvous address (variables read: ", 0) == 0, "%s",
+                message.c_str());
+      cr_expect(message.find(read[i]) != std::string::npos, "%s", message.c_str());
+      cr_expect(message.find("; set TUTTI_ADDR=HOST:PORT, or MASTER_ADDR and MASTER_PORT") != std::string::npos, "%s",
+                message.c_str());
+    }
+  }
 }
