@@ -16,10 +16,12 @@ int comm_size(lua_State* L, const Target& target) {
   return 1;
 }
 
-int comm_local_rank(lua_State* L, const Target& target) {
-  int32_t local_rank = 0;
-  check_status(L, tutti_comm_local_rank(target.comm, &local_rank));
-  lua_pushinteger(L, local_rank);
+// The node facts, as tutti.h's tutti_comm_local_rank, _local_size and _node_rank give them.
+template <tutti_status (*Get)(const tutti_comm*, int32_t*)>
+int comm_node_fact(lua_State* L, const Target& target) {
+  int32_t value = 0;
+  check_status(L, Get(target.comm, &value));
+  lua_pushinteger(L, value);
   return 1;
 }
 
@@ -62,7 +64,9 @@ int comm_tostring(lua_State* L) {
 #define TUTTI_LUA_COMM_FUNCTIONS(X) \
   X("rank", comm_rank)              \
   X("size", comm_size)              \
-  X("local_rank", comm_local_rank)  \
+  X("local_rank", comm_node_fact<tutti_comm_local_rank>) \
+  X("local_size", comm_node_fact<tutti_comm_local_size>) \
+  X("node_rank", comm_node_fact<tutti_comm_node_rank>)   \
   X("split", comm_split)
 #define TUTTI_LUA_ON_WORLD(name, function) {name, on_world<function>},
 #define TUTTI_LUA_ON_COMM(name, function) {name, on_comm<function>},

@@ -1,6 +1,7 @@
 // luaopen_tutti and the module table. What the module offers, and where it lives:
-//   tutti.rank(), size(), local_rank(), world()   the world communicator (comm.cc,
-//       state.cc), joined from the launcher's environment on first use
+//   tutti.rank(), size(), local_rank(), local_size(), node_rank(), world()
+//       the world communicator (comm.cc, state.cc), joined from the launcher's
+//       environment on first use
 //   tutti.print(...), config()                    this file
 //   tutti.zeros, ones, full, tensor, arange       tensors (tensor*.cc), tutti.disk and
 //       tutti.square                              the tutorial's drawing (tensor_draw.cc)

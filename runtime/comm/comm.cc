@@ -8,6 +8,8 @@
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/rendezvous/file_method.h"
+#include "runtime/rendezvous/pmix_exchange.h"
+#include "runtime/rendezvous/slurm_node.h"
 #include "runtime/store/server.h"
 
 namespace tutti::comm {
@@ -55,6 +57,7 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
   log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
+  if (plan.store_host_is_slurm_node) plan.store_host = rendezvous::slurm_node_address(plan.store_host, deadline);
 
   std::unique_ptr<Comm> comm(new Comm());
   comm->loop_ = loop::Loop::shared();
@@ -73,6 +76,12 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
     comm->waits_for_all_on_leave_ = true;
     comm->store_host_ = comm->hosted_->server->host();
     comm->store_port_ = comm->hosted_->server->port();
+  }
+  if (plan.store_via_pmix) {
+    rendezvous::StoreAddress found = rendezvous::exchange_store_address(
+        plan.serve_store, rendezvous::StoreAddress{comm->store_host_, comm->store_port_}, deadline);
+    comm->store_host_ = found.host;
+    comm->store_port_ = found.port;
   }
   if (!plan.file_path.empty() && !plan.serve_store) {
     comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, plan.secret,

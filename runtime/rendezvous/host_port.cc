@@ -1,5 +1,7 @@
 #include "runtime/rendezvous/host_port.h"
 
+#include "runtime/common/concat.h"
+
 namespace tutti::rendezvous {
 
 bool split_host_port(const std::string& text, std::string* host, std::string* port) {
@@ -16,6 +18,10 @@ bool split_host_port(const std::string& text, std::string* host, std::string* po
   }
   *port = text.substr(colon + 1);
   return true;
+}
+
+std::string join_host_port(const std::string& host, uint16_t port) {
+  return host.find(':') == std::string::npos ? concat(host, ":", port) : concat("[", host, "]:", port);
 }
 
 std::optional<uint16_t> parse_port(const std::string& text) {

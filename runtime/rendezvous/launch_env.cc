@@ -201,6 +201,7 @@ void read_slurm_address(Reader& reader, LaunchEnv& out) {
     if (!list) continue;
     try {
       out.store_host = first_host(*list);
+      out.store_host_is_slurm_node = true;
     } catch (const Error& error) {
       reader.invalid(concat(name, " cannot be read: ", error.what()), "check the srun command, or set TUTTI_ADDR");
     }
@@ -246,6 +247,7 @@ void read_address(Reader& reader, LaunchEnv& out) {
     out.store_host = host;
     return;
   }
+  out.under_pmix = reader.text("PMIX_NAMESPACE") && reader.text("PMIX_RANK");
   if (out.launcher == "slurm") {
     read_slurm_address(reader, out);
     return;

@@ -23,6 +23,12 @@ struct LaunchEnv {
   // Where the rendezvous store is, when the environment says; empty host otherwise.
   std::string store_host;
   int store_port = -1;
+  // store_host is a Slurm node name, which may need Slurm to resolve (slurm_node.h).
+  bool store_host_is_slurm_node = false;
+  // A PMIx server runs beside this process (PMIX_NAMESPACE and PMIX_RANK are set:
+  // mpirun, srun --mpi=pmix), which can carry the store's address (pmix_exchange.h).
+  // Only looked for when no address was given (TUTTI_ADDR, MASTER_ADDR).
+  bool under_pmix = false;
   // "NAME=value" for each variable that was read, in the order read, for messages.
   std::vector<std::string> variables;
 };
@@ -34,7 +40,8 @@ struct LaunchEnv {
 //   4. OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE (its _NODE_RANK is not a node index)
 //   5. PMI_RANK / PMI_SIZE
 // The store address, whatever the launcher: TUTTI_ADDR ("host:port"), else
-// MASTER_ADDR + MASTER_PORT, else under Slurm the first host of SLURM_STEP_NODELIST
+// MASTER_ADDR + MASTER_PORT; without either, whether PMIx is there (under_pmix); and
+// under Slurm the first host of SLURM_STEP_NODELIST
 // (or SLURM_JOB_NODELIST, SLURM_NODELIST) with port TUTTI_PORT or one derived from
 // SLURM_JOB_ID and SLURM_STEP_ID, so that two steps or jobs sharing nodes never pick
 // the same port.

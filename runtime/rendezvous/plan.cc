@@ -5,6 +5,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
 #include "runtime/rendezvous/host_port.h"
+#include "runtime/rendezvous/pmix_exchange.h"
 
 namespace tutti::rendezvous {
 namespace {
@@ -108,12 +109,25 @@ Plan make_plan(const Request& request, const Environment& env) {
     plan.store_host = advertised_host(env);
     plan.serve_store = plan.rank == 0;
   } else {
+    bool given = launch && !launch->store_host.empty() && !launch->store_host_is_slurm_node;
+    // PMIx, where it is there, before a host guessed from Slurm's node list: it needs
+    // no name resolution and no port chosen in advance. A build without PMIx still
+    // uses Slurm's node list, and says how to do without PMIx only where there is none.
+    if (launch && launch->under_pmix && !given && (pmix_built() || launch->store_host.empty())) {
+      plan.store_via_pmix = true;
+      plan.store_host = advertised_host(env);
+      plan.store_port = launch->store_host.empty() && launch->store_port > 0 ? launch->store_port : 0;
+      plan.serve_store = plan.rank == 0;
+      return plan;
+    }
     if (!launch || launch->store_host.empty()) {
       fail(Status::kInvalidArgument,
            concat("tutti_comm_init: env:// found no rendezvous address (variables read: ", joined(plan.variables),
-                  "); set TUTTI_ADDR=HOST:PORT, or MASTER_ADDR and MASTER_PORT, or run under tutti launch or srun"));
+                  "); set TUTTI_ADDR=HOST:PORT, or MASTER_ADDR and MASTER_PORT, or run under tutti launch, srun, "
+                  "or a launcher with PMIx (mpirun)"));
     }
     plan.store_host = launch->store_host;
+    plan.store_host_is_slurm_node = launch->store_host_is_slurm_node;
     plan.store_port = static_cast<uint16_t>(launch->store_port);
     // tutti launch serves the store itself and says so; otherwise rank 0 serves it.
     bool launcher_serves = env("TUTTI_STORE_SERVER").value_or("rank0") == "launcher";

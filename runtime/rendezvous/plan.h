@@ -31,6 +31,10 @@ struct Plan {
   std::string launcher;                // "tutti", "slurm", ... or "config"
   std::vector<std::string> variables;  // "NAME=value" read, for messages
   std::string store_host;
+  bool store_host_is_slurm_node = false;  // see LaunchEnv
+  // The store's address travels through PMIx (pmix_exchange.h): the serving rank
+  // listens at store_host and store_port (0: any free port) and publishes where.
+  bool store_via_pmix = false;
   uint16_t store_port = 0;             // 0 with file://: rank 0 picks one and publishes it
   bool serve_store = false;            // this rank starts the store
   std::string store_owner = "rank 0";  // who serves it, for messages: "rank 0" or "tutti launch"

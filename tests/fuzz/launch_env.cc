@@ -14,7 +14,7 @@
 //     below local size, local size at most the world size, a port in 1..65535 or -1;
 //   - a plan has a rank in its world, a local rank and size that fit in it, and a
 //     store it can reach: a port in 1..65535
-//     (none for file://, where rank 0 picks one) and a host, or a file path;
+//     (none for file:// or PMIx, where rank 0 picks one) and a host, or a file path;
 //   - split_host_port splits without losing a byte; parse_port gives 1..65535 only;
 //   - settings::integer stays within its bounds; TUTTI_ALGO either parses or fails.
 #include <charconv>
@@ -117,6 +117,9 @@ void check_plan(const rendezvous::Request& request, const rendezvous::Plan& plan
   if (method.rfind("file://", 0) == 0) {
     require(!plan.file_path.empty() && plan.file_path[0] == '/', "plan: file:// without an absolute path");
     require(plan.store_port == 0, "plan: file:// with a port");
+  } else if (plan.store_via_pmix) {
+    require(method == "env://", concat("plan: PMIx with init method \"", method, "\""));
+    require(!plan.store_host.empty(), "plan: PMIx without a host to serve on");
   } else {
     require(method == "env://" || method.rfind("tcp://", 0) == 0, concat("plan: init method \"", method, "\""));
     require(plan.store_port >= 1, "plan: no store port");

@@ -1,13 +1,16 @@
 // make_plan: where this rank's place on its node comes from when the program's config
-// and the launcher both speak. fuzz_launch_env found a config world size smaller than
-// the launcher's giving a plan whose local size was larger than its world.
+// and the launcher both speak (fuzz_launch_env found a config world size smaller than
+// the launcher's giving a plan whose local size was larger than its world), and where
+// the store is: given by hand, through PMIx, from Slurm's node list, or nowhere.
 #include <criterion/criterion.h>
 
 #include <map>
 #include <optional>
 #include <string>
 
+#include "runtime/common/error.h"
 #include "runtime/rendezvous/plan.h"
+#include "runtime/rendezvous/pmix_exchange.h"
 #include "tests/runtime/rendezvous/fake_env.h"
 
 using tutti::rendezvous::make_plan;
@@ -64,4 +67,62 @@ Test(plan, launcher_node_id_still_names_the_node, .timeout = 10) {
   plan = make_plan(tcp_request(0, 2), fake(slurm));
   cr_assert(plan.node_key == "node#1" && plan.node_rank == -1, "node key \"%s\", node %d", plan.node_key.c_str(),
             plan.node_rank);
+}
+
+Test(plan, where_the_store_is_under_slurm_and_pmix, .timeout = 10) {
+  Vars slurm = {{"SLURM_PROCID", "0"},  {"SLURM_NTASKS", "2"},  {"SLURM_NODEID", "0"},
+                {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NODELIST", "n[1-2]"}};
+  // Without PMIx: the first node of the step, a Slurm node name.
+  Plan plan = make_plan(Request{}, fake(slurm));
+  cr_expect(plan.store_host == "n1" && plan.store_host_is_slurm_node && !plan.store_via_pmix);
+  cr_expect(plan.store_port == tutti::rendezvous::slurm_step_port(77, 0));
+
+  // srun --mpi=pmix: through PMIx where the build has it, on any free port.
+  Vars pmix = slurm;
+  pmix["PMIX_NAMESPACE"] = "slurm.pmix.77.0";
+  pmix["PMIX_RANK"] = "0";
+  pmix["TUTTI_HOST"] = "node-a";
+  plan = make_plan(Request{}, fake(pmix));
+  if (tutti::rendezvous::pmix_built()) {
+    cr_expect(plan.store_via_pmix && plan.serve_store && plan.store_host == "node-a" && plan.store_port == 0);
+  } else {
+    cr_expect(!plan.store_via_pmix && plan.store_host == "n1");
+  }
+
+  // An address given by hand wins over both.
+  pmix["MASTER_ADDR"] = "master";
+  pmix["MASTER_PORT"] = "29500";
+  plan = make_plan(Request{}, fake(pmix));
+  cr_expect(!plan.store_via_pmix && !plan.store_host_is_slurm_node && plan.store_host == "master");
+
+  // mpirun: Open MPI's variables name no host, so PMIx is the only way, and rank 1
+  // serves nothing.
+  Vars mpirun = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+                 {"PMIX_NAMESPACE", "prterun-vm-1@1"}, {"PMIX_RANK", "1"}};
+  plan = make_plan(Request{}, fake(mpirun));
+  cr_expect(plan.store_via_pmix && !plan.serve_store && plan.store_port == 0);
+}
+
+// A launcher that names no rendezvous host, with no address given by hand and no PMIx
+// server to carry one: the message names every variable read and what to set.
+Test(plan, a_launcher_with_no_rendezvous_says_what_to_set, .timeout = 10) {
+  const Vars launchers[] = {
+      {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}},                           // MPICH's mpiexec
+      {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}},  // mpirun with PMIx stripped
+  };
+  const char* read[] = {"PMI_RANK=0, PMI_SIZE=2", "OMPI_COMM_WORLD_RANK=1, OMPI_COMM_WORLD_SIZE=2"};
+  for (int i = 0; i < 2; ++i) {
+    try {
+      make_plan(Request{}, fake(launchers[i]));
+      cr_assert_fail("make_plan did not fail");
+    } catch (const tutti::Error& error) {
+      std::string message = error.what();
+      cr_expect(error.status() == tutti::Status::kInvalidArgument);
+      cr_expect(message.rfind("tutti_comm_init: env:// found no rendezvous address (variables read: ", 0) == 0, "%s",
+                message.c_str());
+      cr_expect(message.find(read[i]) != std::string::npos, "%s", message.c_str());
+      cr_expect(message.find("; set TUTTI_ADDR=HOST:PORT, or MASTER_ADDR and MASTER_PORT") != std::string::npos, "%s",
+                message.c_str());
+    }
+  }
 }
