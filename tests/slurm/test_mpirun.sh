@@ -1,7 +1,8 @@
 #!/bin/bash
 # Open MPI's mpirun (4.1, from Debian) with no MASTER_ADDR and no -x: tutti takes the
 # ranks from OMPI_COMM_WORLD_* and the store's address through mpirun's PMIx server.
-# A Lua script and a C program with checked results, and a failing rank named.
+# A Lua script, a C program and a Python script with checked results, and a failing
+# rank named.
 . "$(dirname "$0")/lib.sh"
 command -v mpirun >/dev/null || fail "mpirun is missing; install Debian's openmpi-bin (scripts/dev.sh does)"
 
@@ -21,6 +22,11 @@ TUTTI_LOG_LEVEL=info bounded 120 "${mpirun[@]}" -np 4 "$TUTTI_BIN_DIR/01_hello"
 [ "$status" -eq 0 ] || fail "mpirun -np 4 01_hello exited with $status"
 expect_count 4 "rendezvous address from PMIx"
 for rank in 0 1 2 3; do expect_count 1 "^rank $rank of 4 \(local rank $rank of 4 on node 0\): in the"; done
+
+bounded 120 "${mpirun[@]}" -np 3 -x PYTHONPATH="$TUTTI_BIN_DIR/../python" /usr/bin/python3 "$SCRIPTS/place.py"
+[ "$status" -eq 0 ] || fail "mpirun -np 3 python3 place.py exited with $status"
+expect_count 3 "^place rank [0-2] of 3 local [0-2] of 3 node 0 sum 6$"
+for rank in 0 1 2; do expect_count 1 "^place rank $rank of 3 local $rank of 3 "; done
 
 bounded 120 "${mpirun[@]}" -np 4 "$TUTTI_BIN" "$SCRIPTS/fail.lua" error 2
 [ "$status" -ne 0 ] || fail "mpirun exited 0 although rank 2 failed"

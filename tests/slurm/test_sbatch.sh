@@ -29,6 +29,11 @@ expect_count 1 "^Rank: 0, 840 samples, 210 on each of 4 ranks\.$"
 expect_count 1 "^Rank: 0, step 0, loss 2\.1694\.$"
 expect_count 1 "^Rank: 0, accuracy 92\.7% \(779 of 840\)\.$"
 expect_count 4 "^Rank: [0-3], largest difference between the ranks' weights: 0\.$"
+submit python_train
+expect_count 1 "^Rank: 0, linear regression, 840 samples, 210 on each of 4 ranks\.$"
+expect_count 4 "^Rank: [0-3], linear regression, weights \[ 2\.0 -1\.0 0\.5 3\.0 \] bias 1\.0 "
+expect_count 4 "^Rank: [0-3], mlp, accuracy 100\.0% \(840 of 840\)\.$"
+expect_count 4 "^Rank: [0-3], the model was identical on every rank after each of 402 steps\.$"
 # Every example here is submitted above.
 for script in examples/slurm/*.sbatch; do
   [ -f "$TUTTI_TEST_DIR/$(basename "$script" .sbatch).out" ] || fail "$script is not run by this test"
