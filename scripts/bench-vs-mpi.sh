@@ -97,20 +97,15 @@ for n in $world_sizes; do
     : >"$out.tutti.txt"
     : >"$out.mpi.txt"
     for ((run = 1; run <= repeat; run++)); do
-      status=0
-      run_tutti "$n" "$op" "${bench_args[@]}" >>"$out.tutti.txt" 2>&1 || status=$?
-      if [ "$status" -ne 0 ]; then
-        failures=$((failures + 1))
-        echo "# tutti-bench $op on $n ranks failed (exit $status); last lines of $out.tutti.txt:"
-        tail -n 5 "$out.tutti.txt" | sed 's/^/#   /'
-      fi
-      status=0
-      run_mpi "$n" "$op" "${bench_args[@]}" >>"$out.mpi.txt" 2>&1 || status=$?
-      if [ "$status" -ne 0 ]; then
-        failures=$((failures + 1))
-        echo "# mpi-bench $op on $n ranks failed (exit $status); last lines of $out.mpi.txt:"
-        tail -n 5 "$out.mpi.txt" | sed 's/^/#   /'
-      fi
+      for side in tutti mpi; do
+        status=0
+        "run_$side" "$n" "$op" "${bench_args[@]}" >>"$out.$side.txt" 2>&1 || status=$?
+        if [ "$status" -ne 0 ]; then
+          failures=$((failures + 1))
+          echo "# $side-bench $op on $n ranks failed (exit $status); last lines of $out.$side.txt:"
+          tail -n 5 "$out.$side.txt" | sed 's/^/#   /'
+        fi
+      done
     done
     what=$(sed -n 's/^# [a-z-]* [a-z_]*: .*, dtype \([a-z0-9]*\), op \([a-z]*\),.*/\1 \2/p' "$out.tutti.txt" "$out.mpi.txt" | head -1)
     case "$op" in all_reduce | reduce | reduce_scatter) ;; barrier) what="" ;; *) what="${what% *}" ;; esac

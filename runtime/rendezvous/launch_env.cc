@@ -300,11 +300,14 @@ std::optional<LaunchEnv> read_launch_env(const Environment& env) {
 }
 
 // The job id picks a pseudo-random base, and the step id is added to it: steps of one
-// job get consecutive ports (mod 40000), so any 40000 consecutive steps never collide,
-// while two steps of different jobs collide with odds of 1 in 40000.
+// job get consecutive ports (mod 12768), so any 12768 consecutive steps never collide,
+// while two steps of different jobs collide with odds of 1 in 12768. The ports stay
+// below 32768, where Linux's ephemeral range (ip_local_port_range) starts by default:
+// a port in that range can be held by any outgoing connection on the node, and was,
+// under load in this project's tests (EADDRINUSE for rank 0's store).
 int slurm_step_port(long job_id, long step_id) {
   constexpr uint64_t kFirst = 20000;
-  constexpr uint64_t kCount = 40000;
+  constexpr uint64_t kCount = 32768 - kFirst;
   uint64_t base = mix(static_cast<uint64_t>(job_id)) % kCount;
   uint64_t offset = static_cast<uint64_t>(step_id) % kCount;
   return static_cast<int>(kFirst + (base + offset) % kCount);

@@ -51,7 +51,8 @@ struct LaunchEnv {
 // a value that is not a number, a port out of range, an unparsable hostlist).
 std::optional<LaunchEnv> read_launch_env(const Environment& env);
 
-// The port derived for a Slurm step, in [20000, 60000).
+// The port derived for a Slurm step, in [20000, 32768): below Linux's default range of
+// ephemeral ports, which outgoing connections take.
 int slurm_step_port(long job_id, long step_id);
 
 }  // namespace tutti::rendezvous

@@ -328,7 +328,7 @@ Test(launch_env, slurm_step_port_is_in_range_and_spread, .timeout = 10) {
   for (long job = 0; job < 2000; job += 7) {
     for (long step : {0L, 1L, 5L, 4294967294L, 4294967295L}) {
       int port = slurm_step_port(job, step);
-      cr_assert(port >= 20000 && port < 60000, "job %ld step %ld gave port %d", job, step, port);
+      cr_assert(port >= 20000 && port < 32768, "job %ld step %ld gave port %d", job, step, port);
       cr_assert(port == slurm_step_port(job, step), "not deterministic");
     }
   }
@@ -337,13 +337,14 @@ Test(launch_env, slurm_step_port_is_in_range_and_spread, .timeout = 10) {
   cr_assert(steps.size() == 100, "steps 0..99 of one job share ports: %zu distinct", steps.size());
   std::set<int> jobs;
   for (long job = 1; job <= 1000; ++job) jobs.insert(slurm_step_port(job, 0));
-  // 1000 draws from 40000 ports leave about 988 distinct; far fewer means a weak mix.
-  cr_assert(jobs.size() >= 970, "jobs 1..1000 share ports: %zu distinct", jobs.size());
+  // 1000 draws from 12768 ports leave about 962 distinct (951 here); far fewer means a
+  // weak mix.
+  cr_assert(jobs.size() >= 930, "jobs 1..1000 share ports: %zu distinct", jobs.size());
   std::set<int> both;
   for (long job = 1; job <= 100; ++job) {
     for (long step = 0; step < 10; ++step) both.insert(slurm_step_port(job, step));
   }
-  cr_assert(both.size() >= 950, "jobs x steps share ports: %zu distinct", both.size());
+  cr_assert(both.size() >= 920, "jobs x steps share ports: %zu distinct", both.size());
   // Neighbouring jobs do not land on neighbouring ports.
   cr_assert(slurm_step_port(1000, 0) + 1 != slurm_step_port(1001, 0));
 }
