@@ -114,6 +114,13 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   return nullptr;
 }
 
+uint32_t Engine::enter_device_collective(const Call& call) {
+  uint32_t seq = next_seq_++;
+  setup_.board->started_now(seq, facts_of(call), coarse_now_ms());
+  setup_.board->finished(Status::kOk);
+  return seq;
+}
+
 std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call) const {
   return concat(api, " #", number, " (peer ", call.root, ", tag ", call.tag, ") on ", setup_.where);
 }
