@@ -51,22 +51,30 @@ ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, in
   auto keep = [&first](ncclResult_t result) {
     if (first == ncclSuccess || first == ncclInProgress) first = result == ncclSuccess ? first : result;
   };
+  const bool root = rank == call.root;
+  // In place on the root, its own block is already where it belongs.
+  const size_t own = block * static_cast<size_t>(rank);
+  const bool in_place = root && send != nullptr && recv != nullptr &&
+                        ((call.kind == Kind::kGather && send == recv + own) ||
+                         (call.kind == Kind::kScatter && recv == send + own));
   for (int peer = 0; peer < size; ++peer) {
     const size_t offset = block * static_cast<size_t>(peer);
+    const bool self = peer == rank;
     switch (call.kind) {
       case Kind::kGather:
-        if (peer == call.root) keep(nccl.Send(send, call.count, dtype, call.root, comm, stream));
-        // In place, the root's block is already where it belongs.
-        if (rank == call.root && !(peer == rank && send == recv + offset)) {
+        if (!root) {
+          if (peer == call.root) keep(nccl.Send(send, call.count, dtype, peer, comm, stream));
+        } else if (!self || !in_place) {
+          if (self) keep(nccl.Send(send, call.count, dtype, peer, comm, stream));
           keep(nccl.Recv(recv + offset, call.count, dtype, peer, comm, stream));
         }
         break;
       case Kind::kScatter:
-        if (rank == call.root && !(peer == rank && recv == send + offset)) {
+        if (!root) {
+          if (peer == call.root) keep(nccl.Recv(recv, call.count, dtype, peer, comm, stream));
+        } else if (!self || !in_place) {
           keep(nccl.Send(send + offset, call.count, dtype, peer, comm, stream));
-        }
-        if (peer == call.root && !(rank == call.root && recv == send + block * static_cast<size_t>(rank))) {
-          keep(nccl.Recv(recv, call.count, dtype, call.root, comm, stream));
+          if (self) keep(nccl.Recv(recv, call.count, dtype, peer, comm, stream));
         }
         break;
       default:  // all_to_all, never in place here (route.h sends that to the staging path)

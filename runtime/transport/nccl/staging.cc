@@ -15,10 +15,11 @@ namespace tutti::transport::nccl {
 
 void* NcclDevicePath::pinned(size_t bytes) {
   if (bytes <= pinned_bytes_) return pinned_;
+  // Doubling: a run of growing calls allocates a logarithmic number of times.
+  const size_t grown = std::max(bytes, 2 * pinned_bytes_);
   if (pinned_ != nullptr) cuda_.FreeHost(pinned_);
   pinned_ = nullptr;
   pinned_bytes_ = 0;
-  size_t grown = std::max(bytes, 2 * pinned_bytes_);
   cuda_.check(cuda_.HostAlloc(&pinned_, grown, cudaHostAllocPortable), "cudaHostAlloc",
               concat("allocating ", grown, " bytes of pinned host memory for the staging path of ", setup_.where));
   pinned_bytes_ = grown;
