@@ -189,8 +189,14 @@ std::vector<int> Comm::lost_ranks() const { return monitor_ ? monitor_->lost_ran
 
 std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const char* api, bool async) {
   check_usable(api);
-  // Host-only processes never open a device path: this test is all they pay.
-  if (device_ != nullptr && device_->is_device(call, api)) [[unlikely]] return device_->issue(call, api, async);
+  // Host-only processes never open a device path: this test is all they pay (the
+  // rest is out of line, so that this stays a tail call without a stack frame).
+  if (device_ != nullptr) [[unlikely]] return issue_with_device_path(call, api, async);
+  return engine_->issue(call, api, async);
+}
+
+std::shared_ptr<work::Work> Comm::issue_with_device_path(const collectives::Call& call, const char* api, bool async) {
+  if (device_->is_device(call, api)) return device_->issue(call, api, async);
   return engine_->issue(call, api, async);
 }
 

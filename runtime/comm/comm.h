@@ -102,6 +102,9 @@ class Comm {
   // After the meeting: connects the transports the collectives use, then starts the
   // failure detector.
   void start_collectives(Deadline deadline);
+  // issue() where a device path is open: device buffers go to it, host ones to the engine.
+  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const collectives::Call& call, const char* api,
+                                                                       bool async);
   cuda::DeviceSetup device_setup();
   // The device path, opened (CUDA loaded) if it was not yet; api for messages.
   cuda::DevicePath& device_path(const char* api);
