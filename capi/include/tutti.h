@@ -351,7 +351,8 @@ TUTTI_API tutti_status tutti_comm_set_memory(tutti_comm* comm, tutti_memory memo
  * device call. [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
 TUTTI_API tutti_status tutti_comm_set_device(tutti_comm* comm, int32_t device);
 /* Sets the cudaStream_t comm's device calls are enqueued on; NULL: a stream of comm's own
- * (the default). [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
+ * (the default), which waits for the legacy default stream's work.
+ * [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
 TUTTI_API tutti_status tutti_comm_set_stream(tutti_comm* comm, void* stream);
 /* Makes the cudaStream_t stream wait for work's device operation without blocking the
  * host (torch's Work.wait); a host operation's work is waited for as tutti_work_wait(-1).

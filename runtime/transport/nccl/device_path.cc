@@ -155,8 +155,11 @@ void NcclDevicePath::decide_route(Deadline deadline) {
 
 void NcclDevicePath::make_ready(const char* api, Deadline deadline) {
   if (own_stream_ == nullptr) {
-    // Non-blocking: the legacy default stream must not serialise it with the user's work.
-    cuda_.check(cuda_.StreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
+    // Blocking with respect to the legacy default stream: what a program queued there
+    // (a cudaMemcpy, a kernel) comes before the collective, as torch makes its NCCL
+    // stream wait for the current one. A program with streams of its own says which
+    // with tutti_comm_set_stream.
+    cuda_.check(cuda_.StreamCreateWithFlags(&own_stream_, cudaStreamDefault), "cudaStreamCreateWithFlags",
                 concat(api, ": creating the stream of ", setup_.where));
     device_in_use_ = true;
   }

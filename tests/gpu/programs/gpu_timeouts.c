@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   float* device = NULL;
   cudaMalloc((void**)&device, 1024 * sizeof(float));
   cudaMemset(device, 0, 1024 * sizeof(float));
+  cudaDeviceSynchronize(); /* before the non-blocking stream of "stall" reads it */
   tutti_comm* comm = join();
   int32_t s32;
   tutti_comm_size(comm, &s32);
