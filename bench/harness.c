@@ -72,6 +72,7 @@ typedef struct options {
   long warmup; /* -1: adaptive */
   long iters;  /* -1: adaptive */
   int check;
+  int device; /* -m device */
 } options;
 
 /* 1 GiB at most, "8", "64K", "64M", "1G" (powers of 1024, as nccl-tests). */
@@ -92,7 +93,7 @@ static int parse_bytes(const char* text, size_t* out) {
 static void usage(FILE* to, const char* program) {
   fprintf(to,
           "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
-          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1]\n"
+          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-m host|device]\n"
           "  OPERATION  all_reduce broadcast all_gather reduce_scatter reduce gather scatter\n"
           "             all_to_all barrier\n"
           "  -b, -e     sizes in bytes, suffix K, M or G (default 8 and 64M): one rank's buffer\n"
@@ -105,7 +106,9 @@ static void usage(FILE* to, const char* program) {
           "  -o         sum prod min max avg (default sum)\n"
           "  -r         root of broadcast, reduce, gather and scatter (default 0)\n"
           "  -c         check one untimed run against values computed locally (default 1)\n"
-          "  -a         issue each operation asynchronously (work/request), then wait (default 0)\n",
+          "  -a         issue each operation asynchronously (work/request), then wait (default 0)\n"
+          "  -m         buffers in host or CUDA device memory (default host); values are\n"
+          "             prepared and checked on the host, copied outside the timed runs\n",
           program);
 }
 
@@ -143,7 +146,7 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       continue;
     }
     const char* value = arg[1] && arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
-    if (!value || arg[1] == '\0' || !strchr("befwndorca", arg[1])) {
+    if (!value || arg[1] == '\0' || !strchr("befwndorcam", arg[1])) {
       if (err) fprintf(err, "%s: bad option \"%s\"%s; try --help\n", b->program, arg, value ? "" : " (no value)");
       return BENCH_EXIT_USAGE;
     }
@@ -160,6 +163,7 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       case 'r': o->c.root = (int)strtol(value, &end, 10); ok = *end == '\0' && o->c.root >= 0 && o->c.root < b->size; break;
       case 'c': o->check = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
       case 'a': o->c.async = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
+      case 'm': o->device = strcmp(value, "device") == 0; ok = o->device || strcmp(value, "host") == 0; break;
     }
     if (!ok) {
       if (err) fprintf(err, "%s: bad value \"%s\" for -%c; try --help\n", b->program, value, arg[1]);
@@ -172,6 +176,10 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   }
   o->c.coll = (bench_coll)coll;
   if (!is_rooted(o->c.coll)) o->c.root = -1;
+  if (o->device && !b->device_alloc) {
+    if (err) fprintf(err, "%s: -m device: this build has no device memory (built without CUDA)\n", b->program);
+    return BENCH_EXIT_USAGE;
+  }
   if (o->min_bytes > o->max_bytes) {
     if (err) fprintf(err, "%s: -b %zu is larger than -e %zu\n", b->program, o->min_bytes, o->max_bytes);
     return BENCH_EXIT_USAGE;
@@ -393,19 +401,40 @@ typedef struct row {
   double wrong;   /* elements, summed over ranks; -1 when not checked */
 } row;
 
-static int measure(const bench_backend* b, const options* o, void* send, void* recv, size_t count, row* out) {
+/* The buffers of a sweep: on the host, and their device copies under -m device (the
+ * operations then run on those; NULL otherwise). */
+typedef struct buffers {
+  void *send, *recv;
+  void *device_send, *device_recv;
+  size_t capacity;
+} buffers;
+
+static int measure(const bench_backend* b, const options* o, const buffers* m, size_t count, row* out) {
   const bench_case* c = &o->c;
   long iters = o->iters > 0 ? o->iters : adaptive_iters(out->bytes);
   long warmup = o->warmup >= 0 ? o->warmup : (iters / 10 > 2 ? iters / 10 : 2);
-  prepare(c, b->rank, b->size, send, recv, count);
+  prepare(c, b->rank, b->size, m->send, m->recv, count);
+  void* send = m->send;
+  void* recv = m->recv;
+  if (m->device_send) {
+    /* Copied outside the timed runs: only the operations are timed. */
+    if (b->device_copy(b->self, m->device_send, m->send, m->capacity, 1) != 0 ||
+        b->device_copy(b->self, m->device_recv, m->recv, m->capacity, 1) != 0)
+      return -1;
+    send = m->device_send;
+    recv = m->device_recv;
+  }
   if (run_n(b, c, send, recv, count, warmup) != 0) return -1;
   double wrong[1] = {-1};
   if (o->check) {
     /* One untimed run on a poisoned recv (0xff bytes: -1 and NaN), so that a result
      * left by the warmup cannot pass for this one. */
-    memset(recv, 0xff, recv_extent(c, b->rank, b->size, count));
+    size_t extent = recv_extent(c, b->rank, b->size, count);
+    memset(m->recv, 0xff, extent);
+    if (m->device_recv && b->device_copy(b->self, m->device_recv, m->recv, extent, 1) != 0) return -1;
     if (b->collective(b->self, c, send, recv, count) != 0) return -1;
-    wrong[0] = (double)count_wrong(c, b->rank, b->size, recv, count);
+    if (m->device_recv && b->device_copy(b->self, m->recv, m->device_recv, extent, 0) != 0) return -1;
+    wrong[0] = (double)count_wrong(c, b->rank, b->size, m->recv, count);
     if (b->all_reduce_f64(b->self, wrong, 1, 0) != 0) return -1;
   }
   if (b->barrier(b->self) != 0) return -1;
@@ -423,8 +452,9 @@ static int measure(const bench_backend* b, const options* o, void* send, void* r
 
 static void print_header(const bench_backend* b, const options* o) {
   const bench_case* c = &o->c;
-  printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s\n", b->program, coll_names[c->coll], b->size, b->library,
-         dtype_names[c->dtype], op_names[c->op], c->root, c->async ? "async (issue, then wait)" : "blocking");
+  printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s, %s memory\n", b->program, coll_names[c->coll], b->size,
+         b->library, dtype_names[c->dtype], op_names[c->op], c->root, c->async ? "async (issue, then wait)" : "blocking",
+         o->device ? "device" : "host");
   printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; time = max over ranks of the average\n",
          o->min_bytes, o->max_bytes, o->factor, o->warmup >= 0 ? "fixed" : "adaptive",
          o->iters > 0 ? "fixed" : "adaptive", o->check ? "on (one untimed run)" : "off");
@@ -477,13 +507,23 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
   size_t capacity = 64;
   for (size_t k = 0; k < n_sizes; k++)
     if (sizes[k] > capacity) capacity = sizes[k];
-  void *send = NULL, *recv = NULL;
-  if (posix_memalign(&send, 4096, capacity) != 0 || posix_memalign(&recv, 4096, capacity) != 0) {
+  buffers m = {NULL, NULL, NULL, NULL, capacity};
+  if (posix_memalign(&m.send, 4096, capacity) != 0 || posix_memalign(&m.recv, 4096, capacity) != 0) {
     fprintf(stderr, "%s: rank %d: cannot allocate two buffers of %zu bytes\n", b->program, me, capacity);
     return BENCH_EXIT_FAILED;
   }
-  memset(send, 0, capacity); /* fault the pages in now rather than in the first timed run */
-  memset(recv, 0, capacity);
+  memset(m.send, 0, capacity); /* fault the pages in now rather than in the first timed run */
+  memset(m.recv, 0, capacity);
+  if (o.device) {
+    m.device_send = b->device_alloc(b->self, capacity);
+    m.device_recv = m.device_send ? b->device_alloc(b->self, capacity) : NULL;
+    if (!m.device_recv) {
+      if (m.device_send) b->device_free(b->self, m.device_send);
+      free(m.send);
+      free(m.recv);
+      return BENCH_EXIT_FAILED;
+    }
+  }
 
   if (me == 0) print_header(b, &o);
   double total_busbw = 0, total_wrong = 0;
@@ -492,7 +532,7 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
     row r;
     r.count = count_for(&o, n, sizes[k]);
     r.bytes = r.count * dtype_sizes[c->dtype] * (size_is_whole_array(c->coll) ? (size_t)n : 1);
-    if (measure(b, &o, send, recv, r.count, &r) != 0) {
+    if (measure(b, &o, &m, r.count, &r) != 0) {
       status = BENCH_EXIT_FAILED;
       break;
     }
@@ -509,7 +549,11 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
       fflush(stdout);
     }
   }
-  free(send);
-  free(recv);
+  if (o.device) {
+    b->device_free(b->self, m.device_send);
+    b->device_free(b->self, m.device_recv);
+  }
+  free(m.send);
+  free(m.recv);
   return status;
 }

@@ -60,6 +60,12 @@ typedef struct bench_backend {
   int (*all_reduce_f64)(void* self, double* values, size_t n, int max);
   /* NULL if the backend can run c, else why not (e.g. MPI has no float16). */
   const char* (*unsupported)(void* self, const bench_case* c);
+  /* Device memory for -m device; NULL where the backend has none (the harness then
+   * refuses -m device). copy copies host to device when to_device, else back. Each
+   * returns NULL or nonzero after printing why. */
+  void* (*device_alloc)(void* self, size_t bytes);
+  void (*device_free)(void* self, void* buffer);
+  int (*device_copy)(void* self, void* dst, const void* src, size_t bytes, int to_device);
 } bench_backend;
 
 /* What bench_main returns. The first three are the same on every rank; after

@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
   MPI_Get_library_version(version, &length);
   version[strcspn(version, ",\n")] = '\0'; /* "Open MPI v4.1.4" */
 
-  bench_backend backend = {"mpi-bench", version, rank, size, &comm, collective, barrier, all_reduce_f64, unsupported};
+  bench_backend backend = {"mpi-bench", version, rank, size, &comm, collective, barrier, all_reduce_f64, unsupported,
+                           NULL, NULL, NULL};
   int status = bench_main(argc, argv, &backend);
   if (status == BENCH_EXIT_FAILED) MPI_Abort(comm, status);
   MPI_Finalize();

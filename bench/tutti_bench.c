@@ -11,12 +11,17 @@
  *   # wrong elements: 0
  * and exits 1 if an element was wrong.
  * bench/mpi_bench.c is the same harness (bench/harness.c) over MPI, for
- * scripts/bench-vs-mpi.sh. This file only maps the harness's calls onto tutti.h.
+ * scripts/bench-vs-mpi.sh, and bench/nccl_bench.c over raw NCCL. This file only maps
+ * the harness's calls onto tutti.h. Built with CUDA (TUTTI_BENCH_CUDA, where cmake
+ * finds it), it takes -m device: buffers in CUDA device memory, as nccl-tests times.
  */
 #include <stdio.h>
 
 #include "harness.h"
 #include "tutti.h"
+#ifdef TUTTI_BENCH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static const char* const coll_functions[] = {"tutti_all_reduce", "tutti_broadcast", "tutti_all_gather",
                                              "tutti_reduce_scatter", "tutti_reduce", "tutti_gather",
@@ -73,6 +78,39 @@ static const char* unsupported(void* self, const bench_case* c) {
   return NULL; /* tutti takes every dtype and op with every collective */
 }
 
+#ifdef TUTTI_BENCH_CUDA
+static void* device_alloc(void* self, size_t bytes) {
+  /* The communicator finds device pointers once CUDA is in use: AUTO says so (and
+   * loads CUDA) for this process, whose CUDA came up after tutti_comm_init. */
+  void* buffer = NULL;
+  cudaError_t error = cudaMalloc(&buffer, bytes);
+  if (error != cudaSuccess) {
+    fprintf(stderr, "tutti-bench: cudaMalloc(%zu): %s\n", bytes, cudaGetErrorString(error));
+    return NULL;
+  }
+  tutti_status status = tutti_comm_set_memory((tutti_comm*)self, TUTTI_MEMORY_AUTO);
+  if (status != TUTTI_OK) {
+    failed("tutti_comm_set_memory", status);
+    cudaFree(buffer);
+    return NULL;
+  }
+  return buffer;
+}
+
+static void device_free(void* self, void* buffer) {
+  (void)self;
+  cudaFree(buffer);
+}
+
+static int device_copy(void* self, void* dst, const void* src, size_t bytes, int to_device) {
+  (void)self;
+  cudaError_t error = cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+  if (error == cudaSuccess) return 0;
+  fprintf(stderr, "tutti-bench: cudaMemcpy(%zu): %s\n", bytes, cudaGetErrorString(error));
+  return -1;
+}
+#endif
+
 int main(int argc, char** argv) {
   if (bench_help(argc, argv, "tutti-bench")) return 0;
   tutti_comm* comm = NULL;
@@ -84,7 +122,13 @@ int main(int argc, char** argv) {
 
   char library[64];
   snprintf(library, sizeof library, "tutti %s", tutti_version_string());
-  bench_backend backend = {"tutti-bench", library, rank, size, comm, collective, barrier, all_reduce_f64, unsupported};
+#ifdef TUTTI_BENCH_CUDA
+  bench_backend backend = {"tutti-bench", library,        rank,         size,       comm,       collective,
+                           barrier,       all_reduce_f64, unsupported,  device_alloc, device_free, device_copy};
+#else
+  bench_backend backend = {"tutti-bench", library,        rank,        size, comm, collective,
+                           barrier,       all_reduce_f64, unsupported, NULL, NULL, NULL};
+#endif
   int exit_status = bench_main(argc, argv, &backend);
   /* After a failed call the other ranks may still be inside a collective: leave
    * without the destroy (which waits for them); tutti launch stops the rest. */

@@ -1,4 +1,4 @@
-// The Work calls of tutti.h: wait, test, release.
+// The Work calls of tutti.h: wait, test, release, and a stream's wait on a device operation.
 #include "capi/guard.h"
 #include "capi/handle.h"
 
@@ -44,8 +44,19 @@ TUTTI_API tutti_status tutti_work_test(tutti_work* handle, int* done) {
   tutti::work::Work* work = live_work(handle, api);
   if (work == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
   if (done == nullptr) return tutti::capi::invalid_argument(api, "done is NULL; pass the address of an int");
-  *done = work->done() ? 1 : 0;
+  *done = work->test() ? 1 : 0;
   return TUTTI_OK;
+}
+
+TUTTI_API tutti_status tutti_work_wait_stream(tutti_work* handle, void* stream) {
+  const char* api = "tutti_work_wait_stream";
+  tutti::work::Work* work = live_work(handle, api);
+  if (work == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  if (work->fence() == nullptr) return tutti_work_wait(handle, -1);
+  if (work->done() && work->status() != tutti::Status::kOk) {
+    return tutti::capi::fail_with(static_cast<tutti_status>(work->status()), work->message());
+  }
+  return tutti::capi::guarded(api, [&] { work->fence()->make_stream_wait(stream); });
 }
 
 TUTTI_API tutti_status tutti_work_release(tutti_work* handle) {

@@ -12,8 +12,11 @@
 // timeout) and returns nothing. Results land in the tensors given, in place, as in
 // torch: reduce leaves the other ranks' tensors as they were. gather_list and
 // scatter_list are read only on the root, so every rank may pass the same code's list.
+// all_reduce, reduce, broadcast and the sends and receives take a tutti.cuda_tensor as
+// well (its elements on the GPU); the calls with lists take host tensors only.
 #include "bindings/lua/args.h"
 #include "bindings/lua/comm.h"
+#include "bindings/lua/cuda_tensor.h"
 #include "bindings/lua/status.h"
 #include "bindings/lua/tensor.h"
 #include "bindings/lua/tensor_list.h"
@@ -96,14 +99,14 @@ Call start(lua_State* L, const Target& target, int required) {
 
 int all_reduce(lua_State* L, const Target& target) {
   Call call = start(L, target, 1);
-  Tensor* t = check_tensor(L, target.first);
+  Tensor* t = check_buffer(L, target.first, target.comm);
   tutti_op op = opt_op(L, target.first + 1);
   return call.finish(tutti_all_reduce(target.comm, t->data, t->data, t->numel, t->dtype, op, call.work_out()));
 }
 
 int reduce(lua_State* L, const Target& target) {
   Call call = start(L, target, 2);
-  Tensor* t = check_tensor(L, target.first);
+  Tensor* t = check_buffer(L, target.first, target.comm);
   int32_t dst = check_rank(L, target.first + 1, "dst", target_size(target));
   tutti_op op = opt_op(L, target.first + 2);
   void* recv = target_rank(target) == dst ? t->data : nullptr;
@@ -112,7 +115,7 @@ int reduce(lua_State* L, const Target& target) {
 
 int broadcast(lua_State* L, const Target& target) {
   Call call = start(L, target, 2);
-  Tensor* t = check_tensor(L, target.first);
+  Tensor* t = check_buffer(L, target.first, target.comm);
   int32_t src = check_rank(L, target.first + 1, "src", target_size(target));
   const void* send = target_rank(target) == src ? t->data : nullptr;
   return call.finish(tutti_broadcast(target.comm, send, t->data, t->numel, t->dtype, src, call.work_out()));
@@ -186,7 +189,7 @@ int barrier(lua_State* L, const Target& target) {
 int point_to_point(lua_State* L, const Target& target, bool sending, bool always_async) {
   Call call = start(L, target, 2);
   call.async = call.async || always_async;
-  Tensor* t = check_tensor(L, target.first);
+  Tensor* t = check_buffer(L, target.first, target.comm);
   int32_t peer = check_rank(L, target.first + 1, sending ? "dst" : "src", target_size(target));
   int32_t tag = opt_tag(L, target.first + 2);
   tutti_status status = sending ? tutti_send(target.comm, t->data, t->numel, t->dtype, peer, tag, call.work_out())

@@ -10,6 +10,8 @@
 // what `for i = 1, #t` wants), and t == u compares shapes and values (tensor_math.cc).
 #include "bindings/lua/tensor.h"
 
+#include "bindings/lua/cuda_tensor.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -135,6 +137,16 @@ int tensor_clone(lua_State* L) {
 // A copy in another dtype; always a new tensor, even when the dtype is the same.
 int tensor_to(lua_State* L) {
   Tensor* t = check_tensor(L, 1);
+  // t:to("cuda") and t:to("cpu") move it, as torch's to(device) does.
+  const char* device = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (std::strcmp(device, "cuda") == 0) {
+    push_cuda_copy(L, 1);
+    return 1;
+  }
+  if (std::strcmp(device, "cpu") == 0) {
+    lua_settop(L, 1);
+    return 1;
+  }
   tutti_dtype dtype = check_dtype(L, 2);
   copy_values(L, *push_tensor(L, dtype, t->ndim, t->shape()), *t);
   return 1;
@@ -409,6 +421,7 @@ void open_tensor(lua_State* L, int module) {
   register_entries(L, kTensorFormat);
   register_entries(L, kTensorDraw);
   register_entries(L, kTensorPicture);
+  register_entries(L, kTensorDevice);
   lua_pushcclosure(L, tensor_index, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
@@ -417,6 +430,7 @@ void open_tensor(lua_State* L, int module) {
   // The drawing helpers are module functions as well, as the tutorial's disk(image, ...).
   luaL_setfuncs(L, kTensorDraw, 0);
   lua_pop(L, 1);
+  open_cuda_tensor(L);
 }
 
 }  // namespace tutti::lua

@@ -78,5 +78,6 @@ extern const luaL_Reg kTensorFormat[];  // tensor_format.cc: __tostring
 extern const luaL_Reg kTensorCreate[];  // tensor_create.cc: module functions zeros, ones, ...
 extern const luaL_Reg kTensorDraw[];    // tensor_draw.cc: disk, square (module functions and methods)
 extern const luaL_Reg kTensorPicture[]; // tensor_picture.cc: show, save_png
+extern const luaL_Reg kTensorDevice[];  // cuda_tensor.cc: cuda, cpu, device
 
 }  // namespace tutti::lua

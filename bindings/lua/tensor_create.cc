@@ -1,9 +1,12 @@
 // The tensor constructors of the module: tutti.zeros{11, 11}, tutti.zeros(11, 11, "int32"),
 // tutti.ones, tutti.full({11, 11}, 7), tutti.tensor{{1, 2}, {3, 4}}, tutti.arange(5).
-// The dtype is always the last, optional argument, float32 when absent, as in torch.
+// The dtype is always the last, optional argument, float32 when absent, as in torch;
+// after it, an option table {device = "cuda"} makes the tensor on the GPU (a
+// tutti.cuda_tensor, cuda_tensor.h).
 #include <cmath>
 
 #include "bindings/lua/args.h"
+#include "bindings/lua/cuda_tensor.h"
 #include "bindings/lua/tensor.h"
 
 namespace tutti::lua {
@@ -127,14 +130,23 @@ int tensor_arange(lua_State* L) {
   return 1;
 }
 
+// A constructor taking the {device = ...} option: made on the host, then copied.
+template <lua_CFunction make>
+int with_device(lua_State* L) {
+  bool cuda = take_device_option(L);
+  make(L);
+  if (cuda) push_cuda_copy(L, -1);
+  return 1;
+}
+
 }  // namespace
 
 extern const luaL_Reg kTensorCreate[] = {
-    {"zeros", tensor_zeros},
-    {"ones", tensor_ones},
-    {"full", tensor_full},
-    {"tensor", tensor_from_data},
-    {"arange", tensor_arange},
+    {"zeros", with_device<tensor_zeros>},
+    {"ones", with_device<tensor_ones>},
+    {"full", with_device<tensor_full>},
+    {"tensor", with_device<tensor_from_data>},
+    {"arange", with_device<tensor_arange>},
     {nullptr, nullptr},
 };
 

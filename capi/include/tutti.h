@@ -321,6 +321,47 @@ TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t cou
 TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype,
                                   int32_t peer, int32_t tag, tutti_work** work);
 
+/* ---------------------------------------------------------------- device buffers (CUDA)
+ *
+ * Every collective and point-to-point call takes CUDA device buffers as well. Device
+ * calls are enqueued on the communicator's CUDA stream and their work completes on a
+ * CUDA event behind them; a blocking call (work == NULL) returns once that event has
+ * passed. NCCL runs them, or, where NCCL cannot (ranks sharing one GPU, a dtype or op
+ * NCCL lacks, a send or receive, NCCL not loadable), the staging path copies them
+ * through pinned host memory around the host collective, on the same stream; it logs
+ * why once. A watchdog aborts the NCCL communicator of an operation past its timeout
+ * or after a lost peer, and fails its pending works (TIMEOUT naming the ranks that
+ * never joined, PEER_LOST): the GPU stays usable, and a new communicator works. The
+ * first device call of a communicator must be the same collective on every rank (it
+ * sets up NCCL). CUDA and NCCL are loaded at run time: without them these calls return
+ * ERR_UNSUPPORTED ("CUDA is not available: ...") and host buffers work as ever. */
+
+/* Where a communicator finds its buffers. AUTO: from each pointer
+ * (cudaPointerGetAttributes) once CUDA is in use (initialised in the process before
+ * tutti_comm_init, or any of the calls below made); host memory otherwise, at no cost. */
+typedef enum tutti_memory {
+  TUTTI_MEMORY_AUTO = 0,
+  TUTTI_MEMORY_HOST = 1, /* every buffer is host memory: no check at all */
+  TUTTI_MEMORY_CUDA = 2  /* every buffer is CUDA device memory */
+} tutti_memory;
+
+/* States where comm's buffers are (a call with host and device buffers mixed is
+ * ERR_INVALID_ARGUMENT); AUTO and CUDA need CUDA (ERR_UNSUPPORTED without it).
+ * [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
+TUTTI_API tutti_status tutti_comm_set_memory(tutti_comm* comm, tutti_memory memory);
+/* Sets comm's CUDA device (default: its local rank modulo the devices), before its first
+ * device call. [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
+TUTTI_API tutti_status tutti_comm_set_device(tutti_comm* comm, int32_t device);
+/* Sets the cudaStream_t comm's device calls are enqueued on; NULL: a stream of comm's own
+ * (the default), which waits for the legacy default stream's work.
+ * [one thread per comm] [never blocks] [OK | ERR_INVALID_ARGUMENT | ERR_UNSUPPORTED] */
+TUTTI_API tutti_status tutti_comm_set_stream(tutti_comm* comm, void* stream);
+/* Makes the cudaStream_t stream wait for work's device operation without blocking the
+ * host (torch's Work.wait); a host operation's work is waited for as tutti_work_wait(-1).
+ * [any thread] [never blocks for device work] [OK | ERR_INVALID_ARGUMENT | ERR_TRANSPORT
+ * | the operation's error, if it already failed] */
+TUTTI_API tutti_status tutti_work_wait_stream(tutti_work* work, void* stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -124,6 +124,13 @@ std::string Engine::p2p_timed_out(const std::string& label, int64_t timeout_ms, 
                 "; check that the peer makes the matching call with the same tag");
 }
 
+uint32_t Engine::enter_device_collective(const Call& call) {
+  uint32_t seq = next_seq_++;
+  setup_.board->started_now(seq, facts_of(call), coarse_now_ms());
+  setup_.board->finished(Status::kOk);
+  return seq;
+}
+
 std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call) const {
   return concat(api, " #", number, " (peer ", call.root, ", tag ", call.tag, ") on ", setup_.where);
 }

@@ -50,6 +50,14 @@ class Engine {
 
   // How long operations issued from now on may take; those issued before keep theirs.
   void set_op_timeout(int64_t op_timeout_ms) { op_timeout_ms_.store(op_timeout_ms, std::memory_order_relaxed); }
+  int64_t op_timeout_ms() const { return op_timeout_ms_.load(std::memory_order_relaxed); }
+
+  // A collective that NCCL runs on the GPU (runtime/transport/nccl) takes the next
+  // number, as a host one would, so that both kinds interleave in one order on every
+  // rank; it enters the history as started and done once enqueued (the GPU's part is
+  // the watchdog's), so that a timeout's report can name the ranks that never got
+  // there. Returns its number. User thread.
+  uint32_t enter_device_collective(const Call& call);
 
   // What this communicator holds for collectives, for logs and tutti info.
   std::string memory_report() const;

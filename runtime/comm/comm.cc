@@ -100,6 +100,7 @@ Comm::~Comm() {
   unregister_for_dump(this);
   // With the store gone (or this rank declared lost by it) there is no one to leave.
   bool store_gone = monitor_ && monitor_->store_lost();
+  device_.reset();
   monitor_.reset();
   engine_.reset();
   if (!joined_ || fault_.status() == Status::kAborted || store_gone) return;
@@ -140,8 +141,46 @@ void Comm::start_collectives(Deadline deadline) {
   watch.board = board_.get();
   watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
   monitor_ = health::Monitor::start(std::move(watch), deadline);
+  device_ = cuda::open_device_path(device_setup(), false, nullptr);
   register_for_dump(this, loop_, deadline);
 }
+
+cuda::DeviceSetup Comm::device_setup() {
+  cuda::DeviceSetup setup;
+  setup.loop = loop_;
+  setup.store = store_.get();
+  setup.prefix = prefix_;
+  setup.rank = rank();
+  setup.size = size();
+  setup.local_rank = local_rank();
+  setup.where = describe();
+  setup.fault = &fault_;
+  setup.board = board_.get();
+  setup.engine = engine_.get();
+  return setup;
+}
+
+cuda::DevicePath& Comm::device_path(const char* api) {
+  check_usable(api);
+  if (!device_) {
+    try {
+      device_ = cuda::open_device_path(device_setup(), true, nullptr);
+    } catch (const Error& error) {
+      fail(error.status(), concat(api, ": ", error.what()));
+    }
+  }
+  return *device_;
+}
+
+void Comm::set_memory(cuda::Memory memory) {
+  // Host memory needs no CUDA: a device path is opened only to find or use devices.
+  if (memory == cuda::Memory::kHost && !device_) return;
+  device_path("tutti_comm_set_memory").set_memory(memory);
+}
+
+void Comm::set_stream(void* stream) { device_path("tutti_comm_set_stream").set_stream(stream); }
+
+void Comm::set_device(int device) { device_path("tutti_comm_set_device").set_device(device); }
 
 std::string Comm::dump() const {
   std::string state = fault_.raised() ? concat(" is unusable (", fault_.why(), ");") : std::string(",");
@@ -159,6 +198,14 @@ std::vector<int> Comm::lost_ranks() const { return monitor_ ? monitor_->lost_ran
 
 std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const char* api, bool async) {
   check_usable(api);
+  // Host-only processes never open a device path: this test is all they pay (the
+  // rest is out of line, so that this stays a tail call without a stack frame).
+  if (device_ != nullptr) [[unlikely]] return issue_with_device_path(call, api, async);
+  return engine_->issue(call, api, async);
+}
+
+std::shared_ptr<work::Work> Comm::issue_with_device_path(const collectives::Call& call, const char* api, bool async) {
+  if (device_->is_device(call, api)) return device_->issue(call, api, async);
   return engine_->issue(call, api, async);
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/collectives/call.h"
 #include "runtime/collectives/engine.h"
 #include "runtime/common/fault.h"
+#include "runtime/cuda/device_path.h"
 #include "runtime/health/activity_board.h"
 #include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
@@ -58,6 +59,12 @@ class Comm {
   // once it is done or throwing its Error, or asynchronous, returning its Work at once.
   std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async);
 
+  // Device buffers (tutti_comm_set_memory, _set_stream, _set_device): each opens CUDA
+  // for the communicator if it was not yet (throws kUnsupported where it cannot).
+  void set_memory(cuda::Memory memory);
+  void set_stream(void* stream);
+  void set_device(int device);
+
   // Fails every pending and later operation with kAborted. Any thread, never blocks.
   void abort();
 
@@ -95,6 +102,12 @@ class Comm {
   // After the meeting: connects the transports the collectives use, then starts the
   // failure detector.
   void start_collectives(Deadline deadline);
+  // issue() where a device path is open: device buffers go to it, host ones to the engine.
+  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const collectives::Call& call, const char* api,
+                                                                       bool async);
+  cuda::DeviceSetup device_setup();
+  // The device path, opened (CUDA loaded) if it was not yet; api for messages.
+  cuda::DevicePath& device_path(const char* api);
   // The failure detector's report of a lost peer or store (on the loop thread).
   void lose(Status status, const std::string& why);
 
@@ -119,6 +132,9 @@ class Comm {
   Fault fault_;  // abort, or a lost peer or store: the communicator is unusable
   std::unique_ptr<health::ActivityBoard> board_;
   std::unique_ptr<collectives::Engine> engine_;
+  // Where CUDA is in use in the process, or was asked for: device buffers. It stages
+  // through the engine, so it goes first.
+  std::unique_ptr<cuda::DevicePath> device_;
   std::unique_ptr<health::Monitor> monitor_;  // last: it calls into the engine
 };
 

@@ -80,12 +80,17 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
     fail(Status::kInternal, concat("tutti_comm_split: malformed result \"", result, "\" on ", describe(),
                                    "; please report this"));
   }
+  // Every rank of a communicator with an NCCL communicator splits that too
+  // (ncclCommSplit), those that join no new communicator included.
+  auto inherited = device_ ? device_->split(color, key, deadline) : nullptr;
   if (color < 0) return nullptr;
   // A connection of its own, so that aborting one communicator fails only its own calls.
   auto store = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
-  return make_member(std::move(store), concat(prefix, "color.", color, "/"),
-                     concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
-                     new_rank, new_size, deadline, "tutti_comm_split");
+  auto sub = make_member(std::move(store), concat(prefix, "color.", color, "/"),
+                         concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
+                         new_rank, new_size, deadline, "tutti_comm_split");
+  if (inherited) sub->device_ = cuda::open_device_path(sub->device_setup(), false, std::move(inherited));
+  return sub;
 }
 
 std::unique_ptr<Comm> Comm::make_member(std::unique_ptr<store::Client> store, const std::string& prefix,

@@ -1,6 +1,7 @@
 #include "runtime/work/work.h"
 
 #include <chrono>
+#include <thread>
 
 namespace tutti::work {
 
@@ -17,6 +18,7 @@ void Work::complete(Status status, std::string message) {
 
 bool Work::wait_for(int64_t timeout_ms) {
   if (done()) return true;
+  if (fence_) return wait_for_fence(timeout_ms);
   std::unique_lock<std::mutex> lock(mutex_);
   auto finished = [this] { return done_.load(std::memory_order_relaxed); };
   if (timeout_ms < 0) {
@@ -24,6 +26,33 @@ bool Work::wait_for(int64_t timeout_ms) {
     return true;
   }
   return finished_.wait_for(lock, std::chrono::milliseconds(timeout_ms), finished);
+}
+
+bool Work::wait_for_fence(int64_t timeout_ms) {
+  // Polls the event: a small message's whole latency is a few microseconds, which a
+  // sleep would swamp. After a short spin it yields, then sleeps on the condition
+  // variable in short slices, where the watchdog's failure wakes it.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto spin_until = start + std::chrono::microseconds(50);
+  const auto yield_until = start + std::chrono::milliseconds(2);
+  const auto give_up = start + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  while (!done()) {
+    if (fence_->reached()) {
+      complete(Status::kOk);
+      break;
+    }
+    const auto now = Clock::now();
+    if (timeout_ms >= 0 && now >= give_up) return false;
+    if (now < spin_until) continue;
+    if (now < yield_until) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    finished_.wait_for(lock, std::chrono::microseconds(200), [this] { return done_.load(std::memory_order_relaxed); });
+  }
+  return true;
 }
 
 }  // namespace tutti::work

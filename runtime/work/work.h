@@ -12,28 +12,45 @@
 #include <string>
 
 #include "runtime/common/status.h"
+#include "runtime/work/fence.h"
 
 namespace tutti::work {
 
 class Work : public std::enable_shared_from_this<Work> {
  public:
+  Work() = default;
+  explicit Work(std::shared_ptr<Fence> fence) : fence_(std::move(fence)) {}
   // Records the outcome and wakes every waiter. Only the first call counts.
   void complete(Status status, std::string message = {});
 
   bool done() const { return done_.load(std::memory_order_acquire); }
-  // Waits at most timeout_ms (negative: until done); true once done.
+  // done(), after completing a device operation whose fence the GPU has passed; for
+  // tutti_work_test, which must not wait for the watchdog's next look either.
+  bool test() {
+    if (!done() && fence_ && fence_->reached()) complete(Status::kOk);
+    return done();
+  }
+  // Waits at most timeout_ms (negative: until done); true once done. A Work with a
+  // fence completes here with kOk as soon as the GPU passes it, so a host waiting on a
+  // device operation does not wait for the watchdog's next look.
   bool wait_for(int64_t timeout_ms);
+
+  // A device operation's fence (nullptr for host operations).
+  Fence* fence() const { return fence_.get(); }
 
   // Valid once done().
   Status status() const { return status_; }
   const std::string& message() const { return message_; }
 
  private:
+  bool wait_for_fence(int64_t timeout_ms);
+
   std::atomic<bool> done_{false};
   std::mutex mutex_;
   std::condition_variable finished_;
   Status status_ = Status::kOk;
   std::string message_;
+  std::shared_ptr<Fence> fence_;  // device operations only
 };
 
 }  // namespace tutti::work

@@ -46,6 +46,9 @@ Test(abi_layout, dtype_and_op_values_are_stable) {
   cr_expect_eq(TUTTI_OP_MIN, 2);
   cr_expect_eq(TUTTI_OP_MAX, 3);
   cr_expect_eq(TUTTI_OP_AVG, 4);
+  cr_expect_eq(TUTTI_MEMORY_AUTO, 0);
+  cr_expect_eq(TUTTI_MEMORY_HOST, 1);
+  cr_expect_eq(TUTTI_MEMORY_CUDA, 2);
 }
 
 /* Every entry of TUTTI_STATUS_MAP has its name and message in the library. */

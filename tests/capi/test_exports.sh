@@ -1,5 +1,6 @@
 #!/bin/sh
-# Fails when libtutti.so exports any symbol not named tutti_* (STYLE G9).
+# Fails when libtutti.so exports any symbol not named tutti_* (STYLE G9), lacks one of the
+# device-buffer calls, or needs CUDA or NCCL to load.
 # Usage: test_exports.sh PATH/TO/libtutti.so
 set -eu
 library=$1
@@ -7,6 +8,18 @@ stray=$(nm -D --defined-only "$library" | awk '$2 ~ /^[TDRBVW]$/ {print $3}' | g
 if [ -n "$stray" ]; then
   echo "libtutti.so exports symbols outside the tutti_ namespace:"
   echo "$stray"
+  exit 1
+fi
+# The device-buffer calls are exported in every build, with CUDA or without.
+for symbol in tutti_comm_set_memory tutti_comm_set_device tutti_comm_set_stream tutti_work_wait_stream; do
+  if ! nm -D --defined-only "$library" | awk '{sub(/@.*/, "", $3); print $3}' | grep -qx "$symbol"; then
+    echo "libtutti.so does not export $symbol"
+    exit 1
+  fi
+done
+# Nor does it need CUDA or NCCL to load: both are opened at run time, where present.
+if readelf -d "$library" | grep -E 'NEEDED.*(cudart|nccl|libcuda)'; then
+  echo "libtutti.so links CUDA or NCCL; they must be loaded at run time (runtime/transport/nccl/*_api.cc)"
   exit 1
 fi
 count=$(nm -D --defined-only "$library" | awk '$2 ~ /^[TDRBVW]$/' | wc -l)

@@ -21,7 +21,11 @@
  * Prints "FAIL rank R COLLECTIVE DTYPE OP COUNT ROOT: ..." for each failure (at most
  * 3 elements per case, then a count), stops at the first call that returns an error
  * (the ranks may then disagree on what comes next), and ends with
- * "coll_check: rank R ran N cases, F failures"; exits 1 if F > 0, 2 on bad usage. */
+ * "coll_check: rank R ran N cases, F failures"; exits 1 if F > 0, 2 on bad usage.
+ *
+ * Built again as tests/gpu's gpu_coll_check with COLL_CHECK_CUDA, it takes --device:
+ * every buffer, guard zones included, is mirrored in CUDA device memory for the call
+ * and copied back for the same checks. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +35,9 @@
 
 #include "coll_values.h"
 #include "tutti.h"
+#ifdef COLL_CHECK_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 enum coll_kind { ALL_REDUCE, REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, GATHER, SCATTER, ALL_TO_ALL, BARRIER };
 #define COLL_KINDS 9
@@ -56,7 +63,7 @@ typedef struct options {
   char roots[MAX_LIST][16];
   int n_roots;
   size_t big_from;
-  int inplace, async;
+  int inplace, async, device;
 } options;
 
 typedef struct test_case {
@@ -71,6 +78,9 @@ typedef struct test_case {
 
 static tutti_comm* comm;
 static int rank, size;
+#ifdef COLL_CHECK_CUDA
+static int on_device; /* --device */
+#endif
 static long cases_run, failures;
 
 /* ---- options ------------------------------------------------------------------------ */
@@ -137,6 +147,12 @@ static void parse_options(int argc, char** argv, options* o) {
       o->async = 1;
       continue;
     }
+#ifdef COLL_CHECK_CUDA
+    if (strcmp(arg, "--device") == 0) {
+      o->device = 1;
+      continue;
+    }
+#endif
     if (i + 1 >= argc) usage("missing the value of", arg);
     const char* value = argv[++i];
     if (strcmp(arg, "--collectives") == 0) {
@@ -305,6 +321,47 @@ static tutti_status issue(const test_case* c, const void* send, void* recv) {
   return status;
 }
 
+#ifdef COLL_CHECK_CUDA
+/* A copy of b, guards included, in device memory; NULL for a buffer not made. */
+static void* mirror_to_device(const buffer* b) {
+  if (b->base == NULL) return NULL;
+  void* device = NULL;
+  if (cudaMalloc(&device, b->bytes + 2 * GUARD) != cudaSuccess ||
+      cudaMemcpy(device, b->base, b->bytes + 2 * GUARD, cudaMemcpyHostToDevice) != cudaSuccess) {
+    fprintf(stderr, "coll_check: cannot mirror a buffer in device memory: %s\n", cudaGetErrorString(cudaGetLastError()));
+    exit(1);
+  }
+  return device;
+}
+
+/* Where host pointer p of buffer b is in its device mirror. */
+static void* on_mirror(const buffer* b, void* device, const void* p) {
+  if (p == NULL || device == NULL) return (void*)p;
+  return (unsigned char*)device + ((const unsigned char*)p - b->base);
+}
+
+/* issue() on device mirrors of send and recv, whose contents come back to the host
+ * buffers afterwards, guards included. */
+static tutti_status issue_on_device(const test_case* c, buffer* send, buffer* recv, const void* send_ptr,
+                                    void* recv_ptr) {
+  void* mirrors[2] = {mirror_to_device(send), mirror_to_device(recv)};
+  buffer* buffers[2] = {send, recv};
+  /* In place, both pointers are in recv. */
+  const buffer* send_home = send->base != NULL ? send : recv;
+  void* send_mirror = send->base != NULL ? mirrors[0] : mirrors[1];
+  tutti_status status = issue(c, on_mirror(send_home, send_mirror, send_ptr), on_mirror(recv, mirrors[1], recv_ptr));
+  for (int i = 0; i < 2; ++i) {
+    if (mirrors[i] == NULL) continue;
+    if (cudaMemcpy(buffers[i]->base, mirrors[i], buffers[i]->bytes + 2 * GUARD, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      fprintf(stderr, "coll_check: cannot copy a device buffer back: %s\n", cudaGetErrorString(cudaGetLastError()));
+      exit(1);
+    }
+    cudaFree(mirrors[i]);
+  }
+  return status;
+}
+#endif
+
 /* What element j of this rank's receive buffer must hold. */
 static cv_value expected_at(const test_case* c, size_t j, double* tolerance) {
   *tolerance = 0.0;
@@ -437,7 +494,11 @@ static int run_case(const test_case* c) {
     }
   }
 
+#ifdef COLL_CHECK_CUDA
+  tutti_status status = on_device ? issue_on_device(c, &send, &recv, send_ptr, recv_ptr) : issue(c, send_ptr, recv_ptr);
+#else
   tutti_status status = issue(c, send_ptr, recv_ptr);
+#endif
   int result = 0;
   if (status != TUTTI_OK) {
     char what[1024];
@@ -517,6 +578,14 @@ int main(int argc, char** argv) {
   parse_options(argc, argv, &o);
   setvbuf(stdout, NULL, _IOLBF, 0);
 
+#ifdef COLL_CHECK_CUDA
+  /* CUDA is initialised before the communicator, so that it finds device pointers. */
+  on_device = o.device;
+  if (on_device && cudaFree(NULL) != cudaSuccess) {
+    printf("FAIL rank ? CUDA: %s\n", cudaGetErrorString(cudaGetLastError()));
+    return 1;
+  }
+#endif
   if (!cv_join_world(&comm, &rank, &size)) return 1;
   int roots[MAX_LIST];
   int n_roots = resolve_roots(&o, roots);

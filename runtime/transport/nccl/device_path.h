@@ -1,0 +1,91 @@
+// The device path of runtime/cuda/device_path.h, over CUDA and NCCL loaded at run
+// time: pointers classified with cudaPointerGetAttributes, collectives enqueued on the
+// communicator's stream through NCCL, or through the staging path where NCCL cannot
+// serve (route.h), each completing on a CUDA event that the watchdog watches.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "runtime/cuda/device_path.h"
+#include "runtime/cuda/route.h"
+#include "runtime/cuda/watchdog.h"
+#include "runtime/transport/nccl/cuda_api.h"
+#include "runtime/transport/nccl/fence.h"
+#include "runtime/transport/nccl/nccl_api.h"
+#include "runtime/transport/nccl/nccl_comm.h"
+
+namespace tutti::cuda {
+
+struct DevicePath::Inherited {
+  std::unique_ptr<transport::nccl::NcclComm> comm;
+  int device = 0;
+  Route route;
+};
+
+}  // namespace tutti::cuda
+
+namespace tutti::transport::nccl {
+
+class NcclDevicePath final : public cuda::DevicePath, public cuda::Watched {
+ public:
+  // nccl: nullptr where NCCL could not be loaded (nccl_why_not says why).
+  NcclDevicePath(const cuda::DeviceSetup& setup, const CudaApi& cuda, const NcclApi* nccl, std::string nccl_why_not,
+                 std::shared_ptr<Inherited> inherited);
+  // Lets pending operations finish (bounded by their timeouts), then ends the NCCL
+  // communicator and frees the stream and the pinned memory.
+  ~NcclDevicePath() override;
+
+  bool is_device(const collectives::Call& call, const char* api) override;
+  std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async) override;
+  void set_memory(cuda::Memory memory) override { memory_ = memory; }
+  void set_stream(void* stream) override;
+  void set_device(int device) override;
+  std::shared_ptr<Inherited> split(int color, int key, Deadline deadline) override;
+
+  // cuda::Watched
+  std::string async_error() override;
+  void abort() override;
+
+ private:
+  // Sets the communicator's device current on this thread for its life, and back.
+  class OnDevice;
+
+  bool is_device_pointer(const void* pointer, const char* api, const char* which);
+  // On first use: the device, the stream, the route (collective: ranks exchange their
+  // GPUs' UUIDs) and, on the NCCL route, the NCCL communicator (collective).
+  void make_ready(const char* api, Deadline deadline);
+  void decide_route(Deadline deadline);
+  cudaStream_t stream() const { return user_stream_ != nullptr ? user_stream_ : own_stream_; }
+  // NCCL's part (enqueue.cc) and the staging path's (staging.cc); both return a Work
+  // that completes on an event behind the operation on stream().
+  std::shared_ptr<work::Work> enqueue_nccl(const collectives::Call& call, const char* api);
+  std::shared_ptr<work::Work> stage(const collectives::Call& call, const char* api, const char* why);
+  // Pinned host memory for the staging path, grown as needed.
+  void* pinned(size_t bytes);
+  // Hands the operation's fence to the watchdog and returns its Work.
+  std::shared_ptr<work::Work> watch(std::shared_ptr<EventFence> fence, std::string label, uint32_t seq,
+                                    int64_t timeout_ms);
+
+  cuda::DeviceSetup setup_;
+  const CudaApi& cuda_;
+  const NcclApi* nccl_;
+  std::string nccl_why_not_;
+  std::shared_ptr<Inherited> inherited_;  // until make_ready adopts it
+  cuda::Memory memory_ = cuda::Memory::kAuto;
+  int device_ = -1;              // -1 until chosen: local_rank % devices
+  bool device_in_use_ = false;   // the stream or the NCCL communicator exists on it
+  cudaStream_t own_stream_ = nullptr;
+  cudaStream_t user_stream_ = nullptr;
+  std::optional<cuda::Route> route_;
+  std::set<std::string> logged_;  // the staging reasons already logged
+  void* pinned_ = nullptr;
+  size_t pinned_bytes_ = 0;
+  std::shared_ptr<EventFence> last_copy_back_;  // the staging path's last, which reads pinned_
+  std::unique_ptr<NcclComm> comm_;
+  std::unique_ptr<cuda::Watchdog> watchdog_;
+};
+
+}  // namespace tutti::transport::nccl

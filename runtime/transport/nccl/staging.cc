@@ -1,0 +1,89 @@
+// The staging path of the device path: where NCCL cannot serve (route.h), the device
+// buffers are copied to pinned host memory on the communicator's stream, the host
+// collective runs on the copies, and the result is copied back on the same stream.
+// The call returns once the host collective is done; the Work completes when the copy
+// back has. Each reason is logged once per communicator.
+#include <algorithm>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+#include "runtime/common/log.h"
+#include "runtime/cuda/buffer_spans.h"
+#include "runtime/transport/nccl/device_path.h"
+
+namespace tutti::transport::nccl {
+
+void* NcclDevicePath::pinned(size_t bytes) {
+  if (bytes <= pinned_bytes_) return pinned_;
+  // Doubling: a run of growing calls allocates a logarithmic number of times.
+  const size_t grown = std::max(bytes, 2 * pinned_bytes_);
+  if (pinned_ != nullptr) cuda_.FreeHost(pinned_);
+  pinned_ = nullptr;
+  pinned_bytes_ = 0;
+  cuda_.check(cuda_.HostAlloc(&pinned_, grown, cudaHostAllocPortable), "cudaHostAlloc",
+              concat("allocating ", grown, " bytes of pinned host memory for the staging path of ", setup_.where));
+  pinned_bytes_ = grown;
+  return pinned_;
+}
+
+std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call, const char* api, const char* why) {
+  if (logged_.insert(why).second) {
+    log::warn(setup_.where, ": ", collectives::kind_name(call.kind), " on device buffers goes through pinned host ",
+              "memory (the staging path): ", why);
+  }
+  const int64_t timeout_ms = setup_.engine->op_timeout_ms();
+  const Deadline deadline = Deadline::after_ms(timeout_ms);
+  const std::string label = concat(api, " (staged through host memory) on ", setup_.where);
+  auto wait_for_copy = [&](EventFence& fence, const char* what) {
+    if (fence.wait_host(deadline, *setup_.fault)) return;
+    if (setup_.fault->raised()) setup_.fault->rethrow(label);
+    if (watchdog_->broken()) watchdog_->rethrow(api);
+    fail(Status::kTimeout, concat(label, ": ", what, " did not finish within ", timeout_ms,
+                                  " ms; the GPU is busy with earlier work on the communicator's stream"));
+  };
+  // The pinned memory is rewritten below: the last copy back out of it must be done.
+  if (last_copy_back_) {
+    wait_for_copy(*last_copy_back_, "the previous copy back to the GPU");
+    last_copy_back_.reset();
+  }
+
+  const cuda::BufferSpans spans = cuda::spans_of(call, setup_.rank, setup_.size);
+  const char* send = static_cast<const char*>(call.send);
+  char* recv = static_cast<char*>(call.recv);
+  collectives::Call host = call;
+  // The device bytes the host collective reads go to the start of the pinned memory.
+  const char* copy_from = send;
+  size_t copy_bytes = spans.send_bytes;
+  char* base = nullptr;
+  char* staged_recv = nullptr;
+  if (spans.send_bytes > 0 && spans.recv_bytes > 0 && collectives::is_in_place(call, setup_.rank, setup_.size)) {
+    // In place: stage the span that holds both, so that the host collective sees the
+    // same overlap.
+    const char* low = std::min<const char*>(send, recv);
+    const char* high = std::max<const char*>(send + spans.send_bytes, recv + spans.recv_bytes);
+    base = static_cast<char*>(pinned(static_cast<size_t>(high - low)));
+    host.send = base + (send - low);
+    host.recv = staged_recv = base + (recv - low);
+    copy_from = low;
+    copy_bytes = static_cast<size_t>(high - low);
+  } else {
+    base = static_cast<char*>(pinned(spans.send_bytes + spans.recv_bytes));
+    host.send = spans.send_bytes > 0 ? base : nullptr;
+    host.recv = staged_recv = spans.recv_bytes > 0 ? base + spans.send_bytes : nullptr;
+  }
+  if (copy_bytes > 0) {
+    cuda_.check(cuda_.MemcpyAsync(base, copy_from, copy_bytes, cudaMemcpyDeviceToHost, stream()),
+                "cudaMemcpyAsync", concat(label, ": copying to host memory"));
+    EventFence copied(cuda_, stream(), watchdog_->broken_flag());
+    wait_for_copy(copied, "the copy to host memory");
+  }
+  setup_.engine->issue(host, api, false);
+  if (spans.recv_bytes > 0) {
+    cuda_.check(cuda_.MemcpyAsync(recv, staged_recv, spans.recv_bytes, cudaMemcpyHostToDevice, stream()),
+                "cudaMemcpyAsync", concat(label, ": copying the result back to the GPU"));
+  }
+  last_copy_back_ = std::make_shared<EventFence>(cuda_, stream(), watchdog_->broken_flag());
+  return watch(last_copy_back_, label, 0, timeout_ms);
+}
+
+}  // namespace tutti::transport::nccl
