@@ -67,6 +67,10 @@ OP_AVG = 4
 
 UNDEFINED = -1
 
+MEMORY_AUTO = 0
+MEMORY_HOST = 1
+MEMORY_CUDA = 2
+
 
 class tutti_config(ctypes.Structure):
     """struct tutti_config; filled by tutti_config_init(byref(c), sizeof(c))."""
@@ -130,6 +134,10 @@ FUNCTIONS = {
     "tutti_barrier": (_status, [comm_p, _work_pp]),
     "tutti_send": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),
     "tutti_recv": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),
+    "tutti_comm_set_memory": (_status, [comm_p, _int]),
+    "tutti_comm_set_device": (_status, [comm_p, _i32]),
+    "tutti_comm_set_stream": (_status, [comm_p, ctypes.c_void_p]),
+    "tutti_work_wait_stream": (_status, [work_p, ctypes.c_void_p]),
 }
 
 
