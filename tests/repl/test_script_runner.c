@@ -198,7 +198,7 @@ Test(script_runner, runtime_error_on_one_rank_stops_the_others) {
   char* output = run_tutti(&process, args, NULL, 20000);
   long long took = now_ms() - started;
   cr_assert_eq(process->exit_code, 1, "%s", output);
-  cr_assert(strstr(output, "[1] tutti: rank 1 of 3: " SCRIPTS "runtime_error.lua:6: boom on rank 1\n") != NULL, "%s",
+  cr_assert(strstr(output, "[1] tutti: rank 1 of 3: " SCRIPTS "runtime_error.lua:10: boom on rank 1\n") != NULL, "%s",
             output);
   cr_assert(strstr(output, "[1] stack traceback:\n") != NULL, "%s", output);
   cr_assert(strstr(output, "exited with code 1; stopping the other 2 ranks") != NULL, "%s", output);
@@ -224,7 +224,7 @@ Test(script_runner, runtime_error_without_a_launcher_fails_the_others_collective
     cr_expect_eq(ranks[rank].exit_code, 1, "rank %d:\n%s", rank, output);
     cr_expect(strstr(output, tag) != NULL, "rank %d:\n%s", rank, output);
     if (rank == 1) {
-      cr_expect(strstr(output, "runtime_error.lua:6: boom on rank 1\nstack traceback:\n") != NULL, "%s", output);
+      cr_expect(strstr(output, "runtime_error.lua:10: boom on rank 1\nstack traceback:\n") != NULL, "%s", output);
     } else {
       cr_expect(strstr(output, "TUTTI_ERR_PEER_LOST") != NULL && strstr(output, "rank 1 ") != NULL, "rank %d:\n%s",
                 rank, output);
