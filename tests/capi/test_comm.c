@@ -1,43 +1,6 @@
 /* The communicator calls through tutti.h alone, in one process: a world of one rank,
  * and every bad input that needs no second process. */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "tests/support/processes.h"
-#include "tutti.h"
-
-static char method[64];
-
-/* A config for a world of one, meeting at a free loopback port, with short timeouts. */
-static tutti_config solo_config(void) {
-  tutti_config config;
-  tutti_config_init(&config, sizeof config);
-  snprintf(method, sizeof method, "tcp://127.0.0.1:%d", tt_free_port());
-  config.rank = 0;
-  config.world_size = 1;
-  config.init_method = method;
-  config.init_timeout_ms = 5000;
-  config.op_timeout_ms = 5000;
-  return config;
-}
-
-static void expect_error(tutti_status got, tutti_status want, const char* fragment) {
-  cr_expect_eq(got, want, "expected %s, got %s: %s", tutti_status_name(want), tutti_status_name(got),
-               tutti_last_error());
-  cr_expect(strstr(tutti_last_error(), fragment) != NULL, "expected \"%s\" in the last error: %s", fragment,
-            tutti_last_error());
-}
-
-/* Each test runs in its own process: clear what the launcher of the test run may have set. */
-static void clear_launcher_environment(void) {
-  const char* names[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_ADDR", "TUTTI_INIT_METHOD", "RANK", "WORLD_SIZE",
-                         "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
-                         "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "TUTTI_INIT_TIMEOUT_MS",
-                         "TUTTI_OP_TIMEOUT_MS"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unsetenv(names[i]);
-}
+#include "tests/capi/solo.h"
 
 TestSuite(comm, .init = clear_launcher_environment);
 

@@ -2,43 +2,13 @@
  * every machine (host buffers untouched by the device path, bad arguments, a host
  * work through tutti_work_wait_stream) and what a machine without CUDA says. Device
  * buffers themselves are tested in tests/gpu, on a GPU. */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "tests/support/processes.h"
-#include "tutti.h"
-
-static char method[64];
+#include "tests/capi/solo.h"
 
 static tutti_comm* solo_comm(void) {
-  tutti_config config;
-  tutti_config_init(&config, sizeof config);
-  snprintf(method, sizeof method, "tcp://127.0.0.1:%d", tt_free_port());
-  config.rank = 0;
-  config.world_size = 1;
-  config.init_method = method;
-  config.init_timeout_ms = 5000;
-  config.op_timeout_ms = 5000;
+  tutti_config config = solo_config();
   tutti_comm* comm = NULL;
   cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
   return comm;
-}
-
-static void expect_error(tutti_status got, tutti_status want, const char* fragment) {
-  cr_expect_eq(got, want, "expected %s, got %s: %s", tutti_status_name(want), tutti_status_name(got),
-               tutti_last_error());
-  cr_expect(strstr(tutti_last_error(), fragment) != NULL, "expected \"%s\" in the last error: %s", fragment,
-            tutti_last_error());
-}
-
-static void clear_launcher_environment(void) {
-  const char* names[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_ADDR", "TUTTI_INIT_METHOD", "RANK", "WORLD_SIZE",
-                         "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
-                         "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "TUTTI_INIT_TIMEOUT_MS",
-                         "TUTTI_OP_TIMEOUT_MS"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unsetenv(names[i]);
 }
 
 TestSuite(device_api, .init = clear_launcher_environment);
