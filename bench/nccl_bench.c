@@ -14,6 +14,7 @@
 #include <nccl.h>
 #include <stdio.h>
 
+#include "cuda_memory.h"
 #include "harness.h"
 #include "tutti.h"
 
@@ -78,24 +79,12 @@ static const char* unsupported(void* self, const bench_case* c) {
 
 static void* device_alloc(void* self, size_t bytes) {
   (void)self;
-  void* buffer = NULL;
-  cudaError_t error = cudaMalloc(&buffer, bytes);
-  if (error == cudaSuccess) return buffer;
-  fprintf(stderr, "nccl-bench: cudaMalloc(%zu): %s\n", bytes, cudaGetErrorString(error));
-  return NULL;
-}
-
-static void device_free(void* self, void* buffer) {
-  (void)self;
-  cudaFree(buffer);
+  return bench_cuda_alloc("nccl-bench", bytes);
 }
 
 static int device_copy(void* self, void* dst, const void* src, size_t bytes, int to_device) {
   (void)self;
-  cudaError_t error = cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
-  if (error == cudaSuccess) return 0;
-  fprintf(stderr, "nccl-bench: cudaMemcpy(%zu): %s\n", bytes, cudaGetErrorString(error));
-  return -1;
+  return bench_cuda_copy("nccl-bench", dst, src, bytes, to_device);
 }
 
 int main(int argc, char** argv) {
@@ -130,7 +119,7 @@ int main(int argc, char** argv) {
   char library[64];
   snprintf(library, sizeof library, "NCCL %d.%d.%d", version / 10000, version / 100 % 100, version % 100);
   bench_backend harness = {"nccl-bench", library,        rank,        size,         &b,          collective,
-                           barrier,      all_reduce_f64, unsupported, device_alloc, device_free, device_copy};
+                           barrier,      all_reduce_f64, unsupported, device_alloc, bench_cuda_free, device_copy};
   int exit_status = bench_main(argc, argv, &harness);
   if (exit_status == BENCH_EXIT_FAILED) return exit_status;
   ncclCommDestroy(b.nccl);

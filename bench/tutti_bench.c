@@ -20,7 +20,7 @@
 #include "harness.h"
 #include "tutti.h"
 #ifdef TUTTI_BENCH_CUDA
-#include <cuda_runtime_api.h>
+#include "cuda_memory.h"
 #endif
 
 static const char* const coll_functions[] = {"tutti_all_reduce", "tutti_broadcast", "tutti_all_gather",
@@ -82,32 +82,20 @@ static const char* unsupported(void* self, const bench_case* c) {
 static void* device_alloc(void* self, size_t bytes) {
   /* The communicator finds device pointers once CUDA is in use: AUTO says so (and
    * loads CUDA) for this process, whose CUDA came up after tutti_comm_init. */
-  void* buffer = NULL;
-  cudaError_t error = cudaMalloc(&buffer, bytes);
-  if (error != cudaSuccess) {
-    fprintf(stderr, "tutti-bench: cudaMalloc(%zu): %s\n", bytes, cudaGetErrorString(error));
-    return NULL;
-  }
+  void* buffer = bench_cuda_alloc("tutti-bench", bytes);
+  if (buffer == NULL) return NULL;
   tutti_status status = tutti_comm_set_memory((tutti_comm*)self, TUTTI_MEMORY_AUTO);
   if (status != TUTTI_OK) {
     failed("tutti_comm_set_memory", status);
-    cudaFree(buffer);
+    bench_cuda_free(self, buffer);
     return NULL;
   }
   return buffer;
 }
 
-static void device_free(void* self, void* buffer) {
-  (void)self;
-  cudaFree(buffer);
-}
-
 static int device_copy(void* self, void* dst, const void* src, size_t bytes, int to_device) {
   (void)self;
-  cudaError_t error = cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
-  if (error == cudaSuccess) return 0;
-  fprintf(stderr, "tutti-bench: cudaMemcpy(%zu): %s\n", bytes, cudaGetErrorString(error));
-  return -1;
+  return bench_cuda_copy("tutti-bench", dst, src, bytes, to_device);
 }
 #endif
 
@@ -124,7 +112,7 @@ int main(int argc, char** argv) {
   snprintf(library, sizeof library, "tutti %s", tutti_version_string());
 #ifdef TUTTI_BENCH_CUDA
   bench_backend backend = {"tutti-bench", library,        rank,         size,       comm,       collective,
-                           barrier,       all_reduce_f64, unsupported,  device_alloc, device_free, device_copy};
+                           barrier,       all_reduce_f64, unsupported,  device_alloc, bench_cuda_free, device_copy};
 #else
   bench_backend backend = {"tutti-bench", library,        rank,        size, comm, collective,
                            barrier,       all_reduce_f64, unsupported, NULL, NULL, NULL};
