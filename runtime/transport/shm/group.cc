@@ -68,25 +68,17 @@ SegmentGroup::SegmentGroup(Segment segment, const Layout& layout, int rank, int 
 void SegmentGroup::wait_all(uint64_t step, const OpContext& context, size_t chunk, size_t chunks) {
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
-    // Past `step` the line may already hold a later collective's shape: compare only
+    const uint64_t word = wait_for(control(r), step, policy_, context, WaitLabel{r, chunk, chunks});
+    // Past `step` the entry may already hold a later collective's shape: compare only
     // at the step itself.
-    const StepLine& line = this->line(r, step);
-    if (load_step(line, std::memory_order_acquire) != step) continue;
-    if (std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
-      fail_mismatch(r, context);
-    }
+    if (at_step(word, step) && shape_of(word) != posted_shape_) fail_mismatch(r, context);
   }
   if (step > known_) known_ = step;
 }
 
 void SegmentGroup::wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks) {
-  wait_for(control(owner), step, policy_, context, WaitLabel{owner, chunk, chunks});
-  const StepLine& line = this->line(owner, step);
-  if (load_step(line, std::memory_order_acquire) != step ||
-      std::atomic_ref<uint64_t>(const_cast<uint64_t&>(line.shape)).load(std::memory_order_relaxed) != shape_) {
-    fail_mismatch(owner, context);
-  }
+  const uint64_t word = wait_for(control(owner), step, policy_, context, WaitLabel{owner, chunk, chunks});
+  if (!at_step(word, step) || shape_of(word) != posted_shape_) fail_mismatch(owner, context);
 }
 
 void SegmentGroup::fail_mismatch(int rank, const OpContext& context) const {
@@ -98,8 +90,8 @@ void SegmentGroup::fail_mismatch(int rank, const OpContext& context) const {
 }
 
 // Waits for each peer's post of `step`, then records the least step the peers have
-// posted, found by reading their next lines while they show later steps: a root that
-// runs ahead of its readers then reads their lines once per catch-up, not every call.
+// posted, found by reading their next entries while they show later steps: a root that
+// runs ahead of its readers then reads their entries once per catch-up, not every call.
 void SegmentGroup::wait_released_slow(uint64_t step, const OpContext& context) {
   uint64_t least = UINT64_MAX;
   for (int r = 0; r < size_; ++r) {
@@ -107,7 +99,8 @@ void SegmentGroup::wait_released_slow(uint64_t step, const OpContext& context) {
     const Control& peer = control(r);
     wait_for(peer, step, policy_, context, WaitLabel{r, 0, 1});
     uint64_t seen = step;
-    while (seen + 1 < step + kStepLines && load_step(line_of(peer, seen + 1), std::memory_order_acquire) > seen) {
+    while (seen + 1 < step + kStepEntries &&
+           reached(load_word(entry_of(peer, seen + 1), std::memory_order_acquire), seen + 1)) {
       ++seen;
     }
     least = std::min(least, seen);

@@ -2,8 +2,8 @@
 // one-sided (only the ranks that receive wait, and only for the rank that owns the
 // data; segment_group.h), and all_gather and all_to_all, runs of symmetric steps. A
 // rank's own block never goes through shared memory, and is not copied at all in
-// place. Data that fits rides in the owner's step line, so that a reader fetches step,
-// shape and data in one cache line, or else in the line's cell (segment_group.h).
+// place. Data that fits rides in the owner's step entry, so that a reader fetches step,
+// shape and data in one cache line, or else in the entry's note or cell (segment_group.h).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -38,9 +38,9 @@ void copy_unless_same(unsigned char* dst, const unsigned char* src, size_t bytes
 
 size_t SegmentGroup::copy_chunk() const { return std::min(kCopyChunkBytes, layout_.slot_bytes); }
 
-// Root publishes each chunk (in its step line or cell when the whole message fits
+// Root publishes each chunk (in its step entry, note or cell when the whole message fits
 // there, else in its slot) and goes on; the others wait for it and copy the chunk out.
-// Root waits only to reuse a line, cell or slot that a reader has not left yet, so a
+// Root waits only to reuse an entry, note, cell or slot that a reader has not left yet, so a
 // large broadcast pipelines chunk c + 1 into one slot while the readers copy chunk c
 // out of the other.
 void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
@@ -50,7 +50,7 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
     if (bytes <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ == root) {
-        claim_line(step, context);
+        claim_entry(step, context);
         std::memcpy(step_data(rank_, step, bytes), data, bytes);
         post(step, step + 1, context);
       } else {
@@ -110,7 +110,7 @@ void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, 
   }
 }
 
-// The ranks other than root publish their chunk (in their step line or cell when a
+// The ranks other than root publish their chunk (in their step entry, note or cell when a
 // block fits there, else in their slot) and go on; root waits for each and copies them out.
 void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
@@ -120,7 +120,7 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
     if (bytes_per_rank <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ != root) {
-        claim_line(step, context);
+        claim_entry(step, context);
         std::memcpy(step_data(rank_, step, bytes_per_rank), in, bytes_per_rank);
         post(step, step + 1, context);
         return;
@@ -155,7 +155,7 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
   });
 }
 
-// Root publishes every other rank's chunk (all blocks in its step line or cell when
+// Root publishes every other rank's chunk (all blocks in its step entry, note or cell when
 // they fit there together, else block r in rank r's slot, which rank r leaves alone during a
 // scatter) and goes on; each rank waits for root and copies its chunk out.
 void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
@@ -168,7 +168,7 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
     if (all_bytes <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ == root) {
-        claim_line(step, context);
+        claim_entry(step, context);
         std::memcpy(step_data(rank_, step, all_bytes), in, all_bytes);
         post(step, step + 1, context);
       } else {

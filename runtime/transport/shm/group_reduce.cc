@@ -57,28 +57,28 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
   });
 }
 
-// One step: each rank puts its vector where the others can read it (in its step line
+// One step: each rank puts its vector where the others can read it (in its step entry
 // when it fits there, so that a peer fetches step and data in one cache line), waits
-// for all, and reduces everything itself, its own part straight from `send`. Line and
+// for all, and reduces everything itself, its own part straight from `send`. Entry and
 // slot are claimed before they are written (the reuse rule of segment_group.h).
 void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                                 const OpContext& context) {
   const size_t bytes = count * dtype_size(dtype);
   const uint64_t step = ++step_;
-  const bool in_line = bytes <= kInlineBytes;
-  const uint64_t use = in_line ? 0 : slot_uses_++;
+  const bool in_entry = bytes <= kInlineBytes;
+  const uint64_t use = in_entry ? 0 : slot_uses_++;
   auto shared = [&](int r) -> unsigned char* {
-    return in_line ? line(r, step).payload : slot(r, use);
+    return in_entry ? entry(r, step).payload : slot(r, use);
   };
 
-  if (in_line) {
-    claim_line(step, context);
+  if (in_entry) {
+    claim_entry(step, context);
   } else {
     claim_slot(use, context);
   }
   std::memcpy(shared(rank_), send, bytes);
   post(step, step + 1, context);
-  if (!in_line) release_slot(use, step);
+  if (!in_entry) release_slot(use, step);
   wait_all(step, context, 0, 1);
   if (root >= 0 && root != rank_) return;
   for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? send : shared(r);
@@ -102,10 +102,10 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 //   - Result use c is read after everyone's "reduced" of c, and not written again
 //     before everyone's "arrived" of c + 2, which each rank posts after that read.
 //   - A rank posts "arrived" of c + 1 two steps past its last wait, which the reuse rule
-//     of segment_group.h allows at once with at least three step lines.
-//   - The first slot and step line belong to earlier collectives, and are claimed.
+//     of segment_group.h allows at once with at least three step entries.
+//   - The first slot and step entry belong to earlier collectives, and are claimed.
 // The collective ends with the wait for "reduced" of the last chunk.
-static_assert(kStepLines >= 3, "reduce_pipelined posts two steps past its last wait");
+static_assert(kStepEntries >= 3, "reduce_pipelined posts two steps past its last wait");
 
 void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                                     int root, const OpContext& context) {

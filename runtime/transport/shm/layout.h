@@ -4,8 +4,10 @@
 //
 //   stamp     one page, whose first bytes segment.cc stamps and checks
 //   controls  one Control per rank (signal.h), each on cache lines of its own
-//   cells     per rank one cell of cell_bytes per step line, for the data of that line's
-//             step when it is too large for the line itself
+//   notes     per rank one note of kNoteBytes per step entry, for the data of that
+//             entry's step when it is too large for the entry itself but fits here
+//   cells     per rank one cell of cell_bytes per step entry, for the data of that
+//             entry's step when it is too large for the note
 //   slots     per rank two slots of slot_bytes (double-buffered by the group's use count)
 //   results   two areas of slot_bytes, the reduced chunks every rank copies out
 #pragma once
@@ -30,23 +32,30 @@ struct Layout {
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
-  // Each Control gets its step lines and a pair of lines for the rest, so that no
+  // Each Control gets its step entries and a pair of lines for the rest, so that no
   // 128-byte pair of lines (the adjacent-line prefetcher fetches lines in pairs) mixes
-  // two ranks' words, or a rank's step lines with the sleeper count that its peers write.
-  static constexpr size_t kControlStride = kStepLines * kCacheLine + 2 * kCacheLine;
+  // two ranks' words, or a rank's step entries with the sleeper count that its peers
+  // write.
+  static constexpr size_t kControlStride = kStepEntries * sizeof(StepEntry) + 2 * kCacheLine;
   // Bytes of one cell, and all ranks' cells together at most. A cell lets the one-sided
   // collectives (broadcast, gather, scatter) run as far ahead with a few KiB as with
-  // the few bytes that fit in a step line; data in a slot can be only one call ahead,
+  // the few bytes that fit in a step entry; data in a slot can be only one call ahead,
   // and at 4 ranks on this project's 2 cores that cost a 4 KiB broadcast about a
   // context switch per call (8-16 us, against 1.6-2.2 us through cells; Open MPI 19).
-  // 4 KiB up to 16 ranks, 1 KiB at 64.
+  // 4 KiB up to 16 ranks, 1 KiB at 64. tmpfs gives a page only when a rank first
+  // writes it, so cells that no collective uses cost address space, not memory.
   static constexpr size_t kMaxCellBytes = 4096;
-  static constexpr size_t kCellBudget = size_t{4} << 20;
+  // Bytes of one note. Notes lie next to each other, so that consecutive steps' data
+  // shares cache lines as their entries do (two notes per line), where cells, a page
+  // apart, would cost every step a line of its own.
+  static constexpr size_t kNoteBytes = 32;
+  static constexpr size_t kCellBudget = size_t{16} << 20;
 
   int size = 0;
   size_t slot_bytes = 0;
   size_t cell_bytes = 0;
   size_t controls_offset = 0;
+  size_t notes_offset = 0;
   size_t cells_offset = 0;
   size_t slots_offset = 0;
   size_t results_offset = 0;
@@ -64,12 +73,13 @@ struct Layout {
     size_t least = round_up(static_cast<size_t>(size) * 256, kPage);
     layout.slot_bytes = fitting < kMaxSlotBytes ? fitting : kMaxSlotBytes;
     if (layout.slot_bytes < least) layout.slot_bytes = least;
-    size_t cells = static_cast<size_t>(size) * kStepLines;
+    size_t cells = static_cast<size_t>(size) * kStepEntries;
     layout.cell_bytes = kCellBudget / cells / kCacheLine * kCacheLine;
     if (layout.cell_bytes > kMaxCellBytes) layout.cell_bytes = kMaxCellBytes;
     if (layout.cell_bytes < kCacheLine) layout.cell_bytes = kCacheLine;
     layout.controls_offset = kPage;
-    layout.cells_offset = round_up(layout.controls_offset + size * kControlStride, kPage);
+    layout.notes_offset = round_up(layout.controls_offset + size * kControlStride, kPage);
+    layout.cells_offset = round_up(layout.notes_offset + cells * kNoteBytes, kPage);
     layout.slots_offset = round_up(layout.cells_offset + cells * layout.cell_bytes, kPage);
     layout.results_offset = layout.slots_offset + 2 * static_cast<size_t>(size) * layout.slot_bytes;
     layout.total_bytes = layout.results_offset + 2 * layout.slot_bytes;

@@ -18,8 +18,8 @@
 // difference that a one-sided collective let pass (two ranks that each took itself
 // for the root) is found at the next step that two ranks compare.
 //
-// Reuse rule. What a rank writes for step t (its step line t % kStepLines with its
-// payload and its cell, a slot) is read only by ranks that are at step t, and each reads it before it posts
+// Reuse rule. What a rank writes for step t (its step entry t % kStepEntries with its
+// payload, note or cell, a slot) is read only by ranks that are at step t, and each reads it before it posts
 // any later step: a symmetric step is read after the wait and before the next post,
 // a one-sided reader reads before it goes on, and a rank's collective returns only
 // after its last read. So once every other rank has posted t + 1, nothing written
@@ -30,7 +30,7 @@
 // for all at a later step), the check is one comparison. Release steps:
 //   - a slot written for step t (slots double-buffered by the group's use count, the
 //     same on every rank): t + 1;
-//   - a rank's step line posted at t: t + 1 where others read its payload or compare
+//   - a rank's step entry posted at t: t + 1 where others read its payload or compare
 //     its shape at exactly t (symmetric steps; an owner's step in a one-sided
 //     collective, whose readers must find step, shape and payload of t, not a later
 //     step), and nothing for a one-sided reader's own post, which others only compare
@@ -39,11 +39,11 @@
 //     same collective, so every rank has left every earlier collective; within
 //     reduce_pipelined its own argument holds.
 // The ordering this gives across collectives of any kind: a broadcast's root that
-// returned at step t may start an all_reduce at once, but it writes its step line (or
+// returned at step t may start an all_reduce at once, but it writes its step entry (or
 // slot) again only after every reader has posted t + 1, which a reader does only
-// after copying the broadcast out. A one-sided owner thus runs at most kStepLines - 1
-// steps ahead of its slowest reader with data in its step line, and one step with data
-// in a slot (two slots per rank), and waits, with abort and deadline checks like every
+// after copying the broadcast out. A one-sided owner thus runs at most kStepEntries - 1
+// steps ahead of its slowest reader with data in its step entry, note or cell, and one
+// step with data in a slot (two slots per rank), and waits, with abort and deadline checks like every
 // wait, when it would run further.
 #pragma once
 
@@ -89,29 +89,30 @@ class SegmentGroup final : public Group {
     return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes;
   }
   unsigned char* base() const { return segment_.base(); }
-  StepLine& line(int rank, uint64_t step) const { return line_of(control(rank), step); }
+  StepEntry& entry(int rank, uint64_t step) const { return entry_of(control(rank), step); }
   // Where `rank` puts `bytes` of data for `step` (bytes <= cell_bytes): in its step
-  // line when they fit there, else in the line's cell. Both are rewritten only with the
-  // line, so the line's release step covers them (the reuse rule above).
+  // entry when they fit there, else in the entry's note, else in its cell (layout.h).
+  // All are rewritten only with the entry, so the entry's release step covers them
+  // (the reuse rule above).
   unsigned char* step_data(int rank, uint64_t step, size_t bytes) const {
-    if (bytes <= kInlineBytes) return line(rank, step).payload;
-    size_t cell = static_cast<size_t>(rank) * kStepLines + step % kStepLines;
-    return base() + layout_.cells_offset + cell * layout_.cell_bytes;
+    if (bytes <= kInlineBytes) return entry(rank, step).payload;
+    size_t index = static_cast<size_t>(rank) * kStepEntries + step % kStepEntries;
+    if (bytes <= Layout::kNoteBytes) return base() + layout_.notes_offset + index * Layout::kNoteBytes;
+    return base() + layout_.cells_offset + index * layout_.cell_bytes;
   }
 
-  // Posts `step` on this rank's line of its parity, once that line may be rewritten;
+  // Posts `step` in this rank's entry for it, once that entry may be rewritten;
   // `release` is the step every other rank must post before it may be rewritten again
   // (0: at once). See the reuse rule above.
   void post(uint64_t step, uint64_t release, const OpContext& context) {
-    claim_line(step, context);
-    std::atomic_ref<uint64_t>(line(rank_, step).shape).store(shape_, std::memory_order_relaxed);
-    shm::post(control(rank_), step, fenced_);
-    line_release_[step % kStepLines] = release;
+    claim_entry(step, context);
+    shm::post(control(rank_), step, posted_shape_, fenced_);
+    entry_release_[step % kStepEntries] = release;
   }
-  // Waits for every other rank's post of `step`, comparing shapes where a peer's line
+  // Waits for every other rank's post of `step`, comparing shapes where a peer's entry
   // still shows that step.
   void wait_all(uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
-  // Waits for `owner`'s post of `step` in a one-sided collective, where its line must
+  // Waits for `owner`'s post of `step` in a one-sided collective, where its entry must
   // show exactly that step with this rank's shape (a later step means the owner did
   // not wait for this rank, so it is running another collective).
   void wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
@@ -122,8 +123,10 @@ class SegmentGroup final : public Group {
     if (step > known_) wait_released_slow(step, context);
   }
   void wait_released_slow(uint64_t step, const OpContext& context);
-  // Before writing this rank's step line of `step`, or any rank's slot of use's parity.
-  void claim_line(uint64_t step, const OpContext& context) { wait_released(line_release_[step % kStepLines], context); }
+  // Before writing this rank's step entry of `step`, or any rank's slot of use's parity.
+  void claim_entry(uint64_t step, const OpContext& context) {
+    wait_released(entry_release_[step % kStepEntries], context);
+  }
   void claim_slot(uint64_t use, const OpContext& context) { wait_released(slot_release_[use & 1], context); }
   // After step `step` wrote slot use `use`: nobody reads it once every rank has posted step + 1.
   void release_slot(uint64_t use, uint64_t step) { slot_release_[use & 1] = step + 1; }
@@ -168,13 +171,14 @@ class SegmentGroup final : public Group {
   WaitPolicy policy_;
   bool fenced_;  // whether this rank fences its posts (signal.h)
   uint64_t shape_ = 0;        // the running collective's Shape, folded with the ones before (run())
+  uint32_t posted_shape_ = 0;  // shape_ folded to the 32 bits a step entry carries
   const char* hashed_name_ = nullptr;  // the collective name whose hash name_hash_ holds (run())
   uint64_t name_hash_ = 0;
   uint64_t step_ = 0;         // the last step posted
   uint64_t slot_uses_ = 0;    // slot fills so far; the next fill uses parity slot_uses_ % 2
   uint64_t result_uses_ = 0;  // the same for the result areas
   uint64_t known_ = 0;        // every other rank is known to have posted at least this step
-  uint64_t line_release_[kStepLines] = {};  // per step line of this rank (post())
+  uint64_t entry_release_[kStepEntries] = {};  // per step entry of this rank (post())
   uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
   std::string failed_;        // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation
@@ -198,6 +202,7 @@ void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body
   folded ^= (static_cast<uint64_t>(shape.dtype & 0xff) << 48) | (static_cast<uint64_t>(shape.op & 0xff) << 40) |
             static_cast<uint64_t>(static_cast<uint32_t>(shape.root));
   shape_ = folded;
+  posted_shape_ = static_cast<uint32_t>(folded ^ (folded >> 32));
   try {
     body();
   } catch (const Error& e) {

@@ -19,8 +19,9 @@
 namespace tutti::transport::shm {
 namespace {
 
-// The futex is the counter's low half, which is where it lies on a little-endian
-// machine; FUTEX_WAIT compares only those 32 bits, and they change with every step.
+// The futex is the word's low half, the step, which is where it lies on a
+// little-endian machine; FUTEX_WAIT compares only those 32 bits, and they change with
+// every step.
 static_assert(std::endian::native == std::endian::little);
 
 // Longest single futex sleep: the OpContext is checked after each, so an abort (which
@@ -32,8 +33,8 @@ constexpr int64_t kSleepSliceNs = 2'000'000;
 // waiter's progress calls move forward.
 constexpr int64_t kUnfencedSliceNs = 100'000;
 
-uint32_t* futex_word(const StepLine& line) {
-  return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&line.step));
+uint32_t* futex_word(const StepEntry& entry) {
+  return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word));
 }
 
 int64_t now_ns() {
@@ -41,8 +42,6 @@ int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-bool reached(const StepLine& line, uint64_t step) { return load_step(line, std::memory_order_acquire) >= step; }
 
 // The text context.check puts after "waiting for"; written into a caller's buffer so
 // that a slow wait allocates nothing until it fails.
@@ -64,19 +63,20 @@ bool register_for_membarrier() {
   return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
 }
 
-void wake_sleepers(StepLine& line) {
+void wake_sleepers(StepEntry& entry) {
   // Not FUTEX_PRIVATE_FLAG: the sleepers are other processes mapping the same page.
-  syscall(SYS_futex, futex_word(line), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  syscall(SYS_futex, futex_word(entry), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 void announce_mismatch(Control& mine) {
   std::atomic_ref<uint32_t>(mine.mismatched).store(1, std::memory_order_seq_cst);
-  for (StepLine& line : mine.lines) wake_sleepers(line);
+  for (StepEntry& entry : mine.entries) wake_sleepers(entry);
 }
 
-void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
-               const collectives::OpContext& context, const WaitLabel& label) {
-  const StepLine& line = line_of(peer, step);
+uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
+                   const collectives::OpContext& context, const WaitLabel& label) {
+  const StepEntry& entry = entry_of(peer, step);
+  uint64_t word;
   // Spin first: a peer on another core usually posts within a microsecond or so, far
   // sooner than a sleeping rank could be woken. The first 64 pauses (1-3 us, by CPU)
   // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
@@ -84,7 +84,8 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   int64_t started = 0;
   do {
     for (int i = 0; i < 64; ++i) {
-      if (reached(line, step)) return;
+      word = load_word(entry, std::memory_order_acquire);
+      if (reached(word, step)) return word;
       _mm_pause();
     }
     if (started == 0) started = now_ns();
@@ -111,7 +112,8 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
     check_peer();
     context.progress_background();
     sched_yield();
-    if (reached(line, step)) return;
+    word = load_word(entry, std::memory_order_acquire);
+    if (reached(word, step)) return word;
   }
 
   auto sleepers = std::atomic_ref<uint32_t>(const_cast<uint32_t&>(peer.sleepers));
@@ -124,13 +126,14 @@ void wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
     const bool background = context.progress_background();
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     bool fenced = peer_fences || fence_everyone();
-    uint64_t seen = load_step(line, std::memory_order_seq_cst);
-    if (seen < step) {
+    word = load_word(entry, std::memory_order_seq_cst);
+    if (!reached(word, step)) {
       timespec slice{0, fenced && !background ? kSleepSliceNs : kUnfencedSliceNs};
-      syscall(SYS_futex, futex_word(line), FUTEX_WAIT, static_cast<uint32_t>(seen), &slice, nullptr, 0);
+      syscall(SYS_futex, futex_word(entry), FUTEX_WAIT, static_cast<uint32_t>(word), &slice, nullptr, 0);
     }
     sleepers.fetch_sub(1, std::memory_order_relaxed);
-    if (reached(line, step)) return;
+    word = load_word(entry, std::memory_order_acquire);
+    if (reached(word, step)) return word;
   }
 }
 

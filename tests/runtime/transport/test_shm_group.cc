@@ -32,6 +32,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
+#include "runtime/transport/shm/layout.h"
 #include "runtime/transport/shm/signal.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
@@ -55,12 +56,17 @@ using store_test::soon;
 constexpr int kRankCounts[] = {1, 2, 3, 4, 5, 8};
 constexpr Dtype kDtypes[] = {Dtype::kInt32, Dtype::kFloat32, Dtype::kFloat16};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kAvg};
-// Empty, one element, a few, the most that rides in a step line (56 bytes of float32)
-// and one more, then counts that take one handshake at some rank counts and the
-// chunked pipeline at others, and enough for several 1 MiB chunks.
-constexpr size_t kCounts[] = {0, 1, 7, 14, 15, 3000, 70001, 900001};
-// Bytes per rank for the data movers: from empty to a dozen 256 KiB chunks.
-constexpr size_t kBlockBytes[] = {0, 1, 7, 64, 1000, 3000001};
+using tutti::transport::shm::kInlineBytes;
+using tutti::transport::shm::Layout;
+// Empty, one element, the most float32 that ride in a step entry and one more, a few,
+// then counts that take one handshake at some rank counts and the chunked pipeline at
+// others, and enough for several 1 MiB chunks.
+constexpr size_t kCounts[] = {0, 1, kInlineBytes / 4, kInlineBytes / 4 + 1, 7, 3000, 70001, 900001};
+// Bytes per rank for the data movers: from empty, through the most that rides in a
+// step entry, in a note and in a cell (at 2 ranks, 4 KiB), to a dozen 256 KiB chunks.
+constexpr size_t kBlockBytes[] = {
+    0, 1, kInlineBytes, kInlineBytes + 1, Layout::kNoteBytes, Layout::kNoteBytes + 1, 1000, 3000001};
+static_assert(kInlineBytes / 4 + 1 < 7 && Layout::kNoteBytes + 1 < 1000);
 
 // Rank r's element i: small integers, so that sums of up to 8 ranks are exact in float16.
 double value_of(int rank, size_t i) { return static_cast<double>(static_cast<int>((rank * 7 + i * 3) % 11) - 5); }
@@ -458,7 +464,7 @@ Test(shm_group, all_to_all_both_forms, .timeout = 120) {
 }
 
 // Collectives of every shape back to back, in an order all ranks draw from one seed,
-// so that each reuses slots, result areas and step lines the one before just used.
+// so that each reuses slots, result areas and step entries the one before just used.
 Test(shm_group, mixed_sequence_reuses_buffers_safely, .timeout = 120) {
   for (int size : {2, 3, 4}) {
     Ranks ranks(size);
@@ -516,7 +522,7 @@ Test(shm_group, mixed_sequence_reuses_buffers_safely, .timeout = 120) {
 // One-sided collectives (broadcast, gather, scatter: their owners publish and return)
 // back to back with symmetric ones, roots and sizes changing every call, while a rank
 // drawn per call lags behind: an owner goes on to its next collectives, of any kind,
-// while a reader is still to copy. Sizes from data riding in a step line to several
+// while a reader is still to copy. Sizes from data riding in a step entry to several
 // chunks; every result is checked, so a collective that overwrote memory a slow
 // reader had not copied yet fails here.
 Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout = 120) {
@@ -530,8 +536,9 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         return state >> 33;
       };
-      // In a step line, in its cell, in a slot, in several chunks.
-      const size_t sizes[] = {1, 8, 48, 49, 1000, 5000, 300001};
+      // In a step entry, in its note, in its cell, in a slot, in several chunks.
+      const size_t sizes[] = {1, kInlineBytes, kInlineBytes + 1, Layout::kNoteBytes, Layout::kNoteBytes + 1,
+                              1000, 5000, 300001};
       for (int call = 0; call < 400; ++call) {
         size_t bytes = sizes[next() % std::size(sizes)];
         int kind = static_cast<int>(next() % 6);
@@ -663,8 +670,8 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
 }
 
 // A broadcast's root returns once its data is published, and runs ahead of readers
-// that have not come yet, up to a limit: one call per step line while its data fits
-// in a line or its cell, two calls (the two slots) above. The call past the limit waits until the
+// that have not come yet, up to a limit: one call per step entry while its data fits
+// in an entry, its note or its cell, two calls (the two slots) above. The call past the limit waits until the
 // readers have left the first, and that wait, too, ends at an abort. The readers,
 // coming only after the root's call has ended so, still get every broadcast the root
 // published, and are ended by the abort in the next; every group then refuses what
@@ -674,8 +681,8 @@ Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout
     size_t bytes;
     int published;
   };
-  const int lines = static_cast<int>(tutti::transport::shm::kStepLines);
-  for (Limit limit : {Limit{8, lines}, Limit{3000, lines}, Limit{100000, 2}}) {
+  const int entries = static_cast<int>(tutti::transport::shm::kStepEntries);
+  for (Limit limit : {Limit{8, entries}, Limit{20, entries}, Limit{3000, entries}, Limit{100000, 2}}) {
     Ranks ranks(3);
     std::atomic<bool> root_returned{false};
     std::thread aborter([&] {
