@@ -7,7 +7,9 @@
 # mpi-bench (mpicc), runs build/bin/tutti-bench under tutti launch and mpi-bench under
 # mpirun with the same arguments, and prints one merged table per (op, world size).
 # Both programs are one harness (bench/harness.c): same buffers, iteration counts,
-# timing and check. Raw outputs stay in $BUILD_DIR/bench-vs-mpi/.
+# timing and check. Raw outputs stay in $BUILD_DIR/bench-vs-mpi/. Each table ends
+# with the cores' cache-line round trip (build/bin/core-round-trip) before and after
+# each run: small messages follow it, and on a VM it can change by 4x between runs.
 # Environment: BUILD_DIR (default build); BENCH_ENV, "VAR=value ..." given to the
 # ranks of both libraries (e.g. glibc's MALLOC_MMAP_MAX_=0, see README.md);
 # BENCH_TIMEOUT, seconds per run (default 300); BENCH_REPEAT, runs of each library per
@@ -49,6 +51,11 @@ run_mpi() {
   timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader \
     "${mpi_env[@]}" -np "$1" "$bin/mpi-bench" "${@:2}"
 }
+round_trip() {
+  local trip
+  trip=$("$bin/core-round-trip" 2>/dev/null) || trip="?"
+  echo "${trip% ns}"
+}
 run_tutti() {
   env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --no-tag-output --timeout "$timeout_s" -- "$bin/tutti-bench" "${@:2}"
 }
@@ -89,6 +96,8 @@ echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
 echo "# arguments: ${bench_args[*]}${BENCH_ENV:+; rank environment: $BENCH_ENV}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti)"
+echo "# core round trip: a cache line between two cores and back (bench/core_round_trip.c), which"
+echo "#   small messages follow; compare rows taken at like values (a VM's can change by 4x)"
 
 failures=0
 for n in $world_sizes; do
@@ -96,10 +105,13 @@ for n in $world_sizes; do
     out="$results/$op-$n"
     : >"$out.tutti.txt"
     : >"$out.mpi.txt"
+    trips=""
     for ((run = 1; run <= repeat; run++)); do
       for side in tutti mpi; do
         status=0
+        before=$(round_trip)
         "run_$side" "$n" "$op" "${bench_args[@]}" >>"$out.$side.txt" 2>&1 || status=$?
+        trips+=" $side $before/$(round_trip)"
         if [ "$status" -ne 0 ]; then
           failures=$((failures + 1))
           echo "# $side-bench $op on $n ranks failed (exit $status); last lines of $out.$side.txt:"
@@ -111,6 +123,7 @@ for n in $world_sizes; do
     case "$op" in all_reduce | reduce | reduce_scatter) ;; barrier) what="" ;; *) what="${what% *}" ;; esac
     echo
     merge "$op on $n ranks${what:+ ($what)}" "$out.tutti.txt" "$out.mpi.txt"
+    echo "# core round trip before/after each run (ns):$trips"
   done
 done
 [ "$failures" -eq 0 ] || { echo "# $failures run(s) failed; raw outputs in $results/"; exit 1; }
