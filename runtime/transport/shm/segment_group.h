@@ -43,8 +43,8 @@
 // slot) again only after every reader has posted t + 1, which a reader does only
 // after copying the broadcast out. A one-sided owner thus runs at most kStepEntries - 1
 // steps ahead of its slowest reader with data in its step entry, note or cell, and one
-// step with data in a slot (two slots per rank), and waits, with abort and deadline checks like every
-// wait, when it would run further.
+// step with data in a slot (two slots per rank), and waits, with abort and deadline
+// checks like every wait, when it would run further.
 #pragma once
 
 #include <cstdint>

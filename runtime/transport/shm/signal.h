@@ -61,8 +61,8 @@ struct alignas(kStepBytes) StepEntry {
 
 // Step entries per rank. A rank rewrites an entry only after every reader of its last
 // step has left it (segment_group.h), so a broadcast's root whose data fits in an
-// entry or its cell can run up to kStepEntries - 1 calls ahead of its readers; Open
-// MPI's runs ahead the same way, through a FIFO of many fragments. When ranks
+// entry, its note or its cell can run up to kStepEntries - 1 calls ahead of its
+// readers; Open MPI's runs ahead the same way, through a FIFO of many fragments. When ranks
 // outnumber cores, each switch to a reader then serves many calls: an 8-byte
 // broadcast at 4 ranks on this project's 2 cores took 3.6-4.5 us with 8 entries, 1.0
 // with 64 and the same with 256 (Open MPI: 0.4-0.7); what is left is the cost of the
