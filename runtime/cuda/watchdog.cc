@@ -118,11 +118,14 @@ void Watchdog::State::incident_on_loop(Status status, std::string why, size_t ti
   uv_timer_stop(&timer);
   auto self = shared_from_this();
   incident = std::thread([self, status, why, timed_out, failing = std::move(failing)] {
-    self->watched.abort();
+    // The operations fail before the abort, not after it: ncclCommAbort waits for
+    // whatever holds the stream ahead of NCCL's kernels (seen on an H100: a host
+    // function held it for 60 s, and the abort with it), and a wait must end at its
+    // bound. Work on the stream after them still runs after them.
     std::string report;
     if (timed_out != SIZE_MAX && self->setup.desync_report) report = self->setup.desync_report(failing[timed_out].seq);
-    const char* after = "; the NCCL communicator was aborted (no kernel is left running): destroy this communicator "
-                        "and create a new one";
+    const char* after = "; the NCCL communicator is aborted (ncclCommAbort stops its kernels): destroy this "
+                        "communicator and create a new one";
     for (size_t i = 0; i < failing.size(); ++i) {
       const Watch& entry = failing[i];
       std::string message;
@@ -139,8 +142,11 @@ void Watchdog::State::incident_on_loop(Status status, std::string why, size_t ti
       if (i == 0 || i == timed_out) log::warn(message);
       entry.work->complete(status, message);
     }
-    std::lock_guard<std::mutex> lock(self->mutex);
-    self->drained.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(self->mutex);
+      self->drained.notify_all();
+    }
+    self->watched.abort();
   });
 }
 

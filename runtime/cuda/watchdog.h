@@ -4,9 +4,9 @@
 //   - an operation whose fence the GPU has passed completes with kOk;
 //   - an asynchronous NCCL error, the communicator's fault (tutti_comm_abort, a peer
 //     the failure detector declared lost) or an operation past its deadline is an
-//     incident: the NCCL communicator is aborted (its kernels stop, the GPU stays
-//     usable) and every pending operation fails, with TIMEOUT (and the ranks that had
-//     not joined), TRANSPORT or the fault's status. Later calls are refused.
+//     incident: every pending operation fails, with TIMEOUT (and the ranks that had
+//     not joined), TRANSPORT or the fault's status, and then the NCCL communicator is
+//     aborted (its kernels stop, the GPU stays usable). Later calls are refused.
 // Decisions are made on the loop, which must never block; the abort and the report,
 // which may take a while, run on a thread of the watchdog's own. What the watchdog
 // asks of NCCL is the Watched interface, so that the logic is tested without a GPU.

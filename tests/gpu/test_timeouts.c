@@ -12,7 +12,7 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   int devices = tt_require_gpus("gpu.test_timeouts", 1);
   static const char* const stall[] = {"stall", NULL};
-  static const char* const aborted[] = {"NCCL communicator was aborted", NULL};
+  static const char* const aborted[] = {"NCCL communicator is aborted", NULL};
   tt_gpu_run("a held stream times out and NCCL is aborted", 1, 120000, "gpu_timeouts", stall, "stall ok", aborted);
   static const char* const skip[] = {"skip", NULL};
   tt_gpu_run(devices >= 2 ? "a skipped collective times out through NCCL" : "a skipped collective times out, staged",

@@ -39,14 +39,34 @@ class FakeNccl : public tutti::cuda::Watched {
     std::lock_guard<std::mutex> lock(mutex);
     return error;
   }
-  void abort() override { ++aborts; }
+  // As ncclCommAbort, which waits for whatever holds the stream ahead of NCCL's
+  // kernels, it returns only once `held` is false (bounded, for the test's sake).
+  void abort() override {
+    ++aborts;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (held.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ++aborts_returned;
+  }
   void set_error(const std::string& text) {
     std::lock_guard<std::mutex> lock(mutex);
     error = text;
   }
+  // Whether abort() has returned within ms; the watchdog calls it after failing the
+  // operations, so a test that saw them fail waits for it here.
+  bool aborted_within(int ms) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (aborts_returned.load() == 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return aborts_returned.load() == 1 && aborts.load() == 1;
+  }
   std::mutex mutex;
   std::string error;
+  std::atomic<bool> held{false};
   std::atomic<int> aborts{0};
+  std::atomic<int> aborts_returned{0};
 };
 
 struct Rig {
@@ -125,7 +145,7 @@ Test(watchdog, an_operation_past_its_deadline_aborts_nccl_and_fails_every_pendin
   cr_assert(contains(behind->message(), "all_reduce #8 on comm \"world\" (rank 0 of 2) stopped: all_reduce #7"),
             "%s", behind->message().c_str());
   cr_assert_eq(rig.reported_seq.load(), 7u);
-  cr_assert_eq(rig.nccl.aborts.load(), 1);
+  cr_assert(rig.nccl.aborted_within(5000));
   cr_assert(rig.watchdog->broken());
   // Later calls are refused with the incident's status and story.
   try {
@@ -135,6 +155,24 @@ Test(watchdog, an_operation_past_its_deadline_aborts_nccl_and_fails_every_pendin
     cr_assert_eq(error.status(), Status::kTimeout);
     cr_assert(contains(error.what(), "unusable"), "%s", error.what());
   }
+}
+
+Test(watchdog, an_abort_that_waits_for_the_stream_does_not_hold_up_the_failure, .timeout = 20) {
+  // A host function ahead of NCCL's kernel holds the stream, and ncclCommAbort waits
+  // for it: the operation still fails at its deadline, and the abort finishes once
+  // the stream moves.
+  Rig rig;
+  rig.nccl.held = true;
+  auto work = rig.watch(std::make_shared<HandFence>(), 2, 100);
+  auto started = std::chrono::steady_clock::now();
+  cr_assert(work->wait_for(5000));
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  cr_assert_lt(took.count(), 5000, "the failure waited %lld ms for the abort", static_cast<long long>(took.count()));
+  cr_assert_eq(work->status(), Status::kTimeout);
+  cr_assert(contains(work->message(), "ncclCommAbort"), "%s", work->message().c_str());
+  cr_assert(!rig.nccl.aborted_within(50), "abort() returned while the stream was held");
+  rig.nccl.held = false;
+  cr_assert(rig.nccl.aborted_within(5000));
 }
 
 Test(watchdog, an_aborted_fence_never_counts_as_reached, .timeout = 20) {
@@ -157,7 +195,7 @@ Test(watchdog, an_asynchronous_nccl_error_aborts_and_fails_with_transport, .time
   cr_assert_eq(work->status(), Status::kTransport);
   cr_assert(contains(work->message(), "NCCL reported ncclAllReduce: remote process exited"), "%s",
             work->message().c_str());
-  cr_assert_eq(rig.nccl.aborts.load(), 1);
+  cr_assert(rig.nccl.aborted_within(5000));
 }
 
 Test(watchdog, a_lost_peer_aborts_and_fails_with_peer_lost, .timeout = 20) {
@@ -167,7 +205,7 @@ Test(watchdog, a_lost_peer_aborts_and_fails_with_peer_lost, .timeout = 20) {
   cr_assert(work->wait_for(10000));
   cr_assert_eq(work->status(), Status::kPeerLost);
   cr_assert(contains(work->message(), "rank 1 (host h, pid 42) was declared lost"), "%s", work->message().c_str());
-  cr_assert_eq(rig.nccl.aborts.load(), 1);
+  cr_assert(rig.nccl.aborted_within(5000));
 }
 
 Test(watchdog, nothing_pending_means_nothing_to_abort, .timeout = 20) {
