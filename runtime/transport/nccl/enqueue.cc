@@ -89,7 +89,11 @@ ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, in
 
 ncclResult_t enqueue(const NcclApi& nccl, const Call& call, int rank, int size, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t dtype = nccl_dtype(static_cast<Dtype>(call.dtype));
-  const ncclRedOp_t op = nccl_op(static_cast<ReduceOp>(call.op));
+  // Over one rank the average is the sum, and NCCL's one-rank average (before 2.29.7)
+  // leaves the last elements of a count that does not divide evenly unwritten
+  // (NVIDIA/nccl#1950; seen on an H100 with NCCL 2.28.9: 17 of 70001 floats).
+  const ReduceOp tutti_op = static_cast<ReduceOp>(call.op);
+  const ncclRedOp_t op = size == 1 && tutti_op == ReduceOp::kAvg ? ncclSum : nccl_op(tutti_op);
   switch (call.kind) {
     case Kind::kAllReduce: return nccl.AllReduce(call.send, call.recv, call.count, dtype, op, comm, stream);
     case Kind::kReduce: return nccl.Reduce(call.send, call.recv, call.count, dtype, op, call.root, comm, stream);
