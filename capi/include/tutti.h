@@ -329,9 +329,9 @@ TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tu
  * passed. NCCL runs them, or, where NCCL cannot (ranks sharing one GPU, a dtype or op
  * NCCL lacks, a send or receive, NCCL not loadable), the staging path copies them
  * through pinned host memory around the host collective, on the same stream; it logs
- * why once. A watchdog aborts the NCCL communicator of an operation past its timeout
- * or after a lost peer, and fails its pending works (TIMEOUT naming the ranks that
- * never joined, PEER_LOST): the GPU stays usable, and a new communicator works. The
+ * why once. A watchdog fails the pending works of an operation past its timeout or
+ * after a lost peer (TIMEOUT naming the ranks that never joined, PEER_LOST), then
+ * aborts the NCCL communicator: the GPU stays usable, and a new communicator works. The
  * first device call of a communicator must be the same collective on every rank (it
  * sets up NCCL). CUDA and NCCL are loaded at run time: without them these calls return
  * ERR_UNSUPPORTED ("CUDA is not available: ...") and host buffers work as ever. */
