@@ -1,11 +1,15 @@
-"""Turns what a caller passes (a PyTorch CPU tensor, a NumPy array, anything with
-__array_interface__ or the buffer protocol) into an address, an element count and a
-tutti dtype, or refuses it with a message that says what is wrong and how to fix it.
+"""Turns what a caller passes (a PyTorch CPU or CUDA tensor, a NumPy array, anything
+with __array_interface__ or the buffer protocol) into an address, an element count and
+a tutti dtype, or refuses it with a message that says what is wrong and how to fix it.
 
 Each Buffer keeps a reference to what owns its memory (`owner`), so that a Work that
 holds the Buffer keeps the memory alive until the operation completes. Read-only
 input that the library cannot be given an address of through ctypes (bytes, a
 read-only memoryview) is copied first; input is never written, so a copy is exact.
+
+A CUDA tensor's Buffer has its torch.device in `device` (None for host memory). Lists
+of CUDA tensors are packed and unpacked by torch on the device's current stream, never
+by ctypes.memmove, which would read device addresses as host ones.
 """
 import ctypes
 import sys
@@ -40,22 +44,53 @@ _FORMAT = {("b", 1): _capi.DTYPE_INT8, ("B", 1): _capi.DTYPE_UINT8,
 
 
 class Buffer:
-    """Memory for one operation: address, count elements of dtype, and its owner."""
+    """Memory for one operation: address, count elements of dtype, its owner, and the
+    CUDA device it is on (None: host memory)."""
 
-    __slots__ = ("address", "count", "dtype", "owner")
+    __slots__ = ("address", "count", "dtype", "owner", "device")
 
-    def __init__(self, address, count, dtype, owner):
+    def __init__(self, address, count, dtype, owner, device=None):
         self.address, self.count, self.dtype, self.owner = address, count, dtype, owner
+        self.device = device
 
     @property
     def nbytes(self):
         return self.count * ITEMSIZE[self.dtype]
 
 
-def scratch(count, dtype):
-    """A contiguous buffer of count elements that the binding packs lists into."""
-    storage = (ctypes.c_char * (count * ITEMSIZE[dtype]))()
-    return Buffer(ctypes.addressof(storage), count, dtype, storage)
+def where(device):
+    """How messages name a Buffer's device."""
+    return "cpu" if device is None else str(device)
+
+
+def same_device(api, *named):
+    """The CUDA device of a call's Buffers, None for host memory; refuses a call whose
+    Buffers are in different places, naming both. named: (arg, Buffer or list of them)."""
+    first = None
+    for arg, item in named:
+        for i, buffer in enumerate(item) if isinstance(item, list) else ((None, item),):
+            name = arg if i is None else f"{arg}[{i}]"
+            if first is None:
+                first = (name, buffer.device)
+            elif buffer.device != first[1]:
+                raise invalid(
+                    f"{api}: {name} is on {where(buffer.device)} but {first[0]} is on "
+                    f"{where(first[1])}; put every tensor of one call on the same device (move "
+                    f"one with .to(), e.g. {name}.to({first[0]}.device))")
+    return None if first is None else first[1]
+
+
+def scratch(count, like):
+    """A contiguous buffer of count elements of like's dtype, in like's memory (host or
+    like's GPU), that the binding packs a list into or unpacks one from."""
+    if like.device is not None:
+        return _cuda_buffer(like.owner.new_empty(count), like.dtype)
+    storage = (ctypes.c_char * (count * ITEMSIZE[like.dtype]))()
+    return Buffer(ctypes.addressof(storage), count, like.dtype, storage)
+
+
+def _cuda_buffer(tensor, dtype):
+    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor, tensor.device)
 
 
 def as_buffer(obj, api, arg, writable):
@@ -71,16 +106,17 @@ def as_buffer(obj, api, arg, writable):
     except TypeError:
         raise invalid(
             f"{api}: {arg} is a {type(obj).__name__}, which holds no memory tutti can use; "
-            f"pass a PyTorch CPU tensor, a NumPy array, a bytearray or an array.array") from None
+            f"pass a PyTorch tensor, a NumPy array, a bytearray or an array.array") from None
     return _from_memoryview(obj, view, api, arg, writable)
 
 
 def _from_tensor(tensor, api, arg):
-    if tensor.device.type != "cpu":
+    device = tensor.device
+    if device.type not in ("cpu", "cuda"):
         raise unsupported(
-            f"{api}: {arg} is a tensor on {tensor.device}, but this build of tutti moves host "
-            f"memory only (CUDA tensors come with the GPU transport); pass a CPU tensor, "
-            f"e.g. {arg}.cpu(), and copy the result back")
+            f"{api}: {arg} is a tensor on {device}, but tutti moves host and CUDA device "
+            f"memory only; pass a CPU or CUDA tensor, e.g. {arg}.cpu(), and copy the result "
+            f"back")
     if tensor.layout != sys.modules["torch"].strided:
         raise unsupported(f"{api}: {arg} is a {tensor.layout} tensor; pass a dense tensor "
                           f"({arg}.to_dense())")
@@ -93,7 +129,8 @@ def _from_tensor(tensor, api, arg):
             f"{api}: {arg} is not contiguous (shape {tuple(tensor.shape)}, stride "
             f"{tuple(tensor.stride())}); pass a contiguous tensor ({arg}.contiguous() makes a "
             f"copy: copy the result back into {arg} afterwards)")
-    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor)
+    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor,
+                  device if device.type == "cuda" else None)
 
 
 def _c_contiguous(shape, strides, itemsize):
@@ -163,16 +200,37 @@ def same_shape(buffers, count, dtype, api, arg):
                 f"tensor's numel and dtype")
 
 
-def pack(buffers, into):
-    """Copies the list's buffers, one after the other, into the Buffer `into`."""
+def packed(buffers):
+    """A new Buffer holding the list's buffers one after the other (all of one dtype and
+    device). On a GPU, torch.cat on the current stream: the collective, enqueued on
+    that stream too, comes after it."""
+    first = buffers[0]
+    if first.device is not None:
+        torch = sys.modules["torch"]
+        return _cuda_buffer(torch.cat([buffer.owner.reshape(-1) for buffer in buffers]),
+                            first.dtype)
+    into = scratch(sum(buffer.count for buffer in buffers), first)
     offset = 0
     for buffer in buffers:
         ctypes.memmove(into.address + offset, buffer.address, buffer.nbytes)
         offset += buffer.nbytes
+    return into
 
 
 def unpack(source, buffers):
-    """Copies consecutive blocks of the Buffer `source` into the list's buffers."""
+    """Copies consecutive blocks of the Buffer `source` into the list's buffers, once the
+    operation that wrote `source` has finished. On a GPU, on the current stream."""
+    if source.device is not None:
+        torch = sys.modules["torch"]
+        # The caller may drop source as soon as this returns; recording the stream keeps
+        # torch's allocator from handing its memory out again before these copies ran,
+        # whichever stream it was allocated on.
+        source.owner.record_stream(torch.cuda.current_stream(source.device))
+        offset = 0
+        for buffer in buffers:
+            buffer.owner.view(-1).copy_(source.owner[offset:offset + buffer.count])
+            offset += buffer.count
+        return
     offset = 0
     for buffer in buffers:
         ctypes.memmove(buffer.address, source.address + offset, buffer.nbytes)

@@ -17,6 +17,12 @@ returns a Work (isend and irecv always do); otherwise the call blocks, at most t
 communicator's timeout, and returns None. gather_list and scatter_list are read on the
 root only. The *_list forms pack and unpack through scratch memory of their own; the
 *_tensor and *_single forms use the caller's memory directly.
+
+CUDA tensors go to the library as device pointers; one call's tensors must all be on
+the host or all on one GPU, and a Comm works on the GPU of the first CUDA tensor it is
+given. Each call is enqueued on torch.cuda.current_stream() of that GPU, after the work
+already queued there, as torch's NCCL backend orders it; a blocking call returns once
+the GPU has finished it. Lists are packed and unpacked by torch on that stream.
 """
 import enum
 import sys
@@ -110,7 +116,7 @@ class Collectives:
         t = _one(tensor, api, "tensor", True)
         return self._issue(api, _capi.lib.tutti_all_reduce,
                            (t.address, t.address, t.count, t.dtype, reduce_op(op, api)),
-                           [t], async_op)
+                           [t], async_op, device=self._device(api, ("tensor", t)))
 
     def reduce(self, tensor, dst, op="sum", async_op=False):
         """tensor on rank dst = the reduction of every rank's tensor; others keep theirs."""
@@ -120,7 +126,8 @@ class Collectives:
         t = _one(tensor, api, "tensor", here)
         return self._issue(api, _capi.lib.tutti_reduce,
                            (t.address, t.address if here else None, t.count, t.dtype,
-                            reduce_op(op, api), dst), [t], async_op)
+                            reduce_op(op, api), dst), [t], async_op,
+                           device=self._device(api, ("tensor", t)))
 
     def broadcast(self, tensor, src, async_op=False):
         """tensor on every rank = rank src's tensor."""
@@ -128,7 +135,8 @@ class Collectives:
         src = int32(src, api, "src")
         t = _one(tensor, api, "tensor", self._rank_for(api) != src)
         return self._issue(api, _capi.lib.tutti_broadcast,
-                           (t.address, t.address, t.count, t.dtype, src), [t], async_op)
+                           (t.address, t.address, t.count, t.dtype, src), [t], async_op,
+                           device=self._device(api, ("tensor", t)))
 
     def all_gather(self, tensor_list, tensor, async_op=False):
         """tensor_list[i] = rank i's tensor, on every rank."""
@@ -136,11 +144,12 @@ class Collectives:
         t = _one(tensor, api, "tensor", False)
         outputs = _list(tensor_list, api, "tensor_list", True, self._size_for(api))
         _buffers.same_shape(outputs, t.count, t.dtype, api, "tensor_list")
-        gathered = _buffers.scratch(t.count * len(outputs), t.dtype)
+        device = self._device(api, ("tensor", t), ("tensor_list", outputs))
+        gathered = _buffers.scratch(t.count * len(outputs), t)
         return self._issue(api, _capi.lib.tutti_all_gather,
                            (t.address, gathered.address, t.count, t.dtype),
                            [t, gathered, outputs], async_op,
-                           lambda: _buffers.unpack(gathered, outputs))
+                           lambda: _buffers.unpack(gathered, outputs), device)
 
     def all_gather_into_tensor(self, output_tensor, input_tensor, async_op=False):
         """output_tensor = every rank's input_tensor, concatenated in rank order."""
@@ -150,7 +159,9 @@ class Collectives:
         _match(out, t, api, "output_tensor", "input_tensor")
         _whole(out, self._size_for(api), api, "output_tensor", t.count)
         return self._issue(api, _capi.lib.tutti_all_gather,
-                           (t.address, out.address, t.count, t.dtype), [t, out], async_op)
+                           (t.address, out.address, t.count, t.dtype), [t, out], async_op,
+                           device=self._device(api, ("output_tensor", out),
+                                               ("input_tensor", t)))
 
     def reduce_scatter(self, output, input_list, op="sum", async_op=False):
         """output on rank i = the reduction of every rank's input_list[i]."""
@@ -158,11 +169,12 @@ class Collectives:
         out = _one(output, api, "output", True)
         inputs = _list(input_list, api, "input_list", False, self._size_for(api))
         _buffers.same_shape(inputs, out.count, out.dtype, api, "input_list")
-        packed = _buffers.scratch(out.count * len(inputs), out.dtype)
-        _buffers.pack(inputs, packed)
+        device = self._device(api, ("output", out), ("input_list", inputs))
+        op = reduce_op(op, api)
+        packed = _buffers.packed(inputs)
         return self._issue(api, _capi.lib.tutti_reduce_scatter,
-                           (packed.address, out.address, out.count, out.dtype, reduce_op(op, api)),
-                           [out, packed], async_op)
+                           (packed.address, out.address, out.count, out.dtype, op),
+                           [out, packed], async_op, device=device)
 
     def reduce_scatter_tensor(self, output, input, op="sum", async_op=False):
         """output on rank i = block i of the reduction of every rank's input (size blocks)."""
@@ -173,7 +185,8 @@ class Collectives:
         _whole(t, self._size_for(api), api, "input", out.count)
         return self._issue(api, _capi.lib.tutti_reduce_scatter,
                            (t.address, out.address, out.count, out.dtype, reduce_op(op, api)),
-                           [out, t], async_op)
+                           [out, t], async_op, device=self._device(api, ("output", out),
+                                                                   ("input", t)))
 
     def gather(self, tensor, gather_list=None, dst=0, async_op=False):
         """gather_list[i] on rank dst = rank i's tensor; gather_list is None elsewhere."""
@@ -182,17 +195,19 @@ class Collectives:
         t = _one(tensor, api, "tensor", False)
         if self._rank_for(api) != dst:
             return self._issue(api, _capi.lib.tutti_gather,
-                               (t.address, None, t.count, t.dtype, dst), [t], async_op)
+                               (t.address, None, t.count, t.dtype, dst), [t], async_op,
+                               device=self._device(api, ("tensor", t)))
         if gather_list is None:
             raise invalid(f"{api}: gather_list is None on the destination rank {dst}; pass a list "
                           f"of {self._size_for(api)} tensors like tensor to receive into")
         outputs = _list(gather_list, api, "gather_list", True, self._size_for(api))
         _buffers.same_shape(outputs, t.count, t.dtype, api, "gather_list")
-        gathered = _buffers.scratch(t.count * len(outputs), t.dtype)
+        device = self._device(api, ("tensor", t), ("gather_list", outputs))
+        gathered = _buffers.scratch(t.count * len(outputs), t)
         return self._issue(api, _capi.lib.tutti_gather,
                            (t.address, gathered.address, t.count, t.dtype, dst),
                            [t, gathered, outputs], async_op,
-                           lambda: _buffers.unpack(gathered, outputs))
+                           lambda: _buffers.unpack(gathered, outputs), device)
 
     def scatter(self, tensor, scatter_list=None, src=0, async_op=False):
         """tensor on rank i = scatter_list[i] of rank src; scatter_list is None elsewhere."""
@@ -201,17 +216,18 @@ class Collectives:
         out = _one(tensor, api, "tensor", True)
         if self._rank_for(api) != src:
             return self._issue(api, _capi.lib.tutti_scatter,
-                               (None, out.address, out.count, out.dtype, src), [out], async_op)
+                               (None, out.address, out.count, out.dtype, src), [out], async_op,
+                               device=self._device(api, ("tensor", out)))
         if scatter_list is None:
             raise invalid(f"{api}: scatter_list is None on the source rank {src}; pass a list "
                           f"of {self._size_for(api)} tensors like tensor, one for each rank")
         inputs = _list(scatter_list, api, "scatter_list", False, self._size_for(api))
         _buffers.same_shape(inputs, out.count, out.dtype, api, "scatter_list")
-        packed = _buffers.scratch(out.count * len(inputs), out.dtype)
-        _buffers.pack(inputs, packed)
+        device = self._device(api, ("tensor", out), ("scatter_list", inputs))
+        packed = _buffers.packed(inputs)
         return self._issue(api, _capi.lib.tutti_scatter,
                            (packed.address, out.address, out.count, out.dtype, src),
-                           [out, packed], async_op)
+                           [out, packed], async_op, device=device)
 
     def all_to_all(self, output_tensor_list, input_tensor_list, async_op=False):
         """output_tensor_list[i] = rank i's input_tensor_list[this rank]."""
@@ -221,13 +237,14 @@ class Collectives:
         first = inputs[0]
         _buffers.same_shape(inputs, first.count, first.dtype, api, "input_tensor_list")
         _buffers.same_shape(outputs, first.count, first.dtype, api, "output_tensor_list")
-        packed = _buffers.scratch(first.count * len(inputs), first.dtype)
-        _buffers.pack(inputs, packed)
-        received = _buffers.scratch(first.count * len(outputs), first.dtype)
+        device = self._device(api, ("output_tensor_list", outputs),
+                              ("input_tensor_list", inputs))
+        packed = _buffers.packed(inputs)
+        received = _buffers.scratch(first.count * len(outputs), first)
         return self._issue(api, _capi.lib.tutti_all_to_all,
                            (packed.address, received.address, first.count, first.dtype),
                            [packed, received, outputs], async_op,
-                           lambda: _buffers.unpack(received, outputs))
+                           lambda: _buffers.unpack(received, outputs), device)
 
     def all_to_all_single(self, output, input, async_op=False):
         """Block j of input (size equal blocks) goes to rank j; output's block i is rank i's."""
@@ -241,7 +258,8 @@ class Collectives:
                           f"(tutti splits them equally)")
         return self._issue(api, _capi.lib.tutti_all_to_all,
                            (t.address, out.address, t.count // self._size_for(api), t.dtype),
-                           [t, out], async_op)
+                           [t, out], async_op, device=self._device(api, ("output", out),
+                                                                   ("input", t)))
 
     def barrier(self, async_op=False):
         """Returns once every rank has entered the barrier."""
@@ -268,7 +286,8 @@ class Collectives:
         t = _one(tensor, api, "tensor", False)
         return self._issue(api, _capi.lib.tutti_send,
                            (t.address, t.count, t.dtype, int32(dst, api, "dst"),
-                            int32(tag, api, "tag")), [t], async_op)
+                            int32(tag, api, "tag")), [t], async_op,
+                           device=self._device(api, ("tensor", t)))
 
     def _recv(self, api, tensor, src, tag, async_op):
         if src is None:
@@ -277,4 +296,5 @@ class Collectives:
         out = _one(tensor, api, "tensor", True)
         return self._issue(api, _capi.lib.tutti_recv,
                            (out.address, out.count, out.dtype, int32(src, api, "src"),
-                            int32(tag, api, "tag")), [out], async_op)
+                            int32(tag, api, "tag")), [out], async_op,
+                           device=self._device(api, ("tensor", out)))

@@ -7,9 +7,9 @@ dead pointer. Every operation and Work keeps the Comm alive while it runs.
 import ctypes
 import sys
 
-from . import _capi
+from . import _buffers, _capi
 from .collectives import Collectives, int32
-from .errors import check, invalid
+from .errors import check, error_for, invalid
 from .work import Work, timeout_ms
 
 
@@ -19,6 +19,10 @@ class Comm(Collectives):
     def __init__(self, handle):
         self._handle = handle
         self._orphans = []  # (tutti_work*, owners) of Works dropped while running
+        self._cuda_device = None  # the index of the GPU of the first CUDA tensor
+        # The cudaStream_t last given to tutti_comm_set_stream; 0, torch's default stream,
+        # stands for the library's default, a stream of the comm's own that waits for it.
+        self._stream = 0
         self._rank = self._place(_capi.lib.tutti_comm_rank, "rank")
         self._size = self._place(_capi.lib.tutti_comm_size, "size")
 
@@ -139,7 +143,36 @@ class Comm(Collectives):
         check(getter(self._live(f"tutti.Comm.{what}"), ctypes.byref(value)))
         return value.value
 
-    def _issue(self, api, function, args, owners, async_op, on_success=None):
+    def _device(self, api, *named):
+        """The CUDA device of a call's Buffers (None: host memory), refusing a mix; on a
+        GPU, readies the Comm for it and enqueues its calls on the current stream."""
+        device = _buffers.same_device(api, *named)
+        if device is None:
+            return None
+        handle = self._live(api)
+        if self._cuda_device is None:
+            # A Comm made before CUDA was in use treats every address as host memory
+            # until told otherwise.
+            status = _capi.lib.tutti_comm_set_memory(handle, _capi.MEMORY_AUTO)
+            if status == _capi.OK:
+                status = _capi.lib.tutti_comm_set_device(handle, device.index)
+            if status != _capi.OK:
+                raise error_for(status, f"{api}: {named[0][0]} is on {device}, but "
+                                        f"{_capi.last_error()}")
+            self._cuda_device = device.index
+        elif device.index != self._cuda_device:
+            raise invalid(
+                f"{api}: {named[0][0]} is on {device}, but this Comm works on "
+                f"cuda:{self._cuda_device}, the device of the first CUDA tensor it was given; "
+                f"keep a Comm's CUDA tensors on one GPU (torch.cuda.set_device(local_rank) "
+                f"before making them), or make another Comm (new_group, split) for {device}")
+        stream = sys.modules["torch"].cuda.current_stream(device).cuda_stream
+        if stream != self._stream:
+            check(_capi.lib.tutti_comm_set_stream(handle, stream))
+            self._stream = stream
+        return device
+
+    def _issue(self, api, function, args, owners, async_op, on_success=None, device=None):
         handle = self._live(api)
         self._reap()
         if not async_op:
@@ -149,7 +182,7 @@ class Comm(Collectives):
             return None
         work = _capi.work_p()
         check(function(handle, *args, ctypes.byref(work)))
-        return Work(self, work, owners, on_success, api)
+        return Work(self, work, owners, on_success, api, device)
 
     def _adopt(self, work, owners):
         """Takes a running Work's handle and buffers when the Work is dropped."""

@@ -51,7 +51,8 @@ class TuttiTransportError(TuttiError):
 
 
 class TuttiUnsupported(TuttiError):
-    """Not supported by this build or on this communicator (e.g. a CUDA tensor)."""
+    """Not supported by this build or on this communicator (e.g. a CUDA tensor where
+    libtutti finds no CUDA, or a tensor on another kind of device)."""
 
 
 class TuttiNoMemory(TuttiError, MemoryError):

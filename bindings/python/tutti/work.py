@@ -7,9 +7,17 @@ writes into them until then. A Work dropped before it finished hands its handle 
 buffers to its Comm, which releases them once the operation ends (Comm._reap); the
 results of a dropped Work are then not copied into output lists (all_gather's
 tensor_list, gather, all_to_all), since nobody waited for them.
+
+On CUDA tensors there are two ways to wait, one line each:
+  wait()         blocks the host until the GPU has finished the operation (bounded), then
+                 fills output lists on the current stream: safe wherever the result is read.
+  wait_stream()  makes a stream (default: the current one) wait for the operation on the
+                 GPU and fills output lists on it; the host goes on at once (torch's
+                 ProcessGroupNCCL Work.wait()).
 """
 import ctypes
 import datetime
+import sys
 
 from . import _capi
 from .errors import check, error_for, invalid
@@ -35,12 +43,13 @@ def timeout_ms(timeout, api):
 class Work:
     """An asynchronous operation. Wait for it before touching its tensors."""
 
-    def __init__(self, comm, handle, owners, on_success, api):
+    def __init__(self, comm, handle, owners, on_success, api, device=None):
         self._comm = comm
         self._handle = handle
         self._owners = owners
         self._on_success = on_success
         self._api = api
+        self._device = device  # the torch.device of a CUDA operation, None on the host
         self._error = None
 
     def wait(self, timeout=None):
@@ -58,6 +67,31 @@ class Work:
             self._finish(status)
         if self._error is not None:
             raise self._error
+        return True
+
+    def wait_stream(self, stream=None):
+        """Makes `stream` (a torch.cuda.Stream; None: the current stream of the operation's
+        GPU) wait for the operation without blocking the host, and fills output lists on
+        it; returns True. Wait before reading results on another stream or on the host.
+        The Work still holds the operation's tensors until it finishes. A host operation
+        is waited for as wait() does. An operation already failed raises its error."""
+        api = "tutti.Work.wait_stream"
+        if self._device is None:
+            return self.wait()
+        torch = sys.modules["torch"]
+        if stream is None:
+            stream = torch.cuda.current_stream(self._device)
+        elif not hasattr(stream, "cuda_stream"):
+            raise invalid(f"{api}: stream is {stream!r}; pass a torch.cuda.Stream, or None for "
+                          f"the current stream of {self._device}")
+        if self._handle is not None:
+            check(_capi.lib.tutti_work_wait_stream(self._handle, stream.cuda_stream))
+        if self._error is not None:
+            raise self._error
+        if self._on_success is not None:
+            with torch.cuda.stream(stream):
+                self._on_success()
+            self._on_success = None
         return True
 
     def is_completed(self):

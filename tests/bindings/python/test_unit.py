@@ -196,10 +196,162 @@ def test_non_contiguous_and_read_only():
 
 
 def test_unsupported_device():
-    with pytest.raises(tutti.TuttiUnsupported, match="tensor on meta.*GPU transport.*cpu()"):
+    with pytest.raises(tutti.TuttiUnsupported, match=r"tensor on meta.*host and CUDA.*cpu\(\)"):
         tutti.all_reduce(torch.zeros(3, device="meta"))
     with pytest.raises(tutti.TuttiUnsupported, match="sparse"):
         tutti.all_reduce(torch.zeros(3).to_sparse())
+
+
+# CUDA tensors without a GPU (tests/bindings/python/test_cuda.py runs them on one): a CPU
+# tensor that says it is on cuda:N runs the binding's CUDA path for real, while the
+# library, whose device path stays closed, reads its memory as the host memory it is.
+class FakeCuda(torch.Tensor):
+    index = 0
+    recorded = []  # the streams given to record_stream
+
+    @property
+    def device(self):
+        return torch.device("cuda", self.index)
+
+    def record_stream(self, stream):
+        FakeCuda.recorded.append(stream.cuda_stream)
+
+
+class FakeCuda1(FakeCuda):
+    index = 1
+
+
+def fake(tensor, kind=FakeCuda):
+    return tensor.as_subclass(kind)
+
+
+class FakeStream:
+    def __init__(self, cuda_stream):
+        self.cuda_stream = cuda_stream
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """A fresh Comm whose device calls are recorded instead of opening CUDA, and a fake
+    torch.cuda stream state; list copies by ctypes.memmove fail the test."""
+    calls, current = [], [0]
+
+    def recorder(name, real=None):
+        def call(handle, value):
+            calls.append((name, value))
+            return real(handle, value) if real else _capi.OK
+        return call
+
+    for name in ("tutti_comm_set_memory", "tutti_comm_set_device", "tutti_comm_set_stream"):
+        monkeypatch.setattr(_capi.lib, name, recorder(name))
+    # On host memory the library's wait_stream waits as tutti_work_wait does.
+    monkeypatch.setattr(_capi.lib, "tutti_work_wait_stream",
+                        recorder("tutti_work_wait_stream", _capi.lib.tutti_work_wait_stream))
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream(current[0]))
+
+    class StreamContext:
+        def __init__(self, stream):
+            self.stream, self.before = stream, None
+
+        def __enter__(self):
+            self.before, current[0] = current[0], self.stream.cuda_stream
+
+        def __exit__(self, *exc):
+            current[0] = self.before
+
+    monkeypatch.setattr(torch.cuda, "stream", StreamContext)
+
+    def no_memmove(*args):
+        raise AssertionError("ctypes.memmove on a CUDA tensor's address")
+
+    monkeypatch.setattr(tutti._buffers.ctypes, "memmove", no_memmove)
+    FakeCuda.recorded = []
+    comm = tutti.split(0)
+    yield comm, calls, current
+    comm.destroy()
+
+
+def test_cuda_tensor_opens_the_device_path_once_and_follows_the_stream(fake_gpu):
+    comm, calls, current = fake_gpu
+    x = fake(torch.arange(4.0))
+    comm.all_reduce(x)
+    comm.broadcast(x, src=0)
+    # torch's default stream (0) is the library's default: nothing to set.
+    assert calls == [("tutti_comm_set_memory", _capi.MEMORY_AUTO), ("tutti_comm_set_device", 0)]
+    current[0] = 7
+    comm.all_reduce(x)
+    comm.all_reduce(x, async_op=True).wait()
+    current[0] = 0
+    comm.all_reduce(x)
+    assert calls[2:] == [("tutti_comm_set_stream", 7), ("tutti_comm_set_stream", 0)]
+    assert torch.equal(x, torch.arange(4.0))
+    with pytest.raises(tutti.TuttiInvalidArgument,
+                       match=r"tutti.all_reduce: tensor is on cuda:1, but this Comm works on "
+                             r"cuda:0, the device of the first CUDA tensor.*set_device"):
+        comm.all_reduce(fake(torch.zeros(2), FakeCuda1))
+    comm.all_reduce(torch.ones(2))  # host memory on the same Comm, as before
+
+
+def test_cuda_lists_are_packed_by_torch(fake_gpu):
+    comm, calls, current = fake_gpu
+    x = fake(torch.arange(6.0))
+    gathered = [fake(torch.zeros(6))]
+    comm.all_gather(gathered, x)
+    assert torch.equal(gathered[0], x) and FakeCuda.recorded == [0]
+    out = fake(torch.zeros(6))
+    comm.reduce_scatter(out, [x * 2])
+    assert torch.equal(out, x * 2)
+    comm.gather(x + 1, [out], dst=0)
+    assert torch.equal(out, x + 1)
+    comm.scatter(out, [x + 2], src=0)
+    assert torch.equal(out, x + 2)
+    outs = [fake(torch.zeros(6))]
+    comm.all_to_all(outs, [x + 3])
+    assert torch.equal(outs[0], x + 3)
+
+
+def test_cuda_async_lists_are_filled_after_the_wait(fake_gpu):
+    comm, calls, current = fake_gpu
+    x = fake(torch.arange(5.0))
+    gathered = [fake(torch.zeros(5))]
+    work = comm.all_gather(gathered, x, async_op=True)
+    assert work.wait() is True and torch.equal(gathered[0], x)
+    # wait_stream: the stream given waits, and the copies out are made on it.
+    outs = [fake(torch.zeros(5))]
+    work = comm.all_to_all(outs, [x + 1], async_op=True)
+    assert work.wait_stream(FakeStream(9)) is True
+    assert ("tutti_work_wait_stream", 9) in calls and FakeCuda.recorded[-1] == 9
+    assert torch.equal(outs[0], x + 1) and current[0] == 0
+    assert work.wait() is True
+    work = comm.all_reduce(x, async_op=True)
+    assert work.wait_stream() and work.is_completed()
+    expect_invalid("stream is 3; pass a torch.cuda.Stream",
+                   comm.all_reduce(x, async_op=True).wait_stream, 3)
+    # A host operation's wait_stream is its wait.
+    assert comm.all_reduce(torch.ones(2), async_op=True).wait_stream() is True
+
+
+def test_mixed_devices_are_refused_naming_each_argument():
+    cuda = fake(torch.zeros(4))
+    expect_invalid(r"tutti.all_gather_into_tensor: input_tensor is on cpu but output_tensor is "
+                   r"on cuda:0; put every tensor of one call on the same device",
+                   tutti.all_gather_into_tensor, cuda, torch.zeros(4))
+    expect_invalid(r"tutti.gather: gather_list\[0\] is on cuda:0 but tensor is on cpu",
+                   tutti.gather, torch.zeros(4), [cuda], dst=0)
+    expect_invalid(r"tutti.all_to_all_single: input is on cuda:0 but output is on cpu",
+                   tutti.all_to_all_single, numpy.zeros(4, dtype=numpy.float32), cuda)
+    expect_invalid(r"tutti.all_to_all: input_tensor_list\[0\] is on cuda:1 but "
+                   r"output_tensor_list\[0\] is on cuda:0",
+                   tutti.all_to_all, [cuda], [fake(torch.zeros(4), FakeCuda1)])
+
+
+def test_cuda_tensor_without_cuda():
+    with tutti.split(0) as comm:
+        with pytest.raises(tutti.TuttiUnsupported, match="tutti.all_reduce: tensor is on cuda:0, "
+                                                         "but tutti_comm_set_memory: CUDA is not "
+                                                         "available"):
+            comm.all_reduce(fake(torch.zeros(4)))
+        comm.all_reduce(torch.zeros(4))
 
 
 def test_mismatched_sizes():
