@@ -5,12 +5,10 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/transport/nccl/on_device.h"
 
 namespace tutti::transport::nccl {
 namespace {
-
-// How long past its own timeout a blocking call waits for the watchdog to fail it.
-constexpr int64_t kWatchdogGraceMs = 5000;
 
 std::string uuid_hex(const cudaUUID_t& uuid) {
   std::string text;
@@ -26,27 +24,10 @@ const char* memory_name(bool device) { return device ? "CUDA device" : "host"; }
 
 }  // namespace
 
-class NcclDevicePath::OnDevice {
- public:
-  OnDevice(const CudaApi& cuda, int device) : cuda_(cuda), device_(device) {
-    cuda_.check(cuda_.GetDevice(&previous_), "cudaGetDevice", "selecting the communicator's GPU");
-    if (previous_ != device_) cuda_.check(cuda_.SetDevice(device_), "cudaSetDevice", "selecting the communicator's GPU");
-  }
-  ~OnDevice() {
-    if (previous_ != device_) cuda_.SetDevice(previous_);
-  }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  const CudaApi& cuda_;
-  int device_;
-  int previous_ = 0;
-};
-
 NcclDevicePath::NcclDevicePath(const cuda::DeviceSetup& setup, const CudaApi& cuda, const NcclApi* nccl,
                                std::string nccl_why_not, std::shared_ptr<Inherited> inherited)
-    : setup_(setup), cuda_(cuda), nccl_(nccl), nccl_why_not_(std::move(nccl_why_not)), inherited_(std::move(inherited)) {
+    : setup_(setup), cuda_(cuda), nccl_(nccl), nccl_why_not_(std::move(nccl_why_not)), inherited_(std::move(inherited)),
+      pinned_pool_(std::make_shared<PinnedPool>(cuda)) {
   if (inherited_) device_ = inherited_->device;
   cuda::WatchdogSetup watch;
   watch.loop = setup.loop;
@@ -188,7 +169,7 @@ std::shared_ptr<work::Work> NcclDevicePath::issue(const collectives::Call& call,
   OnDevice on_device(cuda_, device_);
   make_ready(api, deadline);
   const char* why = route_->nccl ? cuda::nccl_lacks(call, route_->nccl_version) : route_->why_staged.c_str();
-  auto work = why == nullptr ? enqueue_nccl(call, api) : stage(call, api, why);
+  auto work = why == nullptr ? enqueue_nccl(call, api) : stage(call, api, why, async);
   if (async) return work;
   if (!work->wait_for(timeout_ms + kWatchdogGraceMs)) {
     fail(Status::kInternal, concat(api, " on ", setup_.where, ": the GPU watchdog did not end the operation within ",
@@ -198,7 +179,7 @@ std::shared_ptr<work::Work> NcclDevicePath::issue(const collectives::Call& call,
   return nullptr;
 }
 
-std::shared_ptr<work::Work> NcclDevicePath::watch(std::shared_ptr<EventFence> fence, std::string label, uint32_t seq,
+std::shared_ptr<work::Work> NcclDevicePath::watch(std::shared_ptr<work::Fence> fence, std::string label, uint32_t seq,
                                                   int64_t timeout_ms) {
   auto work = std::make_shared<work::Work>(fence);
   cuda::Watch entry;

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/common/deadline.h"
 #include "runtime/cuda/device_path.h"
 #include "runtime/cuda/route.h"
 #include "runtime/cuda/watchdog.h"
@@ -16,6 +17,7 @@
 #include "runtime/transport/nccl/fence.h"
 #include "runtime/transport/nccl/nccl_api.h"
 #include "runtime/transport/nccl/nccl_comm.h"
+#include "runtime/transport/nccl/pinned_pool.h"
 
 namespace tutti::cuda {
 
@@ -50,9 +52,6 @@ class NcclDevicePath final : public cuda::DevicePath, public cuda::Watched {
   void abort() override;
 
  private:
-  // Sets the communicator's device current on this thread for its life, and back.
-  class OnDevice;
-
   bool is_device_pointer(const void* pointer, const char* api, const char* which);
   // On first use: the device, the stream, the route (collective: ranks exchange their
   // GPUs' UUIDs) and, on the NCCL route, the NCCL communicator (collective).
@@ -62,12 +61,28 @@ class NcclDevicePath final : public cuda::DevicePath, public cuda::Watched {
   // NCCL's part (enqueue.cc) and the staging path's (staging.cc); both return a Work
   // that completes on an event behind the operation on stream().
   std::shared_ptr<work::Work> enqueue_nccl(const collectives::Call& call, const char* api);
-  std::shared_ptr<work::Work> stage(const collectives::Call& call, const char* api, const char* why);
-  // Pinned host memory for the staging path, grown as needed.
+  // async: the caller gets a Work instead of waiting; only sends and receives then
+  // return before their host part is done.
+  std::shared_ptr<work::Work> stage(const collectives::Call& call, const char* api, const char* why, bool async);
+  struct StagedCall {
+    const char* api = nullptr;
+    std::string label;  // "tutti_recv (staged through host memory) on comm ..."
+    int64_t timeout_ms = 0;
+    Deadline deadline = Deadline::passed();
+  };
+  std::shared_ptr<work::Work> stage_point_to_point(const collectives::Call& call, const StagedCall& staged);
+  // Waits on the host for a copy between the GPU and pinned memory, bounded by the
+  // call's deadline. Throws Error.
+  void wait_for_copy(EventFence& fence, const StagedCall& staged, const char* what);
+  // Pinned host memory for the staging path's blocking calls, grown as needed.
   void* pinned(size_t bytes);
   // Hands the operation's fence to the watchdog and returns its Work.
-  std::shared_ptr<work::Work> watch(std::shared_ptr<EventFence> fence, std::string label, uint32_t seq,
+  std::shared_ptr<work::Work> watch(std::shared_ptr<work::Fence> fence, std::string label, uint32_t seq,
                                     int64_t timeout_ms);
+
+  // How long past its own timeout a blocking call waits for the watchdog to fail it,
+  // and a staged send or receive's host part has to end before the watchdog steps in.
+  static constexpr int64_t kWatchdogGraceMs = 5000;
 
   cuda::DeviceSetup setup_;
   const CudaApi& cuda_;
@@ -84,6 +99,7 @@ class NcclDevicePath final : public cuda::DevicePath, public cuda::Watched {
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
   std::shared_ptr<EventFence> last_copy_back_;  // the staging path's last, which reads pinned_
+  std::shared_ptr<PinnedPool> pinned_pool_;     // the staged asynchronous sends and receives'
   std::unique_ptr<NcclComm> comm_;
   std::unique_ptr<cuda::Watchdog> watchdog_;
 };

@@ -2,7 +2,8 @@
 // buffers are copied to pinned host memory on the communicator's stream, the host
 // collective runs on the copies, and the result is copied back on the same stream.
 // The call returns once the host collective is done; the Work completes when the copy
-// back has. Each reason is logged once per communicator.
+// back has. Asynchronous sends and receives return at once (staged_point_to_point.h).
+// Each reason is logged once per communicator.
 #include <algorithm>
 
 #include "runtime/common/concat.h"
@@ -10,6 +11,7 @@
 #include "runtime/common/log.h"
 #include "runtime/cuda/buffer_spans.h"
 #include "runtime/transport/nccl/device_path.h"
+#include "runtime/transport/nccl/staged_point_to_point.h"
 
 namespace tutti::transport::nccl {
 
@@ -26,24 +28,30 @@ void* NcclDevicePath::pinned(size_t bytes) {
   return pinned_;
 }
 
-std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call, const char* api, const char* why) {
+void NcclDevicePath::wait_for_copy(EventFence& fence, const StagedCall& staged, const char* what) {
+  if (fence.wait_host(staged.deadline, *setup_.fault)) return;
+  if (setup_.fault->raised()) setup_.fault->rethrow(staged.label);
+  if (watchdog_->broken()) watchdog_->rethrow(staged.api);
+  fail(Status::kTimeout, concat(staged.label, ": ", what, " did not finish within ", staged.timeout_ms,
+                                " ms; the GPU is busy with earlier work on the communicator's stream"));
+}
+
+std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call, const char* api, const char* why,
+                                                  bool async) {
   if (logged_.insert(why).second) {
     log::warn(setup_.where, ": ", collectives::kind_name(call.kind), " on device buffers goes through pinned host ",
               "memory (the staging path): ", why);
   }
-  const int64_t timeout_ms = setup_.engine->op_timeout_ms();
-  const Deadline deadline = Deadline::after_ms(timeout_ms);
-  const std::string label = concat(api, " (staged through host memory) on ", setup_.where);
-  auto wait_for_copy = [&](EventFence& fence, const char* what) {
-    if (fence.wait_host(deadline, *setup_.fault)) return;
-    if (setup_.fault->raised()) setup_.fault->rethrow(label);
-    if (watchdog_->broken()) watchdog_->rethrow(api);
-    fail(Status::kTimeout, concat(label, ": ", what, " did not finish within ", timeout_ms,
-                                  " ms; the GPU is busy with earlier work on the communicator's stream"));
-  };
+  StagedCall staged;
+  staged.api = api;
+  staged.timeout_ms = setup_.engine->op_timeout_ms();
+  staged.deadline = Deadline::after_ms(staged.timeout_ms);
+  staged.label = concat(api, " (staged through host memory) on ", setup_.where);
+  if (async && collectives::is_point_to_point(call.kind)) return stage_point_to_point(call, staged);
+  const std::string& label = staged.label;
   // The pinned memory is rewritten below: the last copy back out of it must be done.
   if (last_copy_back_) {
-    wait_for_copy(*last_copy_back_, "the previous copy back to the GPU");
+    wait_for_copy(*last_copy_back_, staged, "the previous copy back to the GPU");
     last_copy_back_.reset();
   }
 
@@ -75,7 +83,7 @@ std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call,
     cuda_.check(cuda_.MemcpyAsync(base, copy_from, copy_bytes, cudaMemcpyDeviceToHost, stream()),
                 "cudaMemcpyAsync", concat(label, ": copying to host memory"));
     EventFence copied(cuda_, stream(), watchdog_->broken_flag());
-    wait_for_copy(copied, "the copy to host memory");
+    wait_for_copy(copied, staged, "the copy to host memory");
   }
   setup_.engine->issue(host, api, false);
   if (spans.recv_bytes > 0) {
@@ -83,7 +91,39 @@ std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call,
                 "cudaMemcpyAsync", concat(label, ": copying the result back to the GPU"));
   }
   last_copy_back_ = std::make_shared<EventFence>(cuda_, stream(), watchdog_->broken_flag());
-  return watch(last_copy_back_, label, 0, timeout_ms);
+  return watch(last_copy_back_, label, 0, staged.timeout_ms);
+}
+
+std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const collectives::Call& call,
+                                                                 const StagedCall& staged) {
+  const bool sending = call.kind == collectives::Kind::kSend;
+  const cuda::BufferSpans spans = cuda::spans_of(call, setup_.rank, setup_.size);
+  StagedTransfer transfer;
+  transfer.bytes = sending ? spans.send_bytes : spans.recv_bytes;
+  transfer.block = pinned_pool_->take(transfer.bytes, staged.label);
+  transfer.host_bound_ms = staged.timeout_ms + kWatchdogGraceMs;
+  collectives::Call host = call;
+  if (sending) {
+    if (transfer.bytes > 0) {
+      // The send's data, as it is after the work queued before it on the stream.
+      cuda_.check(cuda_.MemcpyAsync(transfer.block.get(), call.send, transfer.bytes, cudaMemcpyDeviceToHost, stream()),
+                  "cudaMemcpyAsync", concat(staged.label, ": copying to host memory"));
+      EventFence copied(cuda_, stream(), watchdog_->broken_flag());
+      wait_for_copy(copied, staged, "the copy to host memory");
+    }
+    host.send = transfer.block.get();
+  } else {
+    host.recv = transfer.block.get();
+    transfer.device_recv = call.recv;
+  }
+  transfer.host = setup_.engine->issue(host, staged.api, true);
+  auto fence = std::make_shared<StagedPointToPoint>(cuda_, device_, stream(), watchdog_->broken_flag(),
+                                                    std::move(transfer));
+  // The host part fails at its own timeout; the watchdog's deadline comes after it, so
+  // that a send or receive that times out never aborts the NCCL communicator.
+  auto work = watch(fence, staged.label, 0, staged.timeout_ms + kWatchdogGraceMs);
+  fence->belongs_to(work);
+  return work;
 }
 
 }  // namespace tutti::transport::nccl

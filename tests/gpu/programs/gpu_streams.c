@@ -3,7 +3,7 @@
  * the host synchronising; a second stream made to wait with tutti_work_wait_stream
  * reads the result; a blocking call returns with the result in place; host and device
  * buffers in one call are refused; the memory kind can be stated; a device that does
- * not exist is refused. Prints "FAIL rank R: ..." per failure and
+ * not exist is refused; a ring of irecv then isend on every rank completes. Prints "FAIL rank R: ..." per failure and
  * "gpu_streams: rank R ok" at the end; exits 1 on failure. */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -94,6 +94,41 @@ int main(void) {
   CUDA(cudaMemset(device, 1, bytes));
   EXPECT(tutti_broadcast(comm, device, device, n, TUTTI_DTYPE_INT32, 0, NULL) == TUTTI_OK, "broadcast: %s",
          tutti_last_error());
+
+  /* A ring of irecv then isend, as the tutorials post them, on every rank at once: an
+   * asynchronous receive returns before its sender has sent (through the staging
+   * path, where sends and receives go), or every rank would wait for the others. The
+   * second round hands the receive to the consumer stream with wait_stream. */
+  if (size > 1) {
+    const size_t ring = 4096;
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int32_t* outgoing = NULL;
+    CUDA(cudaMalloc((void**)&outgoing, ring * sizeof(int32_t)));
+    for (int round = 0; round < 2; ++round) {
+      CUDA(cudaMemset(outgoing, rank + 1 + round, ring * sizeof(int32_t)));
+      CUDA(cudaMemset(device, 0, ring * sizeof(int32_t)));
+      tutti_work* receiving = NULL;
+      tutti_work* sending = NULL;
+      EXPECT(tutti_recv(comm, device, ring, TUTTI_DTYPE_INT32, left, 7, &receiving) == TUTTI_OK, "irecv: %s",
+             tutti_last_error());
+      EXPECT(tutti_send(comm, outgoing, ring, TUTTI_DTYPE_INT32, right, 7, &sending) == TUTTI_OK, "isend: %s",
+             tutti_last_error());
+      if (!receiving || !sending) break;
+      if (round == 0) {
+        EXPECT(tutti_work_wait(receiving, 30000) == TUTTI_OK, "irecv wait: %s", tutti_last_error());
+        CUDA(cudaMemcpy(host, device, ring * sizeof(int32_t), cudaMemcpyDeviceToHost));
+      } else {
+        EXPECT(tutti_work_wait_stream(receiving, consumer) == TUTTI_OK, "irecv wait_stream: %s", tutti_last_error());
+        CUDA(cudaMemcpyAsync(host, device, ring * sizeof(int32_t), cudaMemcpyDeviceToHost, consumer));
+        CUDA(cudaStreamSynchronize(consumer));
+      }
+      expect_all(host, ring, bytes_of(left + 1 + round), round == 0 ? "after irecv, isend and wait" : "after wait_stream");
+      EXPECT(tutti_work_wait(sending, 30000) == TUTTI_OK, "isend wait: %s", tutti_last_error());
+      tutti_work_release(receiving);
+      tutti_work_release(sending);
+    }
+    cudaFree(outgoing);
+  }
 
   /* Host and device buffers in one call. */
   int32_t small[4] = {0};
