@@ -74,6 +74,9 @@ class NcclDevicePath final : public cuda::DevicePath, public cuda::Watched {
   // Waits on the host for a copy between the GPU and pinned memory, bounded by the
   // call's deadline. Throws Error.
   void wait_for_copy(EventFence& fence, const StagedCall& staged, const char* what);
+  // Copies bytes from the GPU to pinned memory on the stream, after the work queued
+  // there, and waits for it the same way.
+  void copy_to_host(void* host, const void* device, size_t bytes, const StagedCall& staged);
   // Pinned host memory for the staging path's blocking calls, grown as needed.
   void* pinned(size_t bytes);
   // Hands the operation's fence to the watchdog and returns its Work.

@@ -36,6 +36,13 @@ void NcclDevicePath::wait_for_copy(EventFence& fence, const StagedCall& staged, 
                                 " ms; the GPU is busy with earlier work on the communicator's stream"));
 }
 
+void NcclDevicePath::copy_to_host(void* host, const void* device, size_t bytes, const StagedCall& staged) {
+  cuda_.check(cuda_.MemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync",
+              concat(staged.label, ": copying to host memory"));
+  EventFence copied(cuda_, stream(), watchdog_->broken_flag());
+  wait_for_copy(copied, staged, "the copy to host memory");
+}
+
 std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call, const char* api, const char* why,
                                                   bool async) {
   if (logged_.insert(why).second) {
@@ -48,7 +55,6 @@ std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call,
   staged.deadline = Deadline::after_ms(staged.timeout_ms);
   staged.label = concat(api, " (staged through host memory) on ", setup_.where);
   if (async && collectives::is_point_to_point(call.kind)) return stage_point_to_point(call, staged);
-  const std::string& label = staged.label;
   // The pinned memory is rewritten below: the last copy back out of it must be done.
   if (last_copy_back_) {
     wait_for_copy(*last_copy_back_, staged, "the previous copy back to the GPU");
@@ -80,18 +86,15 @@ std::shared_ptr<work::Work> NcclDevicePath::stage(const collectives::Call& call,
     host.recv = staged_recv = spans.recv_bytes > 0 ? base + spans.send_bytes : nullptr;
   }
   if (copy_bytes > 0) {
-    cuda_.check(cuda_.MemcpyAsync(base, copy_from, copy_bytes, cudaMemcpyDeviceToHost, stream()),
-                "cudaMemcpyAsync", concat(label, ": copying to host memory"));
-    EventFence copied(cuda_, stream(), watchdog_->broken_flag());
-    wait_for_copy(copied, staged, "the copy to host memory");
+    copy_to_host(base, copy_from, copy_bytes, staged);
   }
   setup_.engine->issue(host, api, false);
   if (spans.recv_bytes > 0) {
     cuda_.check(cuda_.MemcpyAsync(recv, staged_recv, spans.recv_bytes, cudaMemcpyHostToDevice, stream()),
-                "cudaMemcpyAsync", concat(label, ": copying the result back to the GPU"));
+                "cudaMemcpyAsync", concat(staged.label, ": copying the result back to the GPU"));
   }
   last_copy_back_ = std::make_shared<EventFence>(cuda_, stream(), watchdog_->broken_flag());
-  return watch(last_copy_back_, label, 0, staged.timeout_ms);
+  return watch(last_copy_back_, staged.label, 0, staged.timeout_ms);
 }
 
 std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const collectives::Call& call,
@@ -106,10 +109,7 @@ std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const collectiv
   if (sending) {
     if (transfer.bytes > 0) {
       // The send's data, as it is after the work queued before it on the stream.
-      cuda_.check(cuda_.MemcpyAsync(transfer.block.get(), call.send, transfer.bytes, cudaMemcpyDeviceToHost, stream()),
-                  "cudaMemcpyAsync", concat(staged.label, ": copying to host memory"));
-      EventFence copied(cuda_, stream(), watchdog_->broken_flag());
-      wait_for_copy(copied, staged, "the copy to host memory");
+      copy_to_host(transfer.block.get(), call.send, transfer.bytes, staged);
     }
     host.send = transfer.block.get();
   } else {
