@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "runtime/collectives/reduce_op.h"
 #include "runtime/transport/shm/segment_group.h"
@@ -10,7 +11,9 @@
 namespace tutti::transport::shm {
 namespace {
 
+using collectives::Dtype;
 using collectives::dtype_size;
+using collectives::ReduceOp;
 using collectives::reduce_many;
 
 // all_reduce and reduce take one handshake (reduce_whole) while size^2 * bytes stays
@@ -25,6 +28,29 @@ using collectives::reduce_many;
 constexpr size_t kWholeBudget = size_t{2} << 20;
 
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// Bytes that reduce_streaming reduces at a time: a block that stays in L1 between the
+// reduction and the copies out of it.
+constexpr size_t kStreamBlockBytes = 4096;
+
+// dst[i], and also[i] unless `also` is null, = the reduction of every sources[r][i], for
+// i < count, with the stores streaming; `sources` ends past the elements it read. It
+// reduces a block at a time into L1 and streams the block out, which works for every
+// dtype and op with reduce_many's kernels.
+void reduce_streaming(unsigned char* dst, unsigned char* also, std::vector<const void*>& sources, size_t count,
+                      Dtype dtype, ReduceOp op) {
+  alignas(kCacheLine) unsigned char block[kStreamBlockBytes];
+  const size_t unit = dtype_size(dtype);
+  const int n = static_cast<int>(sources.size());
+  for (size_t done = 0; done < count; done += sizeof block / unit) {
+    const size_t bytes = std::min(sizeof block / unit, count - done) * unit;
+    reduce_many(block, sources.data(), n, bytes / unit, dtype, op, n);
+    stream_unfenced(dst + done * unit, block, bytes);
+    if (also != nullptr) stream_unfenced(also + done * unit, block, bytes);
+    for (const void*& source : sources) source = static_cast<const unsigned char*>(source) + bytes;
+  }
+  fence_streaming();
+}
 
 }  // namespace
 
@@ -87,9 +113,19 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 
 // Chunk by chunk, through two steps each: "arrived" (every rank has put the chunk of its
 // input in its slot), then "reduced" (every rank has reduced its 1/size slice of the
-// chunk across all slots into the result area). Every rank then copies the whole
-// reduced chunk out. A rank reads its own slice from `send`, so it copies only the
-// others' slices in.
+// chunk across all slots into the result area, and into its own recv). Every rank then
+// copies the others' slices out. A rank reads its own slice from `send`, so it copies
+// only the others' slices in.
+//
+// A rank writes its reduced slice with streaming stores. The peers read the result
+// area, so its lines sit in their caches, and a plain store to such a line first
+// fetches it and invalidates their copies, a line at a time; a streaming store does
+// neither. Measured at 2 ranks, float32 SUM, on this project's VM with its two vCPUs far
+// apart (a cross-core round trip of 400-600 ns): at 16 MiB the reduction took 1250 us
+// per call with plain stores and 660 with streaming ones, and the all_reduce 2250-2450
+// us against 1310-1370; at 1 MiB 130 us against 73. With the two close (90 ns), 16 MiB
+// took 2140 us against 1940, and 1 MiB 93 against 105, the one size where plain stores
+// were ahead.
 //
 // The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
 // posts its "arrived" before waiting for the others' "reduced" of c. Why the double
@@ -156,14 +192,18 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
     for (int r = 0; r < size_; ++r) {
       sources_[r] = r == rank_ ? in + (offset + lo) * unit : slot(r, first_slot + c) + lo * unit;
     }
-    reduce_many(reduced + lo * unit, sources_.data(), size_, hi - lo, dtype, op, size_);
+    reduce_streaming(reduced + lo * unit, receives ? out + (offset + lo) * unit : nullptr, sources_, hi - lo, dtype,
+                     op);
     post(arrived + 1, arrived + 2, context);
     if (c + 1 < chunks) {
       copy_in(c + 1);
       post(arrived + 2, arrived + 3, context);
     }
     wait_all(arrived + 1, context, c, chunks);
-    if (receives) copy_out(out + offset * unit, reduced, n * unit, count * unit);
+    if (receives) {
+      copy_out(out + offset * unit, reduced, lo * unit, count * unit);
+      copy_out(out + (offset + hi) * unit, reduced + hi * unit, (n - hi) * unit, count * unit);
+    }
   }
 }
 

@@ -8,6 +8,11 @@
 namespace tutti::transport::shm {
 
 void copy_streaming(void* dst, const void* src, size_t bytes) {
+  stream_unfenced(dst, src, bytes);
+  fence_streaming();
+}
+
+void stream_unfenced(void* dst, const void* src, size_t bytes) {
   auto* out = static_cast<unsigned char*>(dst);
   const auto* in = static_cast<const unsigned char*>(src);
   // Streaming stores need a 16-byte aligned destination: copy up to it normally.
@@ -31,7 +36,8 @@ void copy_streaming(void* dst, const void* src, size_t bytes) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(out + 48), d);
   }
   std::memcpy(out, in, bytes % 64);
-  _mm_sfence();
 }
+
+void fence_streaming() { _mm_sfence(); }
 
 }  // namespace tutti::transport::shm

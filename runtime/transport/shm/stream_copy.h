@@ -20,6 +20,12 @@ inline constexpr size_t kStreamFromBytes = size_t{4} << 20;
 // returns.
 void copy_streaming(void* dst, const void* src, size_t bytes);
 
+// copy_streaming without the closing sfence, for a run of copies that one
+// fence_streaming() orders: a fence after every few KiB would wait each time for the
+// write-combining buffers to drain.
+void stream_unfenced(void* dst, const void* src, size_t bytes);
+void fence_streaming();
+
 // Copies a piece of a receive buffer of `buffer_bytes` in all.
 inline void copy_out(void* dst, const void* src, size_t bytes, size_t buffer_bytes) {
   if (buffer_bytes >= kStreamFromBytes) {

@@ -748,6 +748,43 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
   });
 }
 
+// The pipeline streams each rank's reduced slice into recv, 16 bytes at a time once the
+// destination is aligned: receive buffers a few bytes off every alignment, and the root
+// of a reduce next to ranks that receive nothing, still get every element and nothing
+// past them.
+Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
+  Ranks ranks(3);
+  ranks.run([&](int rank, Failures& failures) {
+    for (Dtype dtype : {Dtype::kFloat32, Dtype::kFloat16}) {
+      for (size_t shift : {size_t{2}, size_t{6}}) {
+        const size_t count = 900001, bytes = count * tutti::collectives::dtype_size(dtype);
+        Guarded send(bytes), shifted(bytes + shift), recv(bytes);
+        for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
+        for (int root : {-1, 1}) {
+          std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype,
+                                                     ReduceOp::kSum, false),
+                                           " into a buffer ", shift, " bytes off");
+          std::memset(shifted.get(), 0xA5, shift);
+          OpContext context = ranks.context(rank, "reduce");
+          if (root < 0) {
+            ranks.groups[rank]->all_reduce(send.get(), shifted.get() + shift, count, dtype, ReduceOp::kSum, context);
+          } else {
+            ranks.groups[rank]->reduce(send.get(), rank == root ? shifted.get() + shift : nullptr, count, dtype,
+                                       ReduceOp::kSum, root, context);
+            if (rank != root) continue;
+          }
+          const bool before_intact =
+              std::all_of(shifted.get(), shifted.get() + shift, [](unsigned char b) { return b == 0xA5; });
+          failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
+          failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
+          std::memcpy(recv.get(), shifted.get() + shift, bytes);
+          check_reduced(failures, rank, 3, name, recv, count, 0, dtype, ReduceOp::kSum);
+        }
+      }
+    }
+  });
+}
+
 // The most ranks the group is sized for: the segment stays bounded, and every shape runs.
 Test(shm_group, sixty_four_ranks, .timeout = 120) {
   Ranks ranks(64);
