@@ -113,19 +113,22 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 
 // Chunk by chunk, through two steps each: "arrived" (every rank has put the chunk of its
 // input in its slot), then "reduced" (every rank has reduced its 1/size slice of the
-// chunk across all slots into the result area, and into its own recv). Every rank then
-// copies the others' slices out. A rank reads its own slice from `send`, so it copies
-// only the others' slices in.
+// chunk across all slots into the result area). Every rank then copies the whole
+// reduced chunk out. A rank reads its own slice from `send`, so it copies only the
+// others' slices in.
 //
-// A rank writes its reduced slice with streaming stores. The peers read the result
-// area, so its lines sit in their caches, and a plain store to such a line first
-// fetches it and invalidates their copies, a line at a time; a streaming store does
-// neither. Measured at 2 ranks, float32 SUM, on this project's VM with its two vCPUs far
+// From kStreamFromBytes on, a rank writes its reduced slice with streaming stores, into
+// the result area and straight into recv, and copies only the others' slices out. The
+// peers read the result area, so its lines sit in their caches, and a plain store to
+// such a line first fetches it and invalidates their copies, a line at a time; a
+// streaming store does neither, but sends the line to memory, where the peers must
+// fetch it from. Which costs more depends on how far apart the cores are, and this
+// project's VM moves its two vCPUs. Measured at 2 ranks, float32 SUM, with them far
 // apart (a cross-core round trip of 400-600 ns): at 16 MiB the reduction took 1250 us
 // per call with plain stores and 660 with streaming ones, and the all_reduce 2250-2450
-// us against 1310-1370; at 1 MiB 130 us against 73. With the two close (90 ns), 16 MiB
-// took 2140 us against 1940, and 1 MiB 93 against 105, the one size where plain stores
-// were ahead.
+// us against 1310-1370; at 1 MiB 130 us against 73. Close (90 ns): 16 MiB 2140 us
+// against 1940, 1 MiB 93 against 105. In between (150 ns): 16 MiB 1480-1810 against
+// 1720, 4 MiB 480-720 against 375, but 1 MiB 58-63 against 85-93.
 //
 // The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
 // posts its "arrived" before waiting for the others' "reduced" of c. Why the double
@@ -158,6 +161,7 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   result_uses_ += chunks;
 
   const bool receives = root < 0 || root == rank_;
+  const bool streams = count * unit >= kStreamFromBytes;
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
 
@@ -192,17 +196,23 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
     for (int r = 0; r < size_; ++r) {
       sources_[r] = r == rank_ ? in + (offset + lo) * unit : slot(r, first_slot + c) + lo * unit;
     }
-    reduce_streaming(reduced + lo * unit, receives ? out + (offset + lo) * unit : nullptr, sources_, hi - lo, dtype,
-                     op);
+    if (streams) {
+      reduce_streaming(reduced + lo * unit, receives ? out + (offset + lo) * unit : nullptr, sources_, hi - lo,
+                       dtype, op);
+    } else {
+      reduce_many(reduced + lo * unit, sources_.data(), size_, hi - lo, dtype, op, size_);
+    }
     post(arrived + 1, arrived + 2, context);
     if (c + 1 < chunks) {
       copy_in(c + 1);
       post(arrived + 2, arrived + 3, context);
     }
     wait_all(arrived + 1, context, c, chunks);
-    if (receives) {
+    if (receives && streams) {
       copy_out(out + offset * unit, reduced, lo * unit, count * unit);
       copy_out(out + (offset + hi) * unit, reduced + hi * unit, (n - hi) * unit, count * unit);
+    } else if (receives) {
+      copy_out(out + offset * unit, reduced, n * unit, count * unit);
     }
   }
 }

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/collectives/dtype.h"
@@ -748,29 +749,33 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
   });
 }
 
-// The pipeline streams each rank's reduced slice into recv, 16 bytes at a time once the
-// destination is aligned: receive buffers a few bytes off every alignment, and the root
-// of a reduce next to ranks that receive nothing, still get every element and nothing
-// past them.
+// From 4 MiB on (stream_copy.h) the pipeline streams each rank's reduced slice into
+// recv, 16 bytes at a time once the destination is aligned, block by block: receive
+// buffers a few bytes off every alignment, and the root of a reduce next to ranks that
+// receive nothing, still get every element and nothing past them. 1100003 elements take
+// that path with 4-byte dtypes and the plain one with float16.
 Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
+  const std::pair<Dtype, ReduceOp> cases[] = {{Dtype::kFloat32, ReduceOp::kSum},
+                                              {Dtype::kFloat32, ReduceOp::kAvg},
+                                              {Dtype::kInt32, ReduceOp::kMax},
+                                              {Dtype::kFloat16, ReduceOp::kSum}};
   Ranks ranks(3);
   ranks.run([&](int rank, Failures& failures) {
-    for (Dtype dtype : {Dtype::kFloat32, Dtype::kFloat16}) {
+    for (auto [dtype, op] : cases) {
       for (size_t shift : {size_t{2}, size_t{6}}) {
-        const size_t count = 900001, bytes = count * tutti::collectives::dtype_size(dtype);
+        const size_t count = 1100003, bytes = count * tutti::collectives::dtype_size(dtype);
         Guarded send(bytes), shifted(bytes + shift), recv(bytes);
         for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
         for (int root : {-1, 1}) {
-          std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype,
-                                                     ReduceOp::kSum, false),
+          std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, false),
                                            " into a buffer ", shift, " bytes off");
           std::memset(shifted.get(), 0xA5, shift);
           OpContext context = ranks.context(rank, "reduce");
           if (root < 0) {
-            ranks.groups[rank]->all_reduce(send.get(), shifted.get() + shift, count, dtype, ReduceOp::kSum, context);
+            ranks.groups[rank]->all_reduce(send.get(), shifted.get() + shift, count, dtype, op, context);
           } else {
-            ranks.groups[rank]->reduce(send.get(), rank == root ? shifted.get() + shift : nullptr, count, dtype,
-                                       ReduceOp::kSum, root, context);
+            ranks.groups[rank]->reduce(send.get(), rank == root ? shifted.get() + shift : nullptr, count, dtype, op,
+                                       root, context);
             if (rank != root) continue;
           }
           const bool before_intact =
@@ -778,7 +783,7 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
           failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
           failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
           std::memcpy(recv.get(), shifted.get() + shift, bytes);
-          check_reduced(failures, rank, 3, name, recv, count, 0, dtype, ReduceOp::kSum);
+          check_reduced(failures, rank, 3, name, recv, count, 0, dtype, op);
         }
       }
     }
