@@ -29,6 +29,9 @@ constexpr size_t kWholeBudget = size_t{2} << 20;
 
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+// all_reduce and reduce stream their results from this many bytes on (reduce_pipelined).
+constexpr size_t kStreamResultsFromBytes = size_t{4} << 20;
+
 // Bytes that reduce_streaming reduces at a time: a block that stays in L1 between the
 // reduction and the copies out of it.
 constexpr size_t kStreamBlockBytes = 4096;
@@ -117,18 +120,18 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 // reduced chunk out. A rank reads its own slice from `send`, so it copies only the
 // others' slices in.
 //
-// From kStreamFromBytes on, a rank writes its reduced slice with streaming stores, into
-// the result area and straight into recv, and copies only the others' slices out. The
-// peers read the result area, so its lines sit in their caches, and a plain store to
-// such a line first fetches it and invalidates their copies, a line at a time; a
-// streaming store does neither, but sends the line to memory, where the peers must
-// fetch it from. Which costs more depends on how far apart the cores are, and this
-// project's VM moves its two vCPUs. Measured at 2 ranks, float32 SUM, with them far
-// apart (a cross-core round trip of 400-600 ns): at 16 MiB the reduction took 1250 us
-// per call with plain stores and 660 with streaming ones, and the all_reduce 2250-2450
-// us against 1310-1370; at 1 MiB 130 us against 73. Close (90 ns): 16 MiB 2140 us
-// against 1940, 1 MiB 93 against 105. In between (150 ns): 16 MiB 1480-1810 against
-// 1720, 4 MiB 480-720 against 375, but 1 MiB 58-63 against 85-93.
+// From kStreamResultsFromBytes on, a rank writes its reduced slice with streaming
+// stores, into the result area and straight into recv, and copies only the others'
+// slices out. The peers read the result area, so its lines sit in their caches, and a
+// plain store to such a line first fetches it and invalidates their copies, a line at
+// a time; a streaming store does neither, but sends the line to memory, where the
+// peers must fetch it from. Which costs more depends on how far apart the cores are,
+// and this project's VM moves its two vCPUs. Measured at 2 ranks, float32 SUM, with
+// them far apart (a cross-core round trip of 400-600 ns): at 16 MiB the reduction took
+// 1250 us per call with plain stores and 660 with streaming ones, and the all_reduce
+// 2250-2450 us against 1310-1370; at 1 MiB 130 us against 73. Close (90 ns): 16 MiB
+// 2140 us against 1940, 1 MiB 93 against 105. In between (150 ns): 16 MiB 1480-1810
+// against 1720, 4 MiB 480-720 against 375, but 1 MiB 58-63 against 85-93.
 //
 // The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
 // posts its "arrived" before waiting for the others' "reduced" of c. Why the double
@@ -161,7 +164,7 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   result_uses_ += chunks;
 
   const bool receives = root < 0 || root == rank_;
-  const bool streams = count * unit >= kStreamFromBytes;
+  const bool streams = count * unit >= kStreamResultsFromBytes;
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
 

@@ -9,12 +9,14 @@
 
 namespace tutti::transport::shm {
 
-// From a receive buffer of this many bytes on, copies into it stream. It is then
-// larger than a core's L2 many times over, and skipping the read-for-ownership takes a
-// third of the memory traffic off a copy (a streaming copy of 16 MiB ran at 31-40 GB/s
-// on this project's VM, memcpy at 25). At 1 MiB, which stays in cache, plain stores
-// were 5-10% faster.
-inline constexpr size_t kStreamFromBytes = size_t{4} << 20;
+// From a receive buffer of this many bytes on, copies into it stream. Measured at 2
+// ranks on this project's VM with its two vCPUs far apart (a cross-core round trip of
+// 400-600 ns), plain copies were faster up to 32 MiB: all_gather of 4 MiB took 166-175
+// us against 262-270 streaming, of 16 MiB 750-820 against 1080-1140, broadcast and
+// all_reduce the same or a little faster; at 64 and 128 MiB the two were even. Past
+// that, streaming keeps a copy from pushing the next chunk's shared lines out of the
+// cache.
+inline constexpr size_t kStreamFromBytes = size_t{64} << 20;
 
 // Like memcpy, for non-overlapping buffers; the stores are ordered (sfence) before it
 // returns.

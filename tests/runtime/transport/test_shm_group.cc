@@ -749,7 +749,7 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
   });
 }
 
-// From 4 MiB on (stream_copy.h) the pipeline streams each rank's reduced slice into
+// From 4 MiB on (group_reduce.cc) the pipeline streams each rank's reduced slice into
 // recv, 16 bytes at a time once the destination is aligned, block by block: receive
 // buffers a few bytes off every alignment, and the root of a reduce next to ranks that
 // receive nothing, still get every element and nothing past them. 1100003 elements take
