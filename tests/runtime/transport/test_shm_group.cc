@@ -753,7 +753,8 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
 // recv, 16 bytes at a time once the destination is aligned, block by block: receive
 // buffers a few bytes off every alignment, and the root of a reduce next to ranks that
 // receive nothing, still get every element and nothing past them. 1100003 elements take
-// that path with 4-byte dtypes and the plain one with float16.
+// that path with 4-byte dtypes and the plain one with float16; in place, each block is
+// read whole before it is written back.
 Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
   const std::pair<Dtype, ReduceOp> cases[] = {{Dtype::kFloat32, ReduceOp::kSum},
                                               {Dtype::kFloat32, ReduceOp::kAvg},
@@ -767,23 +768,29 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
         Guarded send(bytes), shifted(bytes + shift), recv(bytes);
         for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
         for (int root : {-1, 1}) {
-          std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, false),
-                                           " into a buffer ", shift, " bytes off");
-          std::memset(shifted.get(), 0xA5, shift);
-          OpContext context = ranks.context(rank, "reduce");
-          if (root < 0) {
-            ranks.groups[rank]->all_reduce(send.get(), shifted.get() + shift, count, dtype, op, context);
-          } else {
-            ranks.groups[rank]->reduce(send.get(), rank == root ? shifted.get() + shift : nullptr, count, dtype, op,
-                                       root, context);
-            if (rank != root) continue;
+          for (bool in_place : {false, true}) {
+            std::string name =
+                tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, in_place),
+                              " into a buffer ", shift, " bytes off");
+            unsigned char* out = shifted.get() + shift;
+            std::memset(shifted.get(), 0xA5, shift);
+            const bool receives = root < 0 || rank == root;
+            if (in_place && receives) std::memcpy(out, send.get(), bytes);
+            const unsigned char* in = in_place && receives ? out : send.get();
+            OpContext context = ranks.context(rank, "reduce");
+            if (root < 0) {
+              ranks.groups[rank]->all_reduce(in, out, count, dtype, op, context);
+            } else {
+              ranks.groups[rank]->reduce(in, receives ? out : nullptr, count, dtype, op, root, context);
+              if (!receives) continue;
+            }
+            const bool before_intact =
+                std::all_of(shifted.get(), out, [](unsigned char b) { return b == 0xA5; });
+            failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
+            failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
+            std::memcpy(recv.get(), out, bytes);
+            check_reduced(failures, rank, 3, name, recv, count, 0, dtype, op);
           }
-          const bool before_intact =
-              std::all_of(shifted.get(), shifted.get() + shift, [](unsigned char b) { return b == 0xA5; });
-          failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
-          failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
-          std::memcpy(recv.get(), shifted.get() + shift, bytes);
-          check_reduced(failures, rank, 3, name, recv, count, 0, dtype, op);
         }
       }
     }
