@@ -73,6 +73,7 @@ typedef struct options {
   long iters;  /* -1: adaptive */
   int check;
   int device; /* -m device */
+  int shared; /* -m shared */
 } options;
 
 /* 1 GiB at most, "8", "64K", "64M", "1G" (powers of 1024, as nccl-tests). */
@@ -93,7 +94,7 @@ static int parse_bytes(const char* text, size_t* out) {
 static void usage(FILE* to, const char* program) {
   fprintf(to,
           "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
-          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-m host|device]\n"
+          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-m host|shared|device]\n"
           "  OPERATION  all_reduce broadcast all_gather reduce_scatter reduce gather scatter\n"
           "             all_to_all barrier\n"
           "  -b, -e     sizes in bytes, suffix K, M or G (default 8 and 64M): one rank's buffer\n"
@@ -107,8 +108,10 @@ static void usage(FILE* to, const char* program) {
           "  -r         root of broadcast, reduce, gather and scatter (default 0)\n"
           "  -c         check one untimed run against values computed locally (default 1)\n"
           "  -a         issue each operation asynchronously (work/request), then wait (default 0)\n"
-          "  -m         buffers in host or CUDA device memory (default host); values are\n"
-          "             prepared and checked on the host, copied outside the timed runs\n",
+          "  -m         buffers in host memory (default), host memory from the library's\n"
+          "             allocator (shared: tutti_mem_alloc, MPI_Alloc_mem), or CUDA device memory;\n"
+          "             device values are prepared and checked on the host, copied outside the\n"
+          "             timed runs\n",
           program);
 }
 
@@ -163,7 +166,11 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       case 'r': o->c.root = (int)strtol(value, &end, 10); ok = *end == '\0' && o->c.root >= 0 && o->c.root < b->size; break;
       case 'c': o->check = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
       case 'a': o->c.async = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
-      case 'm': o->device = strcmp(value, "device") == 0; ok = o->device || strcmp(value, "host") == 0; break;
+      case 'm':
+        o->device = strcmp(value, "device") == 0;
+        o->shared = strcmp(value, "shared") == 0;
+        ok = o->device || o->shared || strcmp(value, "host") == 0;
+        break;
     }
     if (!ok) {
       if (err) fprintf(err, "%s: bad value \"%s\" for -%c; try --help\n", b->program, value, arg[1]);
@@ -176,6 +183,10 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   }
   o->c.coll = (bench_coll)coll;
   if (!is_rooted(o->c.coll)) o->c.root = -1;
+  if (o->shared && !b->shared_alloc) {
+    if (err) fprintf(err, "%s: -m shared: this library has no allocator of its own\n", b->program);
+    return BENCH_EXIT_USAGE;
+  }
   if (o->device && !b->device_alloc) {
     if (err) fprintf(err, "%s: -m device: this build has no device memory (built without CUDA)\n", b->program);
     return BENCH_EXIT_USAGE;
@@ -409,6 +420,16 @@ typedef struct buffers {
   size_t capacity;
 } buffers;
 
+static void free_host(const bench_backend* b, const options* o, const buffers* m) {
+  if (o->shared) {
+    b->shared_free(b->self, m->send);
+    b->shared_free(b->self, m->recv);
+  } else {
+    free(m->send);
+    free(m->recv);
+  }
+}
+
 static int measure(const bench_backend* b, const options* o, const buffers* m, size_t count, row* out) {
   const bench_case* c = &o->c;
   long iters = o->iters > 0 ? o->iters : adaptive_iters(out->bytes);
@@ -454,7 +475,7 @@ static void print_header(const bench_backend* b, const options* o) {
   const bench_case* c = &o->c;
   printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s, %s memory\n", b->program, coll_names[c->coll], b->size,
          b->library, dtype_names[c->dtype], op_names[c->op], c->root, c->async ? "async (issue, then wait)" : "blocking",
-         o->device ? "device" : "host");
+         o->device ? "device" : o->shared ? "shared host" : "host");
   printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; time = max over ranks of the average\n",
          o->min_bytes, o->max_bytes, o->factor, o->warmup >= 0 ? "fixed" : "adaptive",
          o->iters > 0 ? "fixed" : "adaptive", o->check ? "on (one untimed run)" : "off");
@@ -508,7 +529,11 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
   for (size_t k = 0; k < n_sizes; k++)
     if (sizes[k] > capacity) capacity = sizes[k];
   buffers m = {NULL, NULL, NULL, NULL, capacity};
-  if (posix_memalign(&m.send, 4096, capacity) != 0 || posix_memalign(&m.recv, 4096, capacity) != 0) {
+  if (o.shared) {
+    m.send = b->shared_alloc(b->self, capacity);
+    m.recv = m.send ? b->shared_alloc(b->self, capacity) : NULL;
+    if (!m.recv) return BENCH_EXIT_FAILED; /* the backend said why; ending the job frees the rest */
+  } else if (posix_memalign(&m.send, 4096, capacity) != 0 || posix_memalign(&m.recv, 4096, capacity) != 0) {
     fprintf(stderr, "%s: rank %d: cannot allocate two buffers of %zu bytes\n", b->program, me, capacity);
     return BENCH_EXIT_FAILED;
   }
@@ -519,8 +544,7 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
     m.device_recv = m.device_send ? b->device_alloc(b->self, capacity) : NULL;
     if (!m.device_recv) {
       if (m.device_send) b->device_free(b->self, m.device_send);
-      free(m.send);
-      free(m.recv);
+      free_host(b, &o, &m);
       return BENCH_EXIT_FAILED;
     }
   }
@@ -553,7 +577,6 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
     b->device_free(b->self, m.device_send);
     b->device_free(b->self, m.device_recv);
   }
-  free(m.send);
-  free(m.recv);
+  free_host(b, &o, &m);
   return status;
 }

@@ -66,6 +66,10 @@ typedef struct bench_backend {
   void* (*device_alloc)(void* self, size_t bytes);
   void (*device_free)(void* self, void* buffer);
   int (*device_copy)(void* self, void* dst, const void* src, size_t bytes, int to_device);
+  /* Host memory from the library's own allocator for -m shared (tutti_mem_alloc,
+   * MPI_Alloc_mem); collective, like the calls. NULL where the backend has none. */
+  void* (*shared_alloc)(void* self, size_t bytes);
+  void (*shared_free)(void* self, void* buffer);
 } bench_backend;
 
 /* What bench_main returns. The first three are the same on every rank; after

@@ -120,6 +120,23 @@ static int all_reduce_f64(void* self, double* values, size_t n, int max) {
   return error == MPI_SUCCESS ? 0 : failed("MPI_Allreduce (of the timings)", error);
 }
 
+static void* shared_alloc(void* self, size_t bytes) {
+  (void)self;
+  void* buffer = NULL;
+  int error = MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &buffer);
+  if (error != MPI_SUCCESS) {
+    failed("MPI_Alloc_mem", error);
+    return NULL;
+  }
+  return buffer;
+}
+
+static void shared_free(void* self, void* buffer) {
+  (void)self;
+  int error = MPI_Free_mem(buffer);
+  if (error != MPI_SUCCESS) failed("MPI_Free_mem", error);
+}
+
 int main(int argc, char** argv) {
   if (bench_help(argc, argv, "mpi-bench")) return 0;
   MPI_Init(&argc, &argv);
@@ -136,7 +153,7 @@ int main(int argc, char** argv) {
   version[strcspn(version, ",\n")] = '\0'; /* "Open MPI v4.1.4" */
 
   bench_backend backend = {"mpi-bench", version, rank, size, &comm, collective, barrier, all_reduce_f64, unsupported,
-                           NULL, NULL, NULL};
+                           NULL, NULL, NULL, shared_alloc, shared_free};
   int status = bench_main(argc, argv, &backend);
   if (status == BENCH_EXIT_FAILED) MPI_Abort(comm, status);
   MPI_Finalize();

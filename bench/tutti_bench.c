@@ -78,6 +78,18 @@ static const char* unsupported(void* self, const bench_case* c) {
   return NULL; /* tutti takes every dtype and op with every collective */
 }
 
+static void* shared_alloc(void* self, size_t bytes) {
+  void* buffer = NULL;
+  tutti_status status = tutti_mem_alloc((tutti_comm*)self, bytes, &buffer);
+  if (status != TUTTI_OK) failed("tutti_mem_alloc", status);
+  return buffer;
+}
+
+static void shared_free(void* self, void* buffer) {
+  tutti_status status = tutti_mem_free((tutti_comm*)self, buffer);
+  if (status != TUTTI_OK) failed("tutti_mem_free", status);
+}
+
 #ifdef TUTTI_BENCH_CUDA
 static void* device_alloc(void* self, size_t bytes) {
   /* The communicator finds device pointers once CUDA is in use: AUTO says so (and
@@ -111,11 +123,13 @@ int main(int argc, char** argv) {
   char library[64];
   snprintf(library, sizeof library, "tutti %s", tutti_version_string());
 #ifdef TUTTI_BENCH_CUDA
-  bench_backend backend = {"tutti-bench", library,        rank,         size,       comm,       collective,
-                           barrier,       all_reduce_f64, unsupported,  device_alloc, bench_cuda_free, device_copy};
+  bench_backend backend = {"tutti-bench", library,        rank,        size,         comm,            collective,
+                           barrier,       all_reduce_f64, unsupported, device_alloc, bench_cuda_free, device_copy,
+                           shared_alloc,  shared_free};
 #else
   bench_backend backend = {"tutti-bench", library,        rank,        size, comm, collective,
-                           barrier,       all_reduce_f64, unsupported, NULL, NULL, NULL};
+                           barrier,       all_reduce_f64, unsupported, NULL, NULL, NULL,
+                           shared_alloc,  shared_free};
 #endif
   int exit_status = bench_main(argc, argv, &backend);
   /* After a failed call the other ranks may still be inside a collective: leave

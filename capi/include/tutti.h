@@ -321,6 +321,31 @@ TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t cou
 TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype,
                                   int32_t peer, int32_t tag, tutti_work** work);
 
+/* ---------------------------------------------------------------- shared memory
+ *
+ * Host memory that every rank of comm on this node maps, for the buffers of large
+ * collectives: where a broadcast's root buffer, or every rank's all_gather send
+ * buffer, lies in it (from 64 KiB), the other ranks copy the data straight out of it,
+ * one copy instead of two through the communicator's own shared memory (the idea of
+ * MPI_Win_allocate_shared and of NCCL's buffer registration). Any collective takes
+ * it like any other host memory. Where the ranks span nodes, or comm has one rank,
+ * it is memory of this process alone, and collectives treat it so. */
+
+/* Allocates `bytes` (> 0) for this rank, page-aligned; *ptr is valid until
+ * tutti_mem_free or the destruction of comm. Collective over comm, in the order of its
+ * collectives: every rank calls it, with the same bytes. Each rank maps every rank's
+ * part (size * bytes of address space), and the node holds each part once.
+ * [one thread per comm] [blocks <= op_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never came) |
+ *  ERR_TRANSPORT (/dev/shm full, or ranks passed different bytes) | ERR_ABORTED | ERR_PEER_LOST] */
+TUTTI_API tutti_status tutti_mem_alloc(tutti_comm* comm, size_t bytes, void** ptr);
+/* Frees what tutti_mem_alloc returned on comm. Every rank frees it at the same point
+ * of comm's collective order (it waits for the operations issued before it); a
+ * collective whose ranks disagree on which allocations are live fails with
+ * ERR_MISMATCH. NULL is accepted and does nothing.
+ * [one thread per comm] [never blocks but on earlier operations] [OK | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_mem_free(tutti_comm* comm, void* ptr);
+
 /* ---------------------------------------------------------------- device buffers (CUDA)
  *
  * Every collective and point-to-point call takes CUDA device buffers as well. Device

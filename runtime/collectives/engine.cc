@@ -1,5 +1,6 @@
 #include "runtime/collectives/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string_view>
@@ -71,6 +72,41 @@ void Engine::interrupt() { transport_->interrupt(); }
 std::string Engine::memory_report() const {
   return concat("scratch ", scratch_.held_bytes(), " bytes, shared memory ", shm_ ? shm_->mapped_bytes() : 0,
                 " bytes mapped");
+}
+
+void* Engine::allocate_shared(size_t bytes) {
+  void* memory = nullptr;
+  executor_->run([&] {
+    const uint64_t number = ++shared_allocations_;
+    if (shm_ == nullptr) {
+      private_allocations_.emplace_back(static_cast<unsigned char*>(::operator new[](bytes, kPrivateAlignment)));
+      memory = private_allocations_.back().get();
+      return;
+    }
+    const Deadline deadline = Deadline::after_ms(op_timeout_ms());
+    try {
+      memory = shm_->allocate_shared(*setup_.store, concat(setup_.prefix, "shm/memory/"), bytes, deadline);
+    } catch (const Error& e) {
+      fail(e.status(), concat("tutti_mem_alloc #", number, " of ", bytes, " bytes on ", setup_.where, ": ", e.what()));
+    }
+  });
+  return memory;
+}
+
+bool Engine::free_shared(void* ptr) {
+  bool freed = false;
+  executor_->run([&] {
+    if (shm_ != nullptr) {
+      freed = shm_->free_shared(ptr);
+      return;
+    }
+    auto found = std::find_if(private_allocations_.begin(), private_allocations_.end(),
+                              [&](const auto& allocation) { return allocation.get() == ptr; });
+    if (found == private_allocations_.end()) return;
+    private_allocations_.erase(found);
+    freed = true;
+  });
+  return freed;
 }
 
 OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,13 @@ class Engine {
   // there. Returns its number. User thread.
   uint32_t enter_device_collective(const Call& call);
 
+  // tutti_mem_alloc: memory that every rank of the communicator maps, where the ranks
+  // share a node (shm::Group::allocate_shared); elsewhere, or for one rank, memory of
+  // this process alone. Collective, in the order of the collectives. Throws Error.
+  void* allocate_shared(size_t bytes);
+  // tutti_mem_free; false if ptr did not come from allocate_shared.
+  bool free_shared(void* ptr);
+
   // What this communicator holds for collectives, for logs and tutti info.
   std::string memory_report() const;
 
@@ -102,6 +110,14 @@ class Engine {
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::shm::Group> shm_;
   Scratch scratch_;
+  uint64_t shared_allocations_ = 0;  // allocate_shared calls, for messages
+  // allocate_shared's memory where there is no shared-memory group, page-aligned as the
+  // shared kind is: freed with the engine.
+  static constexpr std::align_val_t kPrivateAlignment{4096};
+  struct FreeAligned {
+    void operator()(unsigned char* memory) const { ::operator delete[](memory, kPrivateAlignment); }
+  };
+  std::vector<std::unique_ptr<unsigned char[], FreeAligned>> private_allocations_;
   uint32_t next_seq_ = 1;     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;     // sends and receives, for messages
   std::vector<InFlight> in_flight_;  // run lock held

@@ -209,6 +209,13 @@ std::shared_ptr<work::Work> Comm::issue_with_device_path(const collectives::Call
   return engine_->issue(call, api, async);
 }
 
+void* Comm::allocate_shared(size_t bytes) {
+  check_usable("tutti_mem_alloc");
+  return engine_->allocate_shared(bytes);
+}
+
+bool Comm::free_shared(void* ptr) { return engine_->free_shared(ptr); }
+
 void Comm::set_op_timeout(int64_t op_timeout_ms) {
   op_timeout_ms_ = op_timeout_ms;
   engine_->set_op_timeout(op_timeout_ms);

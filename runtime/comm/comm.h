@@ -59,6 +59,12 @@ class Comm {
   // once it is done or throwing its Error, or asynchronous, returning its Work at once.
   std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async);
 
+  // tutti_mem_alloc and tutti_mem_free (Engine::allocate_shared); allocate_shared is
+  // collective and bounded by the op timeout; free_shared returns false for memory
+  // that did not come from it.
+  void* allocate_shared(size_t bytes);
+  bool free_shared(void* ptr);
+
   // Device buffers (tutti_comm_set_memory, _set_stream, _set_device): each opens CUDA
   // for the communicator if it was not yet (throws kUnsupported where it cannot).
   void set_memory(cuda::Memory memory);

@@ -158,3 +158,36 @@ Test(comm, set_op_timeout_bounds_later_operations_and_splits, .timeout = 30) {
   cr_expect_eq(tutti_comm_destroy(sub), TUTTI_OK);
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
 }
+
+/* A world of one has no shared-memory group: tutti_mem_alloc gives memory of this
+ * process, page-aligned, that collectives take like any other; and every bad argument
+ * is refused with a message. */
+Test(comm, mem_alloc_on_one_rank_and_its_bad_arguments, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  void* memory = (void*)1;
+  expect_error(tutti_mem_alloc(comm, 0, &memory), TUTTI_ERR_INVALID_ARGUMENT, "bytes is 0");
+  cr_expect_null(memory);
+  expect_error(tutti_mem_alloc(comm, 64, NULL), TUTTI_ERR_INVALID_ARGUMENT, "ptr is NULL");
+  expect_error(tutti_mem_alloc(NULL, 64, &memory), TUTTI_ERR_INVALID_ARGUMENT, "comm is NULL");
+
+  cr_assert_eq(tutti_mem_alloc(comm, 1000, &memory), TUTTI_OK, "%s", tutti_last_error());
+  cr_assert_eq((uintptr_t)memory % 4096, 0, "not page-aligned: %p", memory);
+  float* values = memory;
+  for (int i = 0; i < 250; ++i) values[i] = (float)i;
+  cr_expect_eq(tutti_all_reduce(comm, values, values, 250, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s",
+               tutti_last_error());
+  cr_expect_eq(values[249], 249.0f);
+
+  int elsewhere = 0;
+  expect_error(tutti_mem_free(comm, &elsewhere), TUTTI_ERR_INVALID_ARGUMENT, "did not come from tutti_mem_alloc");
+  cr_expect_eq(tutti_mem_free(comm, NULL), TUTTI_OK);
+  cr_expect_eq(tutti_mem_free(comm, memory), TUTTI_OK, "%s", tutti_last_error());
+  expect_error(tutti_mem_free(comm, memory), TUTTI_ERR_INVALID_ARGUMENT, "or was freed already");
+  /* What is not freed goes with the communicator. */
+  cr_assert_eq(tutti_mem_alloc(comm, 1 << 20, &memory), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_comm_abort(comm), TUTTI_OK);
+  expect_error(tutti_mem_alloc(comm, 64, &memory), TUTTI_ERR_ABORTED, "was aborted");
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+}

@@ -134,6 +134,8 @@ FUNCTIONS = {
     "tutti_barrier": (_status, [comm_p, _work_pp]),
     "tutti_send": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),
     "tutti_recv": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),
+    "tutti_mem_alloc": (_status, [comm_p, _size, ctypes.POINTER(ctypes.c_void_p)]),
+    "tutti_mem_free": (_status, [comm_p, ctypes.c_void_p]),
     "tutti_comm_set_memory": (_status, [comm_p, _int]),
     "tutti_comm_set_device": (_status, [comm_p, _i32]),
     "tutti_comm_set_stream": (_status, [comm_p, ctypes.c_void_p]),

@@ -67,6 +67,28 @@ class Comm(Collectives):
         check(_capi.lib.tutti_comm_shrink(self._live("tutti.Comm.shrink"), ctypes.byref(out)))
         return Comm(out)
 
+    def mem_alloc(self, nbytes):
+        """nbytes of host memory that every rank of the Comm on this node maps
+        (tutti_mem_alloc), as a writable memoryview: large broadcasts and all_gathers
+        of arrays over it are one copy instead of two. Collective: every rank, the same
+        nbytes. numpy.frombuffer(view, dtype) or torch.frombuffer(view, dtype=...) make
+        arrays over it; it stays valid until mem_free or the Comm's destruction."""
+        api = "tutti.Comm.mem_alloc"
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
+            raise invalid(f"{api}: nbytes is {nbytes!r}; pass a number of bytes >= 1")
+        address = ctypes.c_void_p()
+        check(_capi.lib.tutti_mem_alloc(self._live(api), nbytes, ctypes.byref(address)))
+        return memoryview((ctypes.c_ubyte * nbytes).from_address(address.value))
+
+    def mem_free(self, view):
+        """Frees what mem_alloc returned: every rank, at the same point of its
+        collectives. Arrays over it must not be used after."""
+        api = "tutti.Comm.mem_free"
+        memory = view.obj if isinstance(view, memoryview) else None
+        if not isinstance(memory, ctypes.Array):
+            raise invalid(f"{api}: got {type(view).__name__}; pass the memoryview mem_alloc returned")
+        check(_capi.lib.tutti_mem_free(self._live(api), ctypes.addressof(memory)))
+
     def set_timeout(self, timeout):
         """How long each later operation may take: seconds or a timedelta."""
         api = "tutti.Comm.set_timeout"

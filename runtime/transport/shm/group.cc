@@ -47,7 +47,8 @@ std::unique_ptr<Group> Group::create(store::Client& store, const std::string& pr
   }
   Layout layout = Layout::for_size(size);
   try {
-    Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes, deadline);
+    Segment segment =
+        Segment::share(store, prefix, rank, size, layout.total_bytes, "run the same tutti build on every rank", deadline);
     return std::make_unique<SegmentGroup>(std::move(segment), layout, rank, size);
   } catch (const Error& e) {
     fail(e.status(), concat("shared-memory group at ", prefix, " (rank ", rank, " of ", size, "): ", e.what()));
@@ -85,8 +86,9 @@ void SegmentGroup::fail_mismatch(int rank, const OpContext& context) const {
   fail(Status::kMismatch,
        concat(context.label(), ": rank ", rank,
               " called a different collective, or this one or an earlier broadcast, gather or scatter with a "
-              "different count, dtype, op or root; every rank must make the same calls (TUTTI_CHECK=1 names the "
-              "fields that differ)"));
+              "different count, dtype, op or root",
+              regions_made_ > 0 ? ", or called tutti_mem_alloc or tutti_mem_free at another point" : "",
+              "; every rank must make the same calls (TUTTI_CHECK=1 names the fields that differ)"));
 }
 
 // Waits for each peer's post of `step`, then records the least step the peers have

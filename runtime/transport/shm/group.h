@@ -39,6 +39,17 @@ class Group {
   // Bytes of shared memory this group maps, for the per-communicator memory report.
   virtual size_t mapped_bytes() const = 0;
 
+  // Memory for the user that every rank of the group maps (tutti_mem_alloc): collective,
+  // in the order of the collectives, every rank passing the same `bytes`; keys under
+  // `prefix`. Returns this rank's part. broadcast and all_gather read a source that
+  // lies in such memory in place, with one copy instead of two (group_copy.cc).
+  virtual void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
+                                Deadline deadline) = 0;
+  // Unmaps what allocate_shared returned (peers keep their mappings until they free
+  // theirs); false if `ptr` is not such memory. Every rank frees at the same point of
+  // the collective order, so that all know the same regions.
+  virtual bool free_shared(void* ptr) = 0;
+
   using Dtype = collectives::Dtype;
   using ReduceOp = collectives::ReduceOp;
   using OpContext = collectives::OpContext;

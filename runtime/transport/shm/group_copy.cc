@@ -47,6 +47,7 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
   run(context, Shape{bytes, -1, -1, root}, [&] {
     if (bytes == 0) return;
     auto* data = static_cast<unsigned char*>(buffer);
+    if (may_read_in_place(bytes) && broadcast_in_place(data, bytes, root, context)) return;
     if (bytes <= layout_.cell_bytes) {
       const uint64_t step = ++step_;
       if (rank_ == root) {
@@ -86,6 +87,7 @@ void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_ran
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
+    if (may_read_in_place(bytes_per_rank) && all_gather_in_place(in, out, bytes_per_rank, context)) return;
     const size_t chunk = copy_chunk();
     steps(
         ceil_div(bytes_per_rank, chunk), context,
@@ -98,6 +100,61 @@ void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_ran
           copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
         });
   });
+}
+
+// Root tells where its data lies. In shared memory, the readers copy it straight out,
+// and root returns (and may change its data) only once every reader has posted that it
+// is done, one step later.
+bool SegmentGroup::broadcast_in_place(unsigned char* data, size_t bytes, int root, const OpContext& context) {
+  const uint64_t step = ++step_;
+  Place place;
+  if (rank_ == root) {
+    place = place_of(data, bytes);
+    claim_entry(step, context);
+    write_place(step, place);
+    post(step, step + 1, context);
+  } else {
+    post(step, 0, context);
+    wait_owner(root, step, context, 0, 1);
+    place = read_place(root, step);
+  }
+  if (place.region == 0) return false;
+  const uint64_t done = ++step_;
+  if (rank_ == root) {
+    post(done, 0, context);
+    wait_all(done, context, 0, 1);
+  } else {
+    copy_out(data, source_at(root, place, bytes, context), bytes, bytes);
+    post(done, 0, context);
+  }
+  return true;
+}
+
+// Every rank tells where its block lies. When all lie in shared memory, each rank
+// copies them straight into `out`, each starting after its own so that they do not all
+// read one rank's block at once, and waits, one step later, until every rank is done
+// reading its block before it returns.
+bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
+                                       const OpContext& context) {
+  const uint64_t step = ++step_;
+  claim_entry(step, context);
+  write_place(step, place_of(in, bytes_per_rank));
+  post(step, step + 1, context);
+  wait_all(step, context, 0, 1);
+  for (int r = 0; r < size_; ++r) {
+    if (read_place(r, step).region == 0) return false;
+  }
+  const size_t total = bytes_per_rank * size_;
+  copy_unless_same(out + rank_ * bytes_per_rank, in, bytes_per_rank, total);
+  for (int i = 1; i < size_; ++i) {
+    const int r = (rank_ + i) % size_;
+    copy_out(out + r * bytes_per_rank, source_at(r, read_place(r, step), bytes_per_rank, context), bytes_per_rank,
+             total);
+  }
+  const uint64_t done = ++step_;
+  post(done, done + 1, context);
+  wait_all(done, context, 0, 1);
+  return true;
 }
 
 // Chunk (offset, n) of every rank's block into `out`: this rank's own from `in`, the

@@ -152,7 +152,7 @@ Segment Segment::create(const std::string& name, size_t bytes) {
   return Segment(name, base, bytes);
 }
 
-Segment Segment::open(const std::string& name, size_t bytes) {
+Segment Segment::open(const std::string& name, size_t bytes, const char* size_remedy) {
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) fail_errno("open", name, bytes, errno);
   struct stat status {};
@@ -164,7 +164,7 @@ Segment Segment::open(const std::string& name, size_t bytes) {
   if (static_cast<size_t>(status.st_size) != bytes) {
     close(fd);
     fail(Status::kTransport, concat(describe(name, bytes), " has ", status.st_size, " bytes, but this rank expects ",
-                                    bytes, "; run the same tutti build on every rank"));
+                                    bytes, "; ", size_remedy));
   }
   Segment segment(name, map(fd, name, bytes), bytes);
   Stamp stamp;
@@ -177,7 +177,7 @@ Segment Segment::open(const std::string& name, size_t bytes) {
 }
 
 Segment Segment::share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
-                       Deadline deadline) {
+                       const char* size_remedy, Deadline deadline) {
   const std::string name_key = prefix + "name";
   if (rank != 0) {
     std::string name;
@@ -189,7 +189,7 @@ Segment Segment::share(store::Client& store, const std::string& prefix, int rank
                                     ") in time; check that rank 0 is running and reached the same communicator ",
                                     "setup"));
     }
-    Segment segment = open(name, bytes);
+    Segment segment = open(name, bytes, size_remedy);
     store.set(concat(prefix, "mapped/", rank), "1", deadline);
     return segment;
   }

@@ -17,11 +17,12 @@ namespace tutti::transport::shm {
 class Segment {
  public:
   // Collective over `size` ranks; keys under `prefix` ("<prefix>name" and
-  // "<prefix>mapped/<rank>"). Every rank passes the same `bytes`. Throws kTransport
-  // naming the segment and the errno when it cannot be created or mapped, kTimeout
-  // naming the ranks that did not map it in time.
+  // "<prefix>mapped/<rank>"). Every rank passes the same `bytes`; a rank given other
+  // bytes than rank 0 fails with kTransport and `size_remedy` (what makes them agree).
+  // Throws kTransport naming the segment and the errno when it cannot be created or
+  // mapped, kTimeout naming the ranks that did not map it in time.
   static Segment share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
-                       Deadline deadline);
+                       const char* size_remedy, Deadline deadline);
 
   Segment(Segment&& other) noexcept;
   Segment& operator=(Segment&&) = delete;
@@ -35,7 +36,7 @@ class Segment {
  private:
   Segment(std::string name, unsigned char* base, size_t bytes) : name_(std::move(name)), base_(base), bytes_(bytes) {}
   static Segment create(const std::string& name, size_t bytes);
-  static Segment open(const std::string& name, size_t bytes);
+  static Segment open(const std::string& name, size_t bytes, const char* size_remedy);
 
   std::string name_;
   unsigned char* base_;

@@ -48,6 +48,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <list>
 #include <string>
 #include <vector>
 
@@ -63,7 +65,11 @@ class SegmentGroup final : public Group {
  public:
   SegmentGroup(Segment segment, const Layout& layout, int rank, int size);
 
-  size_t mapped_bytes() const override { return segment_.bytes(); }
+  size_t mapped_bytes() const override {
+    size_t bytes = segment_.bytes();
+    for (const SharedRegion& region : regions_) bytes += region.segment.bytes();
+    return bytes;
+  }
 
   void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                   const OpContext& context) override;
@@ -77,6 +83,8 @@ class SegmentGroup final : public Group {
   void scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) override;
   void all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) override;
   void barrier(const OpContext& context) override;
+  void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes, Deadline deadline) override;
+  bool free_shared(void* ptr) override;
 
  private:
   Control& control(int rank) const {
@@ -164,6 +172,44 @@ class SegmentGroup final : public Group {
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                         const OpContext& context);
 
+  // Shared memory for the user (group_memory.cc). Where a source lies, as a rank tells
+  // its peers in a step's note: the region (0: none of them) and the offset in the
+  // rank's part of it.
+  struct Place {
+    uint64_t region = 0;
+    uint64_t offset = 0;
+  };
+  // What allocate_shared made: rank r's part of `bytes` at base + r * stride. Ids count
+  // the allocations, which are collective, so every rank gives a region the same id.
+  struct SharedRegion {
+    uint64_t id;
+    Segment segment;
+    size_t stride;
+    size_t bytes;
+  };
+  // Whether broadcast and all_gather of `bytes` take a step to tell where their sources
+  // lie: only once the user has allocated shared memory (which every rank knows
+  // alike), and only for messages that repay the step.
+  bool may_read_in_place(size_t bytes) const;
+  Place place_of(const void* source, size_t bytes) const;
+  // Where rank `owner`'s source of `bytes` at `place` is mapped here; fails with
+  // kMismatch where this rank does not know the region (the ranks freed it at
+  // different points of the collective order) or the region does not hold it.
+  const unsigned char* source_at(int owner, Place place, size_t bytes, const OpContext& context) const;
+  void write_place(uint64_t step, Place place) {
+    std::memcpy(step_data(rank_, step, sizeof place), &place, sizeof place);
+  }
+  Place read_place(int rank, uint64_t step) const {
+    Place place;
+    std::memcpy(&place, step_data(rank, step, sizeof place), sizeof place);
+    return place;
+  }
+  // The in-place forms (group_copy.cc): false, having copied nothing, when a source
+  // does not lie in shared memory, and the caller goes on through the slots.
+  bool broadcast_in_place(unsigned char* data, size_t bytes, int root, const OpContext& context);
+  bool all_gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
+                           const OpContext& context);
+
   Segment segment_;
   Layout layout_;
   int rank_;
@@ -182,6 +228,9 @@ class SegmentGroup final : public Group {
   uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
   std::string failed_;        // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation
+  uint64_t regions_changes_ = 0;  // allocations and frees so far, folded into every shape
+  std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)
+  uint64_t regions_made_ = 0;
 };
 
 template <typename Body>
@@ -201,6 +250,9 @@ void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body
   folded ^= shape.amount * 0x9E3779B97F4A7C15ull;
   folded ^= (static_cast<uint64_t>(shape.dtype & 0xff) << 48) | (static_cast<uint64_t>(shape.op & 0xff) << 40) |
             static_cast<uint64_t>(static_cast<uint32_t>(shape.root));
+  // Which shared regions are live, which decides whether broadcast and all_gather ask
+  // where their sources lie: ranks that disagree would read each other's steps wrongly.
+  folded ^= regions_changes_ * 0xC2B2AE3D27D4EB4Full;
   shape_ = folded;
   posted_shape_ = static_cast<uint32_t>(folded ^ (folded >> 32));
   try {

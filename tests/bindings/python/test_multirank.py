@@ -78,6 +78,28 @@ def test_gathers_and_scatters():
     assert (got == 100.0 + rank).all()
 
 
+def test_shared_memory_is_read_in_place():
+    rank, size = me()
+    world = tutti.world()
+    n = 1 << 16  # float32: 256 KiB a rank, which broadcast and all_gather read in place
+    view = world.mem_alloc(4 * n * (size + 1))
+    both = numpy.frombuffer(view, dtype=numpy.float32)
+    mine, gathered = both[:n], both[n:]
+    mine[:] = numpy.arange(n) + rank
+    tutti.all_gather_into_tensor(gathered, mine)
+    for r in range(size):
+        assert (gathered[r * n:(r + 1) * n] == numpy.arange(n) + r).all(), r
+    mine[:] = rank
+    tutti.broadcast(mine, src=size - 1)
+    assert (mine == size - 1).all()
+    del both, mine, gathered
+    world.mem_free(view)
+    with pytest.raises(tutti.TuttiInvalidArgument, match="or was freed already"):
+        world.mem_free(view)
+    with pytest.raises(tutti.TuttiInvalidArgument, match="nbytes is 0"):
+        world.mem_alloc(0)
+
+
 def test_all_to_all():
     rank, size = me()
     inputs = [torch.tensor([rank * 100 + j], dtype=torch.int32) for j in range(size)]

@@ -911,6 +911,148 @@ Test(shm_group, creation_times_out_naming_the_absent_ranks, .timeout = 60) {
 
 namespace {
 
+// allocate_shared on every rank at once (it is collective): each rank's part.
+std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
+  std::vector<unsigned char*> parts(ranks.size);
+  ranks.run([&](int rank, Failures&) {
+    parts[rank] = static_cast<unsigned char*>(ranks.groups[rank]->allocate_shared(
+        *ranks.clients[rank], "test/shm/memory/", bytes, soon()));
+  });
+  return parts;
+}
+
+}  // namespace
+
+// Buffers from allocate_shared, which broadcast and all_gather read in place from
+// 64 KiB on: sizes below, at and above that, at odd offsets, every byte of the region
+// outside the buffers checked; a broadcast root, or one rank's all_gather block, in
+// private memory sends the call through the slots; freed regions leave the group
+// mapping what it did before, and nothing in /dev/shm.
+Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
+  constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
+  constexpr size_t kLargest = 1000003, kGap = 61;
+  constexpr unsigned char kFree = 0xA5;
+  for (int size : {1, 2, 3, 5}) {
+    Ranks ranks(size);
+    const size_t before = ranks.groups[0]->mapped_bytes();
+    const size_t region_bytes = kGap + kLargest + kGap + kLargest * size + kGap;
+    std::vector<unsigned char*> parts = allocate_everywhere(ranks, region_bytes);
+    cr_assert_geq(ranks.groups[0]->mapped_bytes(), before + region_bytes * size);
+    cr_assert(leftover_segments().empty(), "%s is left once all ranks mapped it", leftover_segments()[0].c_str());
+    ranks.run([&](int rank, Failures& failures) {
+      Group& group = *ranks.groups[rank];
+      unsigned char* region = parts[rank];
+      std::memset(region, kFree, region_bytes);
+      unsigned char* send = region + kGap;
+      unsigned char* recv = send + kLargest + kGap;
+      // Every byte of the region but [send, send + bytes) and [recv, recv + recv_bytes) is untouched.
+      auto untouched_around = [&](size_t bytes, size_t recv_bytes) {
+        for (size_t i = 0; i < region_bytes; ++i) {
+          const unsigned char* at = region + i;
+          bool used = (at >= send && at < send + bytes) || (at >= recv && at < recv + recv_bytes);
+          if (!used && *at != kFree) return false;
+        }
+        return true;
+      };
+      auto expect_blocks = [&](const std::string& name, const unsigned char* out, size_t bytes, int blocks) {
+        for (int r = 0; r < blocks; ++r) {
+          for (size_t i = 0; i < bytes; ++i) {
+            if (out[r * bytes + i] != pattern(r, i)) {
+              failures.expect(rank, false, tutti::concat(name, ": byte ", i, " of rank ", r, "'s block differs"));
+              return;
+            }
+          }
+        }
+      };
+      for (size_t bytes : kSizes) {
+        for (int root : {0, size - 1}) {
+          for (bool private_root : {false, true}) {
+            Guarded elsewhere(bytes);
+            unsigned char* buffer = rank == root && private_root ? elsewhere.get() : send;
+            for (size_t i = 0; i < bytes; ++i) buffer[i] = rank == root ? pattern(root, i) : 0;
+            group.broadcast(buffer, bytes, root, ranks.context(rank, "broadcast"));
+            std::string name = tutti::concat("broadcast of ", bytes, " bytes from ", root,
+                                             private_root ? " in private memory" : " in shared memory");
+            for (size_t i = 0; i < bytes; ++i) {
+              if (buffer[i] != pattern(root, i)) {
+                failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+                break;
+              }
+            }
+            failures.expect(rank, untouched_around(bytes, 0) && elsewhere.intact(), name + ": wrote outside");
+            std::memset(send, kFree, bytes);
+          }
+        }
+        for (const char* form : {"out of place", "in place", "rank 1's block in private memory"}) {
+          const bool in_place = form[0] == 'i', private_block = form[0] == 'r' && rank == 1;
+          Guarded elsewhere(bytes);
+          unsigned char* mine = in_place ? recv + rank * bytes : private_block ? elsewhere.get() : send;
+          for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank, i);
+          group.all_gather(mine, recv, bytes, ranks.context(rank, "all_gather"));
+          std::string name = tutti::concat("all_gather of ", bytes, " bytes ", form);
+          expect_blocks(name, recv, bytes, size);
+          failures.expect(rank, untouched_around(in_place || private_block ? 0 : bytes, bytes * size) && elsewhere.intact(),
+                          name + ": wrote outside");
+          std::memset(region, kFree, region_bytes);
+        }
+      }
+    });
+    ranks.run([&](int rank, Failures& failures) {
+      Group& group = *ranks.groups[rank];
+      failures.expect(rank, group.free_shared(parts[rank]), "free_shared refused what allocate_shared returned");
+      failures.expect(rank, !group.free_shared(parts[rank]), "free_shared freed a region twice");
+      failures.expect(rank, group.mapped_bytes() == before, "the freed region is still counted");
+      // Through the slots again, with no region to ask about.
+      Guarded send(size_t{1} << 20), recv((size_t{1} << 20) * size);
+      for (size_t i = 0; i < send.bytes(); ++i) send.get()[i] = pattern(rank, i);
+      group.all_gather(send.get(), recv.get(), send.bytes(), ranks.context(rank, "all_gather"));
+      for (int r = 0; r < size; ++r) {
+        if (recv.get()[r * send.bytes() + 5] != pattern(r, 5)) failures.expect(rank, false, "all_gather after free");
+      }
+    });
+  }
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+}
+
+// A rank that freed a region the root's data lies in cannot read it: it fails with
+// kMismatch saying so, and the root, waiting for it to be done, hears of it at once.
+Test(shm_group, shared_memory_freed_on_one_rank_is_a_mismatch, .timeout = 60) {
+  Ranks ranks(2);
+  std::vector<unsigned char*> parts = allocate_everywhere(ranks, 200000);
+  ranks.groups[1]->free_shared(parts[1]);
+  ranks.run([&](int rank, Failures& failures) {
+    Guarded elsewhere(100000);
+    unsigned char* buffer = rank == 0 ? parts[0] : elsewhere.get();
+    auto start = store_test::Clock::now();
+    Error error = store_test::error_of(
+        [&] { ranks.groups[rank]->broadcast(buffer, 100000, 0, ranks.context(rank, "broadcast", tt_timeout_ms(20000))); });
+    failures.expect(rank, error.status() == Status::kMismatch, error.what());
+    if (rank == 1) failures.expect(rank, contains(error.what(), "tutti_mem_free"), error.what());
+    failures.expect(rank, ms_since(start) < tt_timeout_ms(5000), tutti::concat(error.what(), " after ", ms_since(start), " ms"));
+    failures.expect(rank, elsewhere.intact(), "wrote outside the buffer");
+  });
+}
+
+// Ranks that ask for different sizes: the one that differs from rank 0 says so, and
+// rank 0 names it when its wait ends.
+Test(shm_group, shared_memory_of_different_sizes_is_refused, .timeout = 60) {
+  Ranks ranks(2);
+  std::vector<Error> errors(2, Error(Status::kOk, ""));
+  ranks.run([&](int rank, Failures&) {
+    errors[rank] = store_test::error_of([&] {
+      ranks.groups[rank]->allocate_shared(*ranks.clients[rank], "test/shm/memory/", rank == 1 ? 8192 : 4096,
+                                          Deadline::after_ms(tt_timeout_ms(1000)));
+    });
+  });
+  cr_assert_eq(errors[1].status(), Status::kTransport, "%s", errors[1].what());
+  cr_assert(contains(errors[1].what(), "pass the same bytes to tutti_mem_alloc on every rank"), "%s", errors[1].what());
+  cr_assert_eq(errors[0].status(), Status::kTimeout, "%s", errors[0].what());
+  cr_assert(contains(errors[0].what(), "rank 1 did not map"), "%s", errors[0].what());
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+}
+
+namespace {
+
 // One rank of real_processes_more_ranks_than_cores, in a forked child: rank 0 serves
 // the store. Returns the exit status: 0, or the step that failed.
 int process_rank(int rank, int size, int port) {
