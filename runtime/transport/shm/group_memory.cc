@@ -25,15 +25,14 @@ void* SegmentGroup::allocate_shared(store::Client& store, const std::string& pre
   const size_t stride = Layout::round_up(std::max<size_t>(bytes, 1), Layout::kPage);
   Segment segment = Segment::share(store, concat(prefix, id, "/"), rank_, size_, stride * size_,
                                    "pass the same bytes to tutti_mem_alloc on every rank", deadline);
-  unsigned char* mine = segment.base() + static_cast<size_t>(rank_) * stride;
   regions_.push_back(SharedRegion{id, std::move(segment), stride, bytes});
   ++regions_changes_;
-  return mine;
+  return regions_.back().part(rank_);
 }
 
 bool SegmentGroup::free_shared(void* ptr) {
   auto found = std::find_if(regions_.begin(), regions_.end(), [&](const SharedRegion& region) {
-    return region.segment.base() + static_cast<size_t>(rank_) * region.stride == ptr;
+    return region.part(rank_) == ptr;
   });
   if (found == regions_.end()) return false;
   regions_.erase(found);
@@ -48,7 +47,7 @@ bool SegmentGroup::may_read_in_place(size_t bytes) const {
 SegmentGroup::Place SegmentGroup::place_of(const void* source, size_t bytes) const {
   const auto* at = static_cast<const unsigned char*>(source);
   for (const SharedRegion& region : regions_) {
-    const unsigned char* mine = region.segment.base() + static_cast<size_t>(rank_) * region.stride;
+    const unsigned char* mine = region.part(rank_);
     if (at >= mine && at < mine + region.bytes && bytes <= region.bytes - static_cast<size_t>(at - mine)) {
       return Place{region.id, static_cast<uint64_t>(at - mine)};
     }
@@ -60,7 +59,7 @@ const unsigned char* SegmentGroup::source_at(int owner, Place place, size_t byte
   for (const SharedRegion& region : regions_) {
     if (region.id != place.region) continue;
     if (place.offset > region.bytes || bytes > region.bytes - place.offset) break;
-    return region.segment.base() + static_cast<size_t>(owner) * region.stride + place.offset;
+    return region.part(owner) + place.offset;
   }
   fail(Status::kMismatch,
        concat(context.label(), ": rank ", owner, "'s data lies in shared memory from tutti_mem_alloc #", place.region,

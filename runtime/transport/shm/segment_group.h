@@ -186,6 +186,7 @@ class SegmentGroup final : public Group {
     Segment segment;
     size_t stride;
     size_t bytes;
+    unsigned char* part(int rank) const { return segment.base() + static_cast<size_t>(rank) * stride; }
   };
   // Whether broadcast and all_gather of `bytes` take a step to tell where their sources
   // lie: only once the user has allocated shared memory (which every rank knows
