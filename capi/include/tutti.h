@@ -324,12 +324,16 @@ TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tu
 /* ---------------------------------------------------------------- shared memory
  *
  * Host memory that every rank of comm on this node maps, for the buffers of large
- * collectives: where a broadcast's root buffer, or every rank's all_gather send
- * buffer, lies in it (from 64 KiB), the other ranks copy the data straight out of it,
- * one copy instead of two through the communicator's own shared memory (the idea of
- * MPI_Win_allocate_shared and of NCCL's buffer registration). Any collective takes
- * it like any other host memory. Where the ranks span nodes, or comm has one rank,
- * it is memory of this process alone, and collectives treat it so. */
+ * collectives (from 64 KiB): where a broadcast's root buffer, or every rank's
+ * all_gather send buffer, lies in it, the other ranks copy the data straight out of
+ * it, one copy instead of two through the communicator's own shared memory; where
+ * every rank's send buffer of all_reduce, reduce or reduce_scatter, and every result
+ * that other ranks write (all_reduce's, reduce's root's), lie in it, each rank
+ * reduces its slice straight from the send buffers into the results, one pass
+ * instead of three. The idea of MPI_Win_allocate_shared and of NCCL's buffer
+ * registration. Any collective takes it like any other host memory. Where the ranks
+ * span nodes, or comm has one rank, it is memory of this process alone, and
+ * collectives treat it so. */
 
 /* Allocates `bytes` (> 0) for this rank, page-aligned; *ptr is valid until
  * tutti_mem_free or the destruction of comm. Collective over comm, in the order of its

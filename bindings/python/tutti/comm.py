@@ -70,7 +70,8 @@ class Comm(Collectives):
     def mem_alloc(self, nbytes):
         """nbytes of host memory that every rank of the Comm on this node maps
         (tutti_mem_alloc), as a writable memoryview: large broadcasts and all_gathers
-        of arrays over it are one copy instead of two. Collective: every rank, the same
+        of arrays over it are one copy instead of two, and large reductions one pass
+        instead of three. Collective: every rank, the same
         nbytes. numpy.frombuffer(view, dtype) or torch.frombuffer(view, dtype=...) make
         arrays over it; it stays valid until mem_free or the Comm's destruction."""
         api = "tutti.Comm.mem_alloc"

@@ -63,6 +63,7 @@ SegmentGroup::SegmentGroup(Segment segment, const Layout& layout, int rank, int 
       policy_(size > usable_cpus() ? kSharedCore : kOwnCore),
       fenced_(!register_for_membarrier()),
       sources_(static_cast<size_t>(size)) {
+  targets_.reserve(static_cast<size_t>(size));
   std::atomic_ref<uint32_t>(control(rank_).posts_fenced).store(fenced_ ? 1 : 0, std::memory_order_relaxed);
 }
 

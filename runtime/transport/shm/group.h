@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,10 +42,16 @@ class Group {
 
   // Memory for the user that every rank of the group maps (tutti_mem_alloc): collective,
   // in the order of the collectives, every rank passing the same `bytes`; keys under
-  // `prefix`. Returns this rank's part. broadcast and all_gather read a source that
-  // lies in such memory in place, with one copy instead of two (group_copy.cc).
+  // `prefix`. Returns this rank's part. Collectives whose buffers all lie in such
+  // memory read (and the reductions write) them in place, in one pass instead of two
+  // or three through the slots (group_copy.cc, group_reduce.cc); gather, scatter and
+  // all_to_all do not yet.
   virtual void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
                                 Deadline deadline) = 0;
+  // How many collectives so far read their peers' buffers in place in memory from
+  // allocate_shared, rather than through the slots: what shows that such memory took
+  // the one-copy path.
+  virtual uint64_t in_place_runs() const = 0;
   // Unmaps what allocate_shared returned (peers keep their mappings until they free
   // theirs); false if `ptr` is not such memory. Every rank frees at the same point of
   // the collective order, so that all know the same regions.

@@ -22,9 +22,6 @@ namespace {
 // or less lost 10-30%; at 4 ranks sharing the 2 cores, 256 KiB was best throughout.
 constexpr size_t kCopyChunkBytes = size_t{256} << 10;
 
-// From how many bytes of result all_gather_in_place streams its copies.
-constexpr size_t kStreamInPlaceFromBytes = size_t{16} << 20;
-
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 void copy_plain(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
@@ -116,12 +113,12 @@ bool SegmentGroup::broadcast_in_place(unsigned char* data, size_t bytes, int roo
   if (rank_ == root) {
     place = place_of(data, bytes);
     claim_entry(step, context);
-    write_place(step, place);
+    write_places(step, Places{place, {}});
     post(step, step + 1, context);
   } else {
     post(step, 0, context);
     wait_owner(root, step, context, 0, 1);
-    place = read_place(root, step);
+    place = read_places(root, step).source;
   }
   if (place.region == 0) return false;
   const uint64_t done = ++step_;
@@ -129,39 +126,32 @@ bool SegmentGroup::broadcast_in_place(unsigned char* data, size_t bytes, int roo
     post(done, 0, context);
     wait_all(done, context, 0, 1);
   } else {
-    copy_out(data, source_at(root, place, bytes, context), bytes, bytes);
+    copy_out(data, mapped_at(root, place, bytes, context), bytes, bytes);
     post(done, 0, context);
   }
+  ++in_place_runs_;
   return true;
 }
 
 // Every rank tells where its block lies. When all lie in shared memory, each rank
 // copies them straight into `out`, each starting after its own so that they do not all
-// read one rank's block at once, and waits, one step later, until every rank is done
-// reading its block before it returns.
+// read one rank's block at once, and waits until every rank is done reading its block
+// before it returns.
 bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
                                        const OpContext& context) {
-  const uint64_t step = ++step_;
-  claim_entry(step, context);
-  write_place(step, place_of(in, bytes_per_rank));
-  post(step, step + 1, context);
-  wait_all(step, context, 0, 1);
+  const uint64_t step = announce_places(Places{place_of(in, bytes_per_rank), {}}, context);
   for (int r = 0; r < size_; ++r) {
-    if (read_place(r, step).region == 0) return false;
+    if (read_places(r, step).source.region == 0) return false;
   }
-  // No peer reads `out`, so streaming stores cost no one's cache, and from
-  // kStreamInPlaceFromBytes on, where the result no longer stays in cache anyway, they
-  // were faster: 2-rank all_gather of 16 MiB took 500-545 us against 565-590 (equal at
-  // 64 MiB); at 4 MiB they were slower (107-120 us against 80-82).
+  // No peer reads `out`, so streaming stores cost no one's cache (stream_copy.h).
   auto copy = bytes_per_rank * size_ >= kStreamInPlaceFromBytes ? copy_streaming : copy_plain;
   if (out + rank_ * bytes_per_rank != in) copy(out + rank_ * bytes_per_rank, in, bytes_per_rank);
   for (int i = 1; i < size_; ++i) {
     const int r = (rank_ + i) % size_;
-    copy(out + r * bytes_per_rank, source_at(r, read_place(r, step), bytes_per_rank, context), bytes_per_rank);
+    copy(out + r * bytes_per_rank, mapped_at(r, read_places(r, step).source, bytes_per_rank, context),
+         bytes_per_rank);
   }
-  const uint64_t done = ++step_;
-  post(done, done + 1, context);
-  wait_all(done, context, 0, 1);
+  wait_done_in_place(context);
   return true;
 }
 

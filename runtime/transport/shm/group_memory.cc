@@ -1,5 +1,5 @@
-// Shared memory for the user (tutti_mem_alloc), and how a collective finds a source in
-// it. Each allocation is a segment of its own that every rank maps whole, rank r's
+// Shared memory for the user (tutti_mem_alloc), and how a collective finds its peers'
+// buffers in it. Each allocation is a segment of its own that every rank maps whole, rank r's
 // part at r * stride: a peer reads a block there with one copy, where a block in
 // private memory goes through a slot (copied in, then out). Reading the peer's
 // private memory directly (process_vm_readv, as Open MPI's CMA path does) needs no
@@ -13,8 +13,8 @@
 namespace tutti::transport::shm {
 namespace {
 
-// Below this, broadcast and all_gather do not ask where their sources lie: the extra
-// step costs a round trip between the cores, a sizeable part of a small message's time.
+// Below this, collectives do not ask where their buffers lie: the extra step costs a
+// round trip between the cores, a sizeable part of a small message's time.
 constexpr size_t kReadInPlaceFromBytes = size_t{64} << 10;
 
 }  // namespace
@@ -44,8 +44,8 @@ bool SegmentGroup::may_read_in_place(size_t bytes) const {
   return !regions_.empty() && bytes >= kReadInPlaceFromBytes;
 }
 
-SegmentGroup::Place SegmentGroup::place_of(const void* source, size_t bytes) const {
-  const auto* at = static_cast<const unsigned char*>(source);
+SegmentGroup::Place SegmentGroup::place_of(const void* buffer, size_t bytes) const {
+  const auto* at = static_cast<const unsigned char*>(buffer);
   for (const SharedRegion& region : regions_) {
     const unsigned char* mine = region.part(rank_);
     if (at >= mine && at < mine + region.bytes && bytes <= region.bytes - static_cast<size_t>(at - mine)) {
@@ -55,7 +55,7 @@ SegmentGroup::Place SegmentGroup::place_of(const void* source, size_t bytes) con
   return Place{};
 }
 
-const unsigned char* SegmentGroup::source_at(int owner, Place place, size_t bytes, const OpContext& context) const {
+unsigned char* SegmentGroup::mapped_at(int owner, Place place, size_t bytes, const OpContext& context) const {
   for (const SharedRegion& region : regions_) {
     if (region.id != place.region) continue;
     if (place.offset > region.bytes || bytes > region.bytes - place.offset) break;
@@ -65,6 +65,22 @@ const unsigned char* SegmentGroup::source_at(int owner, Place place, size_t byte
        concat(context.label(), ": rank ", owner, "'s data lies in shared memory from tutti_mem_alloc #", place.region,
               " that this rank has freed or does not hold there; every rank must call tutti_mem_alloc and "
               "tutti_mem_free at the same points of its collective calls"));
+}
+
+uint64_t SegmentGroup::announce_places(Places places, const OpContext& context) {
+  const uint64_t step = ++step_;
+  claim_entry(step, context);
+  write_places(step, places);
+  post(step, step + 1, context);
+  wait_all(step, context, 0, 1);
+  return step;
+}
+
+void SegmentGroup::wait_done_in_place(const OpContext& context) {
+  const uint64_t done = ++step_;
+  post(done, done + 1, context);
+  wait_all(done, context, 0, 1);
+  ++in_place_runs_;
 }
 
 }  // namespace tutti::transport::shm

@@ -85,6 +85,7 @@ class SegmentGroup final : public Group {
   void barrier(const OpContext& context) override;
   void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes, Deadline deadline) override;
   bool free_shared(void* ptr) override;
+  uint64_t in_place_runs() const override { return in_place_runs_; }
 
  private:
   Control& control(int rank) const {
@@ -172,13 +173,20 @@ class SegmentGroup final : public Group {
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                         const OpContext& context);
 
-  // Shared memory for the user (group_memory.cc). Where a source lies, as a rank tells
+  // Shared memory for the user (group_memory.cc). Where a buffer lies, as a rank tells
   // its peers in a step's note: the region (0: none of them) and the offset in the
   // rank's part of it.
   struct Place {
     uint64_t region = 0;
     uint64_t offset = 0;
   };
+  // What a rank tells before an in-place collective: where its source lies, and where
+  // its result does when peers write into it (all_reduce, reduce's root).
+  struct Places {
+    Place source;
+    Place result;
+  };
+  static_assert(sizeof(Places) <= Layout::kNoteBytes, "the places ride in a step's note");
   // What allocate_shared made: rank r's part of `bytes` at base + r * stride. Ids count
   // the allocations, which are collective, so every rank gives a region the same id.
   struct SharedRegion {
@@ -188,28 +196,38 @@ class SegmentGroup final : public Group {
     size_t bytes;
     unsigned char* part(int rank) const { return segment.base() + static_cast<size_t>(rank) * stride; }
   };
-  // Whether broadcast and all_gather of `bytes` take a step to tell where their sources
-  // lie: only once the user has allocated shared memory (which every rank knows
-  // alike), and only for messages that repay the step.
+  // Whether a collective of `bytes` takes a step to tell where its buffers lie: only
+  // once the user has allocated shared memory (which every rank knows alike), and only
+  // for messages that repay the step.
   bool may_read_in_place(size_t bytes) const;
-  Place place_of(const void* source, size_t bytes) const;
-  // Where rank `owner`'s source of `bytes` at `place` is mapped here; fails with
+  Place place_of(const void* buffer, size_t bytes) const;
+  // Where rank `owner`'s buffer of `bytes` at `place` is mapped here; fails with
   // kMismatch where this rank does not know the region (the ranks freed it at
   // different points of the collective order) or the region does not hold it.
-  const unsigned char* source_at(int owner, Place place, size_t bytes, const OpContext& context) const;
-  void write_place(uint64_t step, Place place) {
-    std::memcpy(step_data(rank_, step, sizeof place), &place, sizeof place);
+  unsigned char* mapped_at(int owner, Place place, size_t bytes, const OpContext& context) const;
+  void write_places(uint64_t step, Places places) {
+    std::memcpy(step_data(rank_, step, sizeof places), &places, sizeof places);
   }
-  Place read_place(int rank, uint64_t step) const {
-    Place place;
-    std::memcpy(&place, step_data(rank, step, sizeof place), sizeof place);
-    return place;
+  Places read_places(int rank, uint64_t step) const {
+    Places places;
+    std::memcpy(&places, step_data(rank, step, sizeof places), sizeof places);
+    return places;
   }
-  // The in-place forms (group_copy.cc): false, having copied nothing, when a source
-  // does not lie in shared memory, and the caller goes on through the slots.
+  // The symmetric in-place forms' two steps: every rank tells its places and waits for
+  // every rank's (the step returned is where to read them); then, after the copies,
+  // every rank waits until every rank is done with its buffers, and counts the run.
+  uint64_t announce_places(Places places, const OpContext& context);
+  void wait_done_in_place(const OpContext& context);
+  // The in-place forms (group_copy.cc, group_reduce.cc): false, having copied nothing,
+  // when a buffer they need does not lie in shared memory, and the caller goes on
+  // through the slots.
   bool broadcast_in_place(unsigned char* data, size_t bytes, int root, const OpContext& context);
   bool all_gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
                            const OpContext& context);
+  bool reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype, ReduceOp op,
+                       int root, const OpContext& context);
+  bool reduce_scatter_in_place(const unsigned char* in, unsigned char* out, size_t count_per_rank, Dtype dtype,
+                               ReduceOp op, const OpContext& context);
 
   Segment segment_;
   Layout layout_;
@@ -229,9 +247,11 @@ class SegmentGroup final : public Group {
   uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
   std::string failed_;        // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation
+  std::vector<unsigned char*> targets_;  // where reduce_in_place writes, at most one per rank, the same
   uint64_t regions_changes_ = 0;  // allocations and frees so far, folded into every shape
   std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)
   uint64_t regions_made_ = 0;
+  uint64_t in_place_runs_ = 0;
 };
 
 template <typename Body>
@@ -251,8 +271,8 @@ void SegmentGroup::run(const OpContext& context, const Shape& shape, Body&& body
   folded ^= shape.amount * 0x9E3779B97F4A7C15ull;
   folded ^= (static_cast<uint64_t>(shape.dtype & 0xff) << 48) | (static_cast<uint64_t>(shape.op & 0xff) << 40) |
             static_cast<uint64_t>(static_cast<uint32_t>(shape.root));
-  // Which shared regions are live, which decides whether broadcast and all_gather ask
-  // where their sources lie: ranks that disagree would read each other's steps wrongly.
+  // Which shared regions are live, which decides whether collectives ask where their
+  // buffers lie: ranks that disagree would read each other's steps wrongly.
   folded ^= regions_changes_ * 0xC2B2AE3D27D4EB4Full;
   shape_ = folded;
   posted_shape_ = static_cast<uint32_t>(folded ^ (folded >> 32));

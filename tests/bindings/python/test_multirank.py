@@ -81,7 +81,7 @@ def test_gathers_and_scatters():
 def test_shared_memory_is_read_in_place():
     rank, size = me()
     world = tutti.world()
-    n = 1 << 16  # float32: 256 KiB a rank, which broadcast and all_gather read in place
+    n = 1 << 16  # float32: 256 KiB a rank, which the collectives read in place
     view = world.mem_alloc(4 * n * (size + 1))
     both = numpy.frombuffer(view, dtype=numpy.float32)
     mine, gathered = both[:n], both[n:]
@@ -92,6 +92,9 @@ def test_shared_memory_is_read_in_place():
     mine[:] = rank
     tutti.broadcast(mine, src=size - 1)
     assert (mine == size - 1).all()
+    mine[:] = numpy.arange(n) * (rank + 1)
+    tutti.all_reduce(mine)
+    assert (mine == numpy.arange(n) * (size * (size + 1) // 2)).all()
     del both, mine, gathered
     world.mem_free(view)
     with pytest.raises(tutti.TuttiInvalidArgument, match="or was freed already"):

@@ -1,10 +1,11 @@
 /* coll_shared_memory: collectives on memory from tutti_mem_alloc, for
  * test_shared_memory.c.
  *
- *   coll_shared_memory          broadcast and all_gather, blocking and asynchronous,
- *                               on the world and on an even/odd split, with buffers
- *                               in shared memory (read in place from 64 KiB) and not
- *                               (one rank's block private: through the slots)
+ *   coll_shared_memory          broadcast, all_gather, all_reduce, reduce and
+ *                               reduce_scatter, blocking and asynchronous, on the
+ *                               world and on an even/odd split, with buffers in
+ *                               shared memory (read in place from 64 KiB) and not
+ *                               (one rank's buffer private: through the slots)
  *   coll_shared_memory sizes    rank 1 asks for other bytes than the rest
  *
  * Prints "FAIL rank R shared_memory: ..." for each failed check and
@@ -53,7 +54,63 @@ static void expect_blocks(const char* what, size_t bytes, const unsigned char* o
   }
 }
 
-/* broadcast and all_gather on comm with buffers in one allocation from it. */
+/* int32 element i of rank r's vector, and the sum of element i over `size` ranks. */
+static int32_t value(int rank, size_t i) { return (int32_t)((rank * 7 + i * 3) % 11) - 5; }
+
+static void fill(int32_t* vector, size_t count, int rank) {
+  for (size_t i = 0; i < count; ++i) vector[i] = value(rank, i);
+}
+
+static void expect_sums(const char* what, const int32_t* out, size_t count, int size, size_t first) {
+  ++checks;
+  for (size_t i = 0; i < count; ++i) {
+    int32_t want = 0;
+    for (int r = 0; r < size; ++r) want += value(r, first + i);
+    if (out[i] != want) {
+      fail("%s of %zu int32: element %zu is %d, want %d", what, count, i, out[i], want);
+      return;
+    }
+  }
+}
+
+/* all_reduce (in place, asynchronous; then with rank 1's result private), reduce to
+ * the last rank and reduce_scatter, int32 SUM, on vectors of `bytes`. */
+static void reduce_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send,
+                            unsigned char* recv, unsigned char* private_buffer) {
+  int32_t rank = 0, size = 1;
+  tutti_comm_rank(comm, &rank);
+  tutti_comm_size(comm, &size);
+  const size_t count = bytes / 4, per_rank = count / size;
+  int32_t* vector = (int32_t*)send;
+  char what[128];
+  fill(vector, count, rank);
+  snprintf(what, sizeof what, "%s asynchronous all_reduce in place", name);
+  tutti_work* work = NULL;
+  if (ok(tutti_all_reduce(comm, vector, vector, count, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, &work), what) &&
+      ok(tutti_work_wait(work, -1), what)) {
+    expect_sums(what, vector, count, size, 0);
+  }
+  tutti_work_release(work);
+  fill(vector, count, rank);
+  int32_t* result = (int32_t*)(rank == 1 ? private_buffer : recv);
+  snprintf(what, sizeof what, "%s all_reduce (rank 1's result private)", name);
+  if (ok(tutti_all_reduce(comm, vector, result, count, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, NULL), what)) {
+    expect_sums(what, result, count, size, 0);
+  }
+  const int root = size - 1;
+  snprintf(what, sizeof what, "%s reduce to %d", name, root);
+  if (ok(tutti_reduce(comm, vector, rank == root ? recv : NULL, count, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, root, NULL),
+         what) &&
+      rank == root) {
+    expect_sums(what, (const int32_t*)recv, count, size, 0);
+  }
+  snprintf(what, sizeof what, "%s reduce_scatter", name);
+  if (ok(tutti_reduce_scatter(comm, vector, recv, per_rank, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, NULL), what)) {
+    expect_sums(what, (const int32_t*)recv, per_rank, size, rank * per_rank);
+  }
+}
+
+/* The collectives on comm with buffers in one allocation from it. */
 static void exercise(tutti_comm* comm, const char* name) {
   static const size_t sizes[] = {1000, 100000, 1000003};
   int32_t rank = 0, size = 1;
@@ -86,6 +143,7 @@ static void exercise(tutti_comm* comm, const char* name) {
       }
       tutti_work_release(work);
     }
+    reduce_all_ways(comm, name, bytes, send, recv, private_block);
   }
   free(private_block);
   ok(tutti_mem_free(comm, region), "tutti_mem_free");

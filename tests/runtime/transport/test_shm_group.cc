@@ -924,13 +924,13 @@ std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
 }  // namespace
 
 // Buffers from allocate_shared, which broadcast and all_gather read in place from
-// 64 KiB on: sizes below, at and above that, at odd offsets, every byte of the region
+// 64 KiB on (in_place_runs counts each such call): sizes below, at and above that, at odd offsets, every byte of the region
 // outside the buffers checked; a broadcast root, or one rank's all_gather block, in
 // private memory sends the call through the slots; freed regions leave the group
 // mapping what it did before, and nothing in /dev/shm.
 Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
-  constexpr size_t kLargest = 1000003, kGap = 61;
+  constexpr size_t kLargest = 1000003, kGap = 61, kInPlaceFromBytes = size_t{64} << 10;
   constexpr unsigned char kFree = 0xA5;
   for (int size : {1, 2, 3, 5}) {
     Ranks ranks(size);
@@ -970,9 +970,12 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
             Guarded elsewhere(bytes);
             unsigned char* buffer = rank == root && private_root ? elsewhere.get() : send;
             for (size_t i = 0; i < bytes; ++i) buffer[i] = rank == root ? pattern(root, i) : 0;
+            const uint64_t runs = group.in_place_runs();
             group.broadcast(buffer, bytes, root, ranks.context(rank, "broadcast"));
             std::string name = tutti::concat("broadcast of ", bytes, " bytes from ", root,
                                              private_root ? " in private memory" : " in shared memory");
+            failures.expect(rank, group.in_place_runs() - runs == (bytes >= kInPlaceFromBytes && !private_root),
+                            name + ": in place or not, wrongly");
             for (size_t i = 0; i < bytes; ++i) {
               if (buffer[i] != pattern(root, i)) {
                 failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
@@ -988,8 +991,12 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
           Guarded elsewhere(bytes);
           unsigned char* mine = in_place ? recv + rank * bytes : private_block ? elsewhere.get() : send;
           for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank, i);
+          const uint64_t runs = group.in_place_runs();
           group.all_gather(mine, recv, bytes, ranks.context(rank, "all_gather"));
           std::string name = tutti::concat("all_gather of ", bytes, " bytes ", form);
+          failures.expect(rank,
+                          group.in_place_runs() - runs == (bytes >= kInPlaceFromBytes && (size == 1 || form[0] != 'r')),
+                          name + ": in place or not, wrongly");
           expect_blocks(name, recv, bytes, size);
           failures.expect(rank, untouched_around(in_place || private_block ? 0 : bytes, bytes * size) && elsewhere.intact(),
                           name + ": wrote outside");
@@ -1009,6 +1016,125 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
       for (int r = 0; r < size; ++r) {
         if (recv.get()[r * send.bytes() + 5] != pattern(r, 5)) failures.expect(rank, false, "all_gather after free");
       }
+    });
+  }
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+}
+
+// all_reduce, reduce and reduce_scatter with their buffers from allocate_shared: from
+// 64 KiB on, each rank reduces its slice straight from every rank's vector into the
+// results (in_place_runs counts each such call), out of place and in place, off cache
+// line alignment, below and above the 16 MiB from which results stream, at 1, 2, 3 and
+// 5 ranks, int32 SUM and float16 AVG, with every byte of the region outside the
+// buffers checked; one rank's vector or result in private memory sends the call
+// through the slots, with the same results.
+Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
+  constexpr size_t kCountsHere[] = {1000, 32768, 32768 + 5, (size_t{1} << 22) + 13};
+  constexpr size_t kLargestBytes = ((size_t{1} << 22) + 13) * 4 + 5 * 64, kGap = 61;
+  constexpr size_t kInPlaceFromBytes = size_t{64} << 10;
+  constexpr unsigned char kFree = 0xA5;
+  constexpr size_t kRegionBytes = kGap + kLargestBytes + kGap + kLargestBytes + kGap;
+  const std::pair<Dtype, ReduceOp> kCases[] = {{Dtype::kInt32, ReduceOp::kSum}, {Dtype::kFloat16, ReduceOp::kAvg}};
+  const std::vector<unsigned char> untouched(kRegionBytes, kFree);
+  for (int size : {1, 2, 3, 5}) {
+    Ranks ranks(size);
+    std::vector<unsigned char*> parts = allocate_everywhere(ranks, kRegionBytes);
+    ranks.run([&](int rank, Failures& failures) {
+      Group& group = *ranks.groups[rank];
+      unsigned char* region = parts[rank];
+      std::memset(region, kFree, kRegionBytes);
+      unsigned char* const shared_send = region + kGap;
+      unsigned char* const shared_recv = shared_send + kLargestBytes + kGap;
+      // Runs one call and checks it: whether it ran in place; its result (count
+      // elements from element `first` of every rank's vector) where this rank has one;
+      // and that nothing in the region but [used, used + used_bytes) and the result
+      // changed.
+      auto check = [&](const std::string& name, auto&& call, bool in_place, const unsigned char* result,
+                       size_t count, size_t first, Dtype dtype, ReduceOp op, const unsigned char* used,
+                       size_t used_bytes) {
+        const uint64_t runs = group.in_place_runs();
+        call();
+        failures.expect(rank, group.in_place_runs() - runs == (in_place ? 1u : 0u),
+                        name + (in_place ? ": did not run in place" : ": ran in place"));
+        for (size_t i = 0; result != nullptr && i < count; ++i) {
+          double got = get(result, i, dtype), want = expected(dtype, op, size, first + i);
+          if (!close_enough(got, want, dtype)) {
+            failures.expect(rank, false, tutti::concat(name, ": element ", i, " is ", got, ", want ", want));
+            break;
+          }
+        }
+        const size_t result_bytes = count * tutti::collectives::dtype_size(dtype);
+        std::vector<std::pair<size_t, size_t>> spans;  // [from, to) of the region that may change
+        for (auto [at, bytes] : {std::pair{used, used_bytes}, std::pair{result, result_bytes}}) {
+          if (at >= region && at < region + kRegionBytes) spans.emplace_back(at - region, at - region + bytes);
+        }
+        std::sort(spans.begin(), spans.end());
+        size_t from = 0;
+        spans.emplace_back(kRegionBytes, kRegionBytes);
+        for (auto [lo, hi] : spans) {
+          if (lo > from && std::memcmp(region + from, untouched.data(), lo - from) != 0) {
+            failures.expect(rank, false, tutti::concat(name, ": wrote bytes [", from, ", ", lo, ") of the region"));
+          }
+          from = std::max(from, hi);
+        }
+        std::memset(region, kFree, kRegionBytes);
+      };
+      for (auto [dtype, op] : kCases) {
+        const size_t unit = tutti::collectives::dtype_size(dtype);
+        auto fill = [&](unsigned char* vector, size_t n) {
+          for (size_t i = 0; i < n; ++i) put(vector, i, dtype, value_of(rank, i));
+        };
+        for (size_t count : kCountsHere) {
+          const size_t bytes = count * unit;
+          const bool large = bytes >= kInPlaceFromBytes;
+          for (const char* form : {"out of place", "in place", "rank 1's vector in private memory",
+                                   "rank 1's result in private memory"}) {
+            const bool in_place = form[0] == 'i';
+            const bool private_vector = form[9] == 'v' && rank == 1, private_result = form[9] == 'r' && rank == 1;
+            Guarded elsewhere(bytes);
+            unsigned char* send = private_vector ? elsewhere.get() : shared_send;
+            unsigned char* recv = private_result ? elsewhere.get() : in_place ? send : shared_recv;
+            fill(send, count);
+            std::string name = tutti::concat(case_name("all_reduce", count, dtype, op, false), " (", form, ")");
+            check(name, [&] { group.all_reduce(send, recv, count, dtype, op, ranks.context(rank, "all_reduce")); },
+                  large && (size == 1 || form[0] != 'r'), recv, count, 0, dtype, op, send, bytes);
+            failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
+          }
+          for (int root : {0, size - 1}) {
+            for (const char* form : {"out of place", "in place on root", "root's result in private memory"}) {
+              const bool receives = rank == root, private_result = form[0] == 'r' && receives;
+              Guarded elsewhere(bytes);
+              unsigned char* recv = !receives        ? nullptr
+                                    : private_result ? elsewhere.get()
+                                    : form[0] == 'i' ? shared_send
+                                                     : shared_recv;
+              fill(shared_send, count);
+              std::string name = tutti::concat(case_name("reduce", count, dtype, op, false), " to ", root, " (", form, ")");
+              check(name, [&] { group.reduce(shared_send, recv, count, dtype, op, root, ranks.context(rank, "reduce")); },
+                    large && form[0] != 'r', recv, count, 0, dtype, op, shared_send, bytes);
+              failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
+            }
+          }
+          const size_t per_rank = (count + size - 1) / size;
+          for (const char* form : {"out of place", "in place", "rank 1's vector in private memory"}) {
+            const bool private_vector = form[0] == 'r' && rank == 1;
+            Guarded elsewhere(per_rank * unit * size);
+            unsigned char* send = private_vector ? elsewhere.get() : shared_send;
+            unsigned char* recv = form[0] == 'i' ? send + rank * per_rank * unit : shared_recv;
+            fill(send, per_rank * size);
+            std::string name =
+                tutti::concat(case_name("reduce_scatter", per_rank, dtype, op, false), " per rank (", form, ")");
+            check(name,
+                  [&] { group.reduce_scatter(send, recv, per_rank, dtype, op, ranks.context(rank, "reduce_scatter")); },
+                  per_rank * unit * size >= kInPlaceFromBytes && (size == 1 || form[0] != 'r'), recv, per_rank,
+                  rank * per_rank, dtype, op, send, per_rank * unit * size);
+            failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
+          }
+        }
+      }
+    });
+    ranks.run([&](int rank, Failures& failures) {
+      failures.expect(rank, ranks.groups[rank]->free_shared(parts[rank]), "free_shared refused the region");
     });
   }
   cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
