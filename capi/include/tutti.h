@@ -324,14 +324,15 @@ TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tu
 /* ---------------------------------------------------------------- shared memory
  *
  * Host memory that every rank of comm on this node maps, for the buffers of large
- * collectives (from 64 KiB): where a broadcast's root buffer, or every rank's
- * all_gather send buffer, lies in it, the other ranks copy the data straight out of
- * it, one copy instead of two through the communicator's own shared memory; where
- * every rank's send buffer of all_reduce, reduce or reduce_scatter, and every result
- * that other ranks write (all_reduce's, reduce's root's), lie in it, each rank
- * reduces its slice straight from the send buffers into the results, one pass
- * instead of three. The idea of MPI_Win_allocate_shared and of NCCL's buffer
- * registration. Any collective takes it like any other host memory. Where the ranks
+ * collectives (from 64 KiB a block): where the send buffers that others read lie in
+ * it (a broadcast's or scatter's root's; every rank's for all_gather, gather and
+ * all_to_all), the ranks copy the data straight out of them, one copy instead of two
+ * through the communicator's own shared memory; where every rank's send buffer of
+ * all_reduce, reduce or reduce_scatter, and every result that other ranks write
+ * (all_reduce's, reduce's root's), lie in it, each rank reduces its slice straight
+ * from the send buffers into the results, one pass instead of three. A rank whose
+ * send buffer others read returns once they are done with it. The idea of
+ * MPI_Win_allocate_shared and of NCCL's buffer registration. Any collective takes it like any other host memory. Where the ranks
  * span nodes, or comm has one rank, it is memory of this process alone, and
  * collectives treat it so. */
 

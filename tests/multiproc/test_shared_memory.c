@@ -1,6 +1,6 @@
-/* tutti_mem_alloc through the launcher (coll_shared_memory): broadcast, all_gather,
- * all_reduce, reduce and reduce_scatter on memory that every rank maps, read in
- * place, at 2 to 5 ranks and on a split; and ranks that ask for different sizes. */
+/* tutti_mem_alloc through the launcher (coll_shared_memory): every collective that
+ * moves data, on memory that every rank maps, read in place, at 2 to 5 ranks and on a
+ * split; and ranks that ask for different sizes. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>

@@ -69,11 +69,11 @@ class Comm(Collectives):
 
     def mem_alloc(self, nbytes):
         """nbytes of host memory that every rank of the Comm on this node maps
-        (tutti_mem_alloc), as a writable memoryview: large broadcasts and all_gathers
-        of arrays over it are one copy instead of two, and large reductions one pass
-        instead of three. Collective: every rank, the same
-        nbytes. numpy.frombuffer(view, dtype) or torch.frombuffer(view, dtype=...) make
-        arrays over it; it stays valid until mem_free or the Comm's destruction."""
+        (tutti_mem_alloc), as a writable memoryview: large collectives of arrays over
+        it read the other ranks' arrays in place, one copy instead of two (reductions:
+        one pass instead of three). Collective: every rank, the same nbytes.
+        numpy.frombuffer(view, dtype) or torch.frombuffer(view, dtype=...) make arrays
+        over it; it stays valid until mem_free or the Comm's destruction."""
         api = "tutti.Comm.mem_alloc"
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
             raise invalid(f"{api}: nbytes is {nbytes!r}; pass a number of bytes >= 1")

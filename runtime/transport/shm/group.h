@@ -42,10 +42,9 @@ class Group {
 
   // Memory for the user that every rank of the group maps (tutti_mem_alloc): collective,
   // in the order of the collectives, every rank passing the same `bytes`; keys under
-  // `prefix`. Returns this rank's part. Collectives whose buffers all lie in such
-  // memory read (and the reductions write) them in place, in one pass instead of two
-  // or three through the slots (group_copy.cc, group_reduce.cc); gather, scatter and
-  // all_to_all do not yet.
+  // `prefix`. Returns this rank's part. Collectives whose buffers lie in such memory
+  // read (and the reductions write) them in place, in one pass instead of two or three
+  // through the slots (group_copy.cc, group_reduce.cc).
   virtual void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
                                 Deadline deadline) = 0;
   // How many collectives so far read their peers' buffers in place in memory from

@@ -221,8 +221,13 @@ class SegmentGroup final : public Group {
   // The in-place forms (group_copy.cc, group_reduce.cc): false, having copied nothing,
   // when a buffer they need does not lie in shared memory, and the caller goes on
   // through the slots.
-  bool broadcast_in_place(unsigned char* data, size_t bytes, int root, const OpContext& context);
+  bool read_root_in_place(const unsigned char* root_data, size_t root_bytes, unsigned char* out, size_t offset,
+                          size_t bytes, int root, const OpContext& context);
   bool all_gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
+                           const OpContext& context);
+  bool gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, int root,
+                       const OpContext& context);
+  bool all_to_all_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
                            const OpContext& context);
   bool reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype, ReduceOp op,
                        int root, const OpContext& context);

@@ -1,8 +1,9 @@
 /* coll_shared_memory: collectives on memory from tutti_mem_alloc, for
  * test_shared_memory.c.
  *
- *   coll_shared_memory          broadcast, all_gather, all_reduce, reduce and
- *                               reduce_scatter, blocking and asynchronous, on the
+ *   coll_shared_memory          every collective that moves data (broadcast,
+ *                               all_gather, gather, scatter, all_to_all, all_reduce,
+ *                               reduce, reduce_scatter), blocking and asynchronous, on the
  *                               world and on an even/odd split, with buffers in
  *                               shared memory (read in place from 64 KiB) and not
  *                               (one rank's buffer private: through the slots)
@@ -110,6 +111,42 @@ static void reduce_all_ways(tutti_comm* comm, const char* name, size_t bytes, un
   }
 }
 
+/* gather to the last rank (then into a private result), scatter from it and all_to_all,
+ * blocks of bytes / size (rank q's block for rank r carries pattern q * 8 + r). */
+static void move_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send,
+                          unsigned char* recv, unsigned char* private_buffer) {
+  int32_t rank = 0, size = 1;
+  tutti_comm_rank(comm, &rank);
+  tutti_comm_size(comm, &size);
+  const size_t block = bytes / size;
+  const int root = size - 1;
+  char what[128];
+  for (int private_result = 0; private_result <= 1; ++private_result) {
+    unsigned char* result = private_result ? private_buffer : recv;
+    for (size_t i = 0; i < block; ++i) send[i] = pattern(rank, i);
+    snprintf(what, sizeof what, "%s gather to %d%s", name, root, private_result ? " (result private)" : "");
+    if (ok(tutti_gather(comm, send, rank == root ? result : NULL, block, TUTTI_DTYPE_UINT8, root, NULL), what) &&
+        rank == root) {
+      expect_blocks(what, block, result, size, -1);
+    }
+  }
+  for (size_t i = 0; rank == root && i < block * size; ++i) send[i] = pattern((int)(i / block), i % block);
+  snprintf(what, sizeof what, "%s scatter from %d", name, root);
+  if (ok(tutti_scatter(comm, rank == root ? send : NULL, recv, block, TUTTI_DTYPE_UINT8, root, NULL), what)) {
+    expect_blocks(what, block, recv, 1, rank);
+  }
+  for (int r = 0; r < size; ++r) {
+    for (size_t i = 0; i < block; ++i) send[r * block + i] = pattern(rank * 8 + r, i);
+  }
+  snprintf(what, sizeof what, "%s asynchronous all_to_all", name);
+  tutti_work* work = NULL;
+  if (ok(tutti_all_to_all(comm, send, recv, block, TUTTI_DTYPE_UINT8, &work), what) &&
+      ok(tutti_work_wait(work, -1), what)) {
+    for (int r = 0; r < size; ++r) expect_blocks(what, block, recv + r * block, 1, r * 8 + rank);
+  }
+  tutti_work_release(work);
+}
+
 /* The collectives on comm with buffers in one allocation from it. */
 static void exercise(tutti_comm* comm, const char* name) {
   static const size_t sizes[] = {1000, 100000, 1000003};
@@ -144,6 +181,7 @@ static void exercise(tutti_comm* comm, const char* name) {
       tutti_work_release(work);
     }
     reduce_all_ways(comm, name, bytes, send, recv, private_block);
+    move_all_ways(comm, name, bytes, send, recv, private_block);
   }
   free(private_block);
   ok(tutti_mem_free(comm, region), "tutti_mem_free");

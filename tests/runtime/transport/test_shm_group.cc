@@ -257,6 +257,22 @@ std::vector<std::string> leftover_segments() {
 
 unsigned char pattern(int rank, size_t i) { return static_cast<unsigned char>(rank * 37 + i * 11 + 1); }
 
+// Where the buffers of a collective on memory from allocate_shared lie: all there (out
+// of place or in place), or rank 1's send buffer, its receive buffer or both private.
+struct Form {
+  const char* name;
+  bool in_place;
+  bool private_source;
+  bool private_result;
+};
+constexpr Form kForms[] = {
+    {"out of place", false, false, false},
+    {"in place", true, false, false},
+    {"rank 1's send buffer in private memory", false, true, false},
+    {"rank 1's result in private memory", false, false, true},
+    {"rank 1's send buffer and result in private memory", false, true, true},
+};
+
 }  // namespace
 
 Test(shm_group, all_reduce_every_size_dtype_op_and_count, .timeout = 300) {
@@ -926,7 +942,8 @@ std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
 // Buffers from allocate_shared, which broadcast and all_gather read in place from
 // 64 KiB on (in_place_runs counts each such call): sizes below, at and above that, at odd offsets, every byte of the region
 // outside the buffers checked; a broadcast root, or one rank's all_gather block, in
-// private memory sends the call through the slots; freed regions leave the group
+// private memory sends the call through the slots (an all_gather's only where its
+// result is private too); freed regions leave the group
 // mapping what it did before, and nothing in /dev/shm.
 Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
@@ -986,19 +1003,26 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
             std::memset(send, kFree, bytes);
           }
         }
-        for (const char* form : {"out of place", "in place", "rank 1's block in private memory"}) {
-          const bool in_place = form[0] == 'i', private_block = form[0] == 'r' && rank == 1;
-          Guarded elsewhere(bytes);
-          unsigned char* mine = in_place ? recv + rank * bytes : private_block ? elsewhere.get() : send;
+        // Every result in shared memory: each rank copies its block into all of them;
+        // else, every block there: each copies all blocks into its result.
+        for (const Form& form : kForms) {
+          const bool in_place = form.in_place;
+          const bool private_block = form.private_source && rank == 1;
+          const bool private_result = form.private_result && rank == 1;
+          const bool slots = form.private_source && form.private_result && size > 1;
+          Guarded block_elsewhere(bytes), result_elsewhere(bytes * size);
+          unsigned char* result = private_result ? result_elsewhere.get() : recv;
+          unsigned char* mine = in_place ? result + rank * bytes : private_block ? block_elsewhere.get() : send;
           for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank, i);
           const uint64_t runs = group.in_place_runs();
-          group.all_gather(mine, recv, bytes, ranks.context(rank, "all_gather"));
-          std::string name = tutti::concat("all_gather of ", bytes, " bytes ", form);
-          failures.expect(rank,
-                          group.in_place_runs() - runs == (bytes >= kInPlaceFromBytes && (size == 1 || form[0] != 'r')),
+          group.all_gather(mine, result, bytes, ranks.context(rank, "all_gather"));
+          std::string name = tutti::concat("all_gather of ", bytes, " bytes ", form.name);
+          failures.expect(rank, group.in_place_runs() - runs == (bytes >= kInPlaceFromBytes && !slots),
                           name + ": in place or not, wrongly");
-          expect_blocks(name, recv, bytes, size);
-          failures.expect(rank, untouched_around(in_place || private_block ? 0 : bytes, bytes * size) && elsewhere.intact(),
+          expect_blocks(name, result, bytes, size);
+          failures.expect(rank,
+                          untouched_around(in_place || private_block ? 0 : bytes, private_result ? 0 : bytes * size) &&
+                              block_elsewhere.intact() && result_elsewhere.intact(),
                           name + ": wrote outside");
           std::memset(region, kFree, region_bytes);
         }
@@ -1016,6 +1040,108 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
       for (int r = 0; r < size; ++r) {
         if (recv.get()[r * send.bytes() + 5] != pattern(r, 5)) failures.expect(rank, false, "all_gather after free");
       }
+    });
+  }
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+}
+
+// gather, scatter and all_to_all with buffers from allocate_shared, which they read (a
+// gather into a root's result there: write) in place from 64 KiB of block on
+// (in_place_runs counts each such call): blocks below, at and above that, at 1, 2, 3
+// and 5 ranks, every byte of the region outside the buffers checked; rank 1's send
+// buffer (a scatter's root's) in private memory sends the call through the slots
+// (a gather's only where root's result is private too), with the same results.
+Test(shm_group, shared_memory_gather_scatter_and_all_to_all_read_in_place, .timeout = 120) {
+  constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 300007};
+  constexpr size_t kLargest = 300007, kGap = 61, kInPlaceFromBytes = size_t{64} << 10;
+  constexpr unsigned char kFree = 0xA5;
+  for (int size : {1, 2, 3, 5}) {
+    Ranks ranks(size);
+    const size_t region_bytes = kGap + kLargest * size + kGap + kLargest * size + kGap;
+    const std::vector<unsigned char> untouched(region_bytes, kFree);
+    std::vector<unsigned char*> parts = allocate_everywhere(ranks, region_bytes);
+    ranks.run([&](int rank, Failures& failures) {
+      Group& group = *ranks.groups[rank];
+      unsigned char* region = parts[rank];
+      std::memset(region, kFree, region_bytes);
+      unsigned char* const send = region + kGap;
+      unsigned char* const recv = send + kLargest * size + kGap;
+      // After a call: whether it ran in place, and that nothing of the region changed but
+      // [send, send + send_bytes) and [recv, recv + recv_bytes).
+      auto check_rest = [&](const std::string& name, uint64_t runs_before, bool in_place, size_t send_bytes,
+                            size_t recv_bytes) {
+        failures.expect(rank, group.in_place_runs() - runs_before == (in_place ? 1u : 0u),
+                        name + (in_place ? ": did not run in place" : ": ran in place"));
+        const size_t recv_from = recv - region;
+        const bool intact = std::memcmp(region, untouched.data(), kGap) == 0 &&
+                            std::memcmp(send + send_bytes, untouched.data(), recv_from - kGap - send_bytes) == 0 &&
+                            std::memcmp(recv + recv_bytes, untouched.data(), region_bytes - recv_from - recv_bytes) == 0;
+        failures.expect(rank, intact, name + ": wrote outside its buffers");
+        std::memset(region, kFree, region_bytes);
+      };
+      auto expect_bytes = [&](const std::string& name, const unsigned char* got, size_t bytes, int from) {
+        for (size_t i = 0; i < bytes; ++i) {
+          if (got[i] != pattern(from, i)) {
+            failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+            return;
+          }
+        }
+      };
+      for (size_t bytes : kSizes) {
+        const bool large = bytes >= kInPlaceFromBytes;
+        for (bool private_one : {false, true}) {
+          const char* form = private_one ? " (one send buffer private)" : "";
+          Guarded elsewhere(bytes * size);
+          const bool mine_private = private_one && rank == 1;
+          unsigned char* mine = mine_private ? elsewhere.get() : send;
+
+          int root = size - 1;
+          for (bool private_result : {false, true}) {
+            // Root's result in shared memory: every rank copies its block into it; else
+            // root copies every block out, when all lie in shared memory.
+            Guarded result_elsewhere(bytes * size);
+            unsigned char* result = rank != root ? nullptr : private_result ? result_elsewhere.get() : recv;
+            for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank, i);
+            std::string name = tutti::concat("gather of ", bytes, " bytes to ", root, form,
+                                             private_result ? " (root's result private)" : "");
+            uint64_t runs = group.in_place_runs();
+            group.gather(mine, result, bytes, root, ranks.context(rank, "gather"));
+            for (int r = 0; rank == root && r < size; ++r) {
+              expect_bytes(tutti::concat(name, ", block ", r), result + r * bytes, bytes, r);
+            }
+            check_rest(name, runs, large && (!private_result || !(private_one && size > 1)), mine_private ? 0 : bytes,
+                       rank == root && !private_result ? bytes * size : 0);
+            failures.expect(rank, result_elsewhere.intact(), name + ": wrote outside the private result");
+          }
+
+          root = 0;
+          const bool root_private = private_one && rank == root;
+          unsigned char* all = root_private ? elsewhere.get() : send;
+          for (int r = 0; rank == root && r < size; ++r) {
+            for (size_t i = 0; i < bytes; ++i) all[r * bytes + i] = pattern(r, i);
+          }
+          std::string name =
+              tutti::concat("scatter of ", bytes, " bytes from ", root, private_one ? " (root's private)" : "");
+          uint64_t runs = group.in_place_runs();
+          group.scatter(rank == root ? all : nullptr, recv, bytes, root, ranks.context(rank, "scatter"));
+          expect_bytes(name, recv, bytes, rank);
+          check_rest(name, runs, large && !private_one, rank == root && !root_private ? bytes * size : 0, bytes);
+
+          // Rank q's block for rank r carries pattern q * 8 + r.
+          for (int r = 0; r < size; ++r) {
+            for (size_t i = 0; i < bytes; ++i) mine[r * bytes + i] = pattern(rank * 8 + r, i);
+          }
+          name = tutti::concat("all_to_all of ", bytes, " bytes a block", form);
+          runs = group.in_place_runs();
+          group.all_to_all(mine, recv, bytes, ranks.context(rank, "all_to_all"));
+          for (int r = 0; r < size; ++r) expect_bytes(tutti::concat(name, ", block ", r), recv + r * bytes, bytes, r * 8 + rank);
+          check_rest(name, runs, large && !(private_one && size > 1), mine_private ? 0 : bytes * size, bytes * size);
+          failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
+        }
+      }
+    });
+    ranks.run([&](int rank, Failures& failures) {
+      failures.expect(rank, ranks.groups[rank]->free_shared(parts[rank]), "free_shared refused the region");
     });
   }
   cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
@@ -1087,18 +1213,20 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
         for (size_t count : kCountsHere) {
           const size_t bytes = count * unit;
           const bool large = bytes >= kInPlaceFromBytes;
-          for (const char* form : {"out of place", "in place", "rank 1's vector in private memory",
-                                   "rank 1's result in private memory"}) {
-            const bool in_place = form[0] == 'i';
-            const bool private_vector = form[9] == 'v' && rank == 1, private_result = form[9] == 'r' && rank == 1;
-            Guarded elsewhere(bytes);
-            unsigned char* send = private_vector ? elsewhere.get() : shared_send;
+          for (const Form& form : kForms) {
+            const bool in_place = form.in_place;
+            const bool private_vector = form.private_source && rank == 1;
+            const bool private_result = form.private_result && rank == 1;
+            Guarded vector_elsewhere(bytes), elsewhere(bytes);
+            unsigned char* send = private_vector ? vector_elsewhere.get() : shared_send;
             unsigned char* recv = private_result ? elsewhere.get() : in_place ? send : shared_recv;
             fill(send, count);
-            std::string name = tutti::concat(case_name("all_reduce", count, dtype, op, false), " (", form, ")");
+            std::string name = tutti::concat(case_name("all_reduce", count, dtype, op, false), " (", form.name, ")");
             check(name, [&] { group.all_reduce(send, recv, count, dtype, op, ranks.context(rank, "all_reduce")); },
-                  large && (size == 1 || form[0] != 'r'), recv, count, 0, dtype, op, send, bytes);
-            failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
+                  large && (size == 1 || !(form.private_source || form.private_result)), recv, count, 0, dtype, op,
+                  send, bytes);
+            failures.expect(rank, elsewhere.intact() && vector_elsewhere.intact(),
+                            name + ": wrote outside the private buffers");
           }
           for (int root : {0, size - 1}) {
             for (const char* form : {"out of place", "in place on root", "root's result in private memory"}) {
