@@ -88,16 +88,15 @@ Session::Session(lua_State* L, tutti_comm* control, int64_t user_timeout_ms)
 
 Session::~Session() {
   interrupts_.abort_on_interrupt(nullptr);
-  tutti::lua::use_world(L_, nullptr);
-  tutti_comm_destroy(user_);
+  tutti::lua::destroy_world(L_);
 }
 
 // The user's tutti.world is split from the control communicator, and made again after
 // any statement that left it out of step between ranks.
 void Session::replace_user_comm() {
   interrupts_.abort_on_interrupt(nullptr);
-  tutti::lua::use_world(L_, nullptr);
-  tutti_comm_destroy(user_);
+  // Lua destroys it, once no tensor from tutti.mem_alloc maps its memory.
+  tutti::lua::destroy_world(L_);
   user_ = nullptr;
   tutti_status status = tutti_comm_split(control_, 0, rank_, &user_);
   if (status == TUTTI_OK) status = tutti_comm_set_op_timeout(user_, user_timeout_ms_);

@@ -1,6 +1,7 @@
 #include "bindings/lua/comm.h"
 
 #include "bindings/lua/args.h"
+#include "bindings/lua/shared_memory.h"
 #include "bindings/lua/status.h"
 
 namespace tutti::lua {
@@ -42,8 +43,6 @@ int comm_split(lua_State* L, const Target& target) {
   return 1;
 }
 
-Comm* to_comm(lua_State* L, int index) { return static_cast<Comm*>(luaL_checkudata(L, index, kCommType)); }
-
 int comm_close(lua_State* L) {
   close_comm(to_comm(L, 1));
   return 0;
@@ -51,7 +50,7 @@ int comm_close(lua_State* L) {
 
 int comm_tostring(lua_State* L) {
   Comm* comm = to_comm(L, 1);
-  if (comm->handle == nullptr) {
+  if (comm->closed) {
     lua_pushliteral(L, "tutti.comm (destroyed)");
   } else {
     Target target{comm->handle, 1, 2};
@@ -67,7 +66,8 @@ int comm_tostring(lua_State* L) {
   X("local_rank", comm_node_fact<tutti_comm_local_rank>) \
   X("local_size", comm_node_fact<tutti_comm_local_size>) \
   X("node_rank", comm_node_fact<tutti_comm_node_rank>)   \
-  X("split", comm_split)
+  X("split", comm_split)                                 \
+  X("mem_alloc", comm_mem_alloc)
 #define TUTTI_LUA_ON_WORLD(name, function) {name, on_world<function>},
 #define TUTTI_LUA_ON_COMM(name, function) {name, on_comm<function>},
 
@@ -95,21 +95,31 @@ void push_metatable(lua_State* L) {
 
 void push_comm(lua_State* L, tutti_comm* handle, bool owned) {
   auto* comm = static_cast<Comm*>(lua_newuserdatauv(L, sizeof(Comm), 0));
-  *comm = Comm{handle, owned};
+  *comm = Comm{handle, owned, false, 0};
   push_metatable(L);
   lua_setmetatable(L, -2);
 }
 
+Comm* to_comm(lua_State* L, int index) { return static_cast<Comm*>(luaL_checkudata(L, index, kCommType)); }
+
 tutti_comm* check_comm(lua_State* L, int arg) {
   Comm* comm = to_comm(L, arg);
-  if (comm->handle == nullptr) luaL_error(L, "attempt to use a destroyed tutti.comm");
+  if (comm->closed) luaL_error(L, "attempt to use a destroyed tutti.comm");
   return comm->handle;
 }
 
 void close_comm(Comm* comm) {
+  comm->closed = true;
+  // Destroying the handle unmaps its shared memory, which tensors may still point into.
+  if (comm->shared_storages > 0) return;
   // A failure to leave cleanly has no one to report to here: the handle is gone either way.
-  if (comm->owned) tutti_comm_destroy(comm->handle);
+  if (comm->owned && comm->handle != nullptr) tutti_comm_destroy(comm->handle);
   comm->handle = nullptr;
+}
+
+void release_storage(Comm* comm) {
+  --comm->shared_storages;
+  if (comm->closed) close_comm(comm);
 }
 
 void push_target(lua_State* L, const Target& target) {

@@ -15,17 +15,24 @@ namespace tutti::lua {
 inline constexpr const char* kCommType = "tutti.comm";
 
 struct Comm {
-  tutti_comm* handle;  // nullptr once destroyed
-  bool owned;          // false for the host's world (use_world): never destroyed here
+  tutti_comm* handle;   // nullptr once destroyed
+  bool owned;           // false for the host's world (use_world): never destroyed here
+  bool closed;          // closed by Lua: unusable, destroyed once no shared storage needs it
+  int shared_storages;  // live storages from mem_alloc (shared_memory.cc), which the handle maps
 };
 
 // Pushes a new tutti.comm for handle.
 void push_comm(lua_State* L, tutti_comm* handle, bool owned);
+// The comm userdata at index, or an argerror naming tutti.comm.
+Comm* to_comm(lua_State* L, int index);
 // The live handle of the tutti.comm at arg; raises "attempt to use a destroyed
 // tutti.comm" when it was destroyed.
 tutti_comm* check_comm(lua_State* L, int arg);
-// Destroys the handle if owned, and marks the userdata destroyed either way.
+// Marks the userdata destroyed, and destroys the handle if owned, once no tensor from
+// its mem_alloc is left (else when the last one is collected: release_storage).
 void close_comm(Comm* comm);
+// A storage from mem_alloc on comm was collected.
+void release_storage(Comm* comm);
 
 // The communicator a function acts on, and where its own arguments start.
 struct Target {

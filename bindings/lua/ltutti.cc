@@ -9,11 +9,14 @@
 //       all_to_all, barrier, send, recv, isend, irecv, split   on the world, and as
 //       methods of every tutti.comm (collectives.cc, comm.cc); {async = true} gives a
 //       tutti.work (work.cc)
+//   tutti.mem_alloc                               a tensor in memory every rank on the
+//       node maps, on the world and as a method of every tutti.comm (shared_memory.cc)
 #include "bindings/lua/ltutti.h"
 
 #include <cstring>
 
 #include "bindings/lua/comm.h"
+#include "bindings/lua/shared_memory.h"
 #include "bindings/lua/state.h"
 #include "bindings/lua/tensor.h"
 #include "bindings/lua/work.h"
@@ -90,6 +93,7 @@ extern "C" int luaopen_tutti(lua_State* L) {
   luaL_newlib(L, kModuleFunctions);
   open_tensor(L, -1);
   open_comm(L, -1);
+  open_shared_memory(L);
   open_work(L);
   return 1;
 }

@@ -19,8 +19,14 @@ namespace tutti::lua {
 // For a host that made its own communicator (the REPL): the module uses `world` as
 // tutti.world instead of initializing one. The host keeps ownership and must call
 // this again (or with nullptr) before it destroys `world`; Lua values that still
-// refer to the old one then raise "attempt to use a destroyed tutti.comm".
+// refer to the old one then raise "attempt to use a destroyed tutti.comm". Tensors
+// from tutti.mem_alloc point into the world's memory: a host that lets scripts call
+// it hands the world back with destroy_world instead.
 void use_world(lua_State* L, tutti_comm* world);
+// For a host done with the world it lent: takes it away as use_world(L, nullptr) does,
+// and destroys it, at once or, while tensors from tutti.mem_alloc still point into its
+// memory, when the last of them is collected. The host must not destroy it itself.
+void destroy_world(lua_State* L);
 
 // Where t:show() sends the picture it drew (ANSI text ending in a newline). The
 // default writes it to stdout; the REPL collects each rank's pictures to lay them

@@ -108,7 +108,7 @@ void use_world(lua_State* L, tutti_comm* world) {
   lua_getiuservalue(L, -1, kWorldSlot);
   auto* old = static_cast<Comm*>(luaL_testudata(L, -1, kCommType));
   lua_pop(L, 1);
-  if (old != nullptr && old->handle == world) {
+  if (old != nullptr && !old->closed && old->handle == world) {
     lua_pop(L, 1);
     return;
   }
@@ -118,6 +118,20 @@ void use_world(lua_State* L, tutti_comm* world) {
   } else {
     lua_pushnil(L);
   }
+  lua_setiuservalue(L, -2, kWorldSlot);
+  lua_pop(L, 1);
+}
+
+void destroy_world(lua_State* L) {
+  open_state(L);
+  push_state(L);
+  lua_getiuservalue(L, -1, kWorldSlot);
+  if (auto* world = static_cast<Comm*>(luaL_testudata(L, -1, kCommType))) {
+    world->owned = true;
+    close_comm(world);
+  }
+  lua_pop(L, 1);
+  lua_pushnil(L);
   lua_setiuservalue(L, -2, kWorldSlot);
   lua_pop(L, 1);
 }

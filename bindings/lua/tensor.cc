@@ -251,24 +251,7 @@ Tensor* check_tensor(lua_State* L, int arg) { return static_cast<Tensor*>(luaL_c
 
 Tensor* to_tensor(lua_State* L, int index) { return static_cast<Tensor*>(luaL_testudata(L, index, kTensorType)); }
 
-Tensor* push_view(lua_State* L, int owner, char* data, int32_t ndim, const int64_t* shape) {
-  owner = lua_absindex(L, owner);
-  auto* t = static_cast<Tensor*>(lua_newuserdatauv(L, sizeof(Tensor) + sizeof(int64_t) * ndim, 1));
-  t->data = data;
-  t->dtype = to_tensor(L, owner)->dtype;
-  t->ndim = ndim;
-  t->numel = 1;
-  for (int d = 0; d < ndim; ++d) {
-    t->shape()[d] = shape[d];
-    t->numel *= shape[d];
-  }
-  push_storage(L, owner);
-  lua_setiuservalue(L, -2, 1);
-  luaL_setmetatable(L, kTensorType);
-  return t;
-}
-
-Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape) {
+size_t tensor_bytes(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape) {
   // Checked here, once, so that nothing downstream can overflow: numel * element size
   // fits in int64_t and size_t.
   uint64_t bytes = element_size(dtype);
@@ -279,7 +262,14 @@ Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t
                  static_cast<lua_Integer>(shape[d]), d + 1);
     }
   }
+  return static_cast<size_t>(bytes);
+}
+
+Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim,
+                         const int64_t* shape) {
+  storage = lua_absindex(L, storage);
   auto* t = static_cast<Tensor*>(lua_newuserdatauv(L, sizeof(Tensor) + sizeof(int64_t) * ndim, 1));
+  t->data = data;
   t->dtype = dtype;
   t->ndim = ndim;
   t->numel = 1;
@@ -287,11 +277,27 @@ Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t
     t->shape()[d] = shape[d];
     t->numel *= shape[d];
   }
-  // Lua aligns userdata memory for any C type, which the widest dtype needs.
-  t->data = static_cast<char*>(lua_newuserdatauv(L, static_cast<size_t>(bytes), 0));
-  std::memset(t->data, 0, static_cast<size_t>(bytes));
+  lua_pushvalue(L, storage);
   lua_setiuservalue(L, -2, 1);
   luaL_setmetatable(L, kTensorType);
+  return t;
+}
+
+Tensor* push_view(lua_State* L, int owner, char* data, int32_t ndim, const int64_t* shape) {
+  owner = lua_absindex(L, owner);
+  push_storage(L, owner);
+  Tensor* t = push_tensor_over(L, -1, data, to_tensor(L, owner)->dtype, ndim, shape);
+  lua_remove(L, -2);
+  return t;
+}
+
+Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape) {
+  const size_t bytes = tensor_bytes(L, dtype, ndim, shape);
+  // Lua aligns userdata memory for any C type, which the widest dtype needs.
+  auto* data = static_cast<char*>(lua_newuserdatauv(L, bytes, 0));
+  std::memset(data, 0, bytes);
+  Tensor* t = push_tensor_over(L, -1, data, dtype, ndim, shape);
+  lua_remove(L, -2);
   return t;
 }
 

@@ -1,7 +1,7 @@
 // tutti.tensor: a shape and a dtype over row-major contiguous storage, which views
 // share. The userdata holds the header below followed by the shape; its user value is
-// the storage (a userdata of raw bytes), so a view keeps its storage alive and every
-// element lives in memory Lua accounts for.
+// the storage (a userdata of raw bytes, or of memory from tutti_mem_alloc:
+// shared_memory.h), so a view keeps its storage alive.
 #pragma once
 
 #include <lua.hpp>
@@ -39,6 +39,12 @@ Tensor* to_tensor(lua_State* L, int index);
 // Pushes a new tensor with zeroed storage of its own. Raises when the shape is too
 // large to allocate.
 Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape);
+// The bytes a tensor of dtype and shape holds. Raises when they are too many.
+size_t tensor_bytes(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape);
+// Pushes a tensor over `data`, which lies inside the storage at index `storage` (any
+// value that keeps the memory alive; the tensor and its views hold it).
+Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim,
+                         const int64_t* shape);
 // Pushes a view over `data`, which lies inside the storage of the tensor at `owner`.
 Tensor* push_view(lua_State* L, int owner, char* data, int32_t ndim, const int64_t* shape);
 // Pushes the storage of the tensor at index (for comparing two tensors' storage).

@@ -332,14 +332,14 @@ TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tu
  * (all_reduce's, reduce's root's), lie in it, each rank reduces its slice straight
  * from the send buffers into the results, one pass instead of three. A rank whose
  * send buffer others read returns once they are done with it. The idea of
- * MPI_Win_allocate_shared and of NCCL's buffer registration. Any collective takes it like any other host memory. Where the ranks
- * span nodes, or comm has one rank, it is memory of this process alone, and
- * collectives treat it so. */
+ * MPI_Win_allocate_shared and of NCCL's buffer registration. Any collective takes it
+ * like any other host memory. Where the ranks span nodes, or comm has one rank, it is
+ * memory of this process alone, and collectives treat it so. */
 
-/* Allocates `bytes` (> 0) for this rank, page-aligned; *ptr is valid until
- * tutti_mem_free or the destruction of comm. Collective over comm, in the order of its
- * collectives: every rank calls it, with the same bytes. Each rank maps every rank's
- * part (size * bytes of address space), and the node holds each part once.
+/* Allocates `bytes` (> 0) for this rank, page-aligned and zero-filled; *ptr is valid
+ * until tutti_mem_free or the destruction of comm. Collective over comm, in the order
+ * of its collectives: every rank calls it, with the same bytes. Each rank maps every
+ * rank's part (size * bytes of address space), and the node holds each part once.
  * [one thread per comm] [blocks <= op_timeout_ms]
  * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never came) |
  *  ERR_TRANSPORT (/dev/shm full, or ranks passed different bytes) | ERR_ABORTED | ERR_PEER_LOST] */

@@ -81,6 +81,7 @@ void* Engine::allocate_shared(size_t bytes) {
     if (shm_ == nullptr) {
       private_allocations_.emplace_back(static_cast<unsigned char*>(::operator new[](bytes, kPrivateAlignment)));
       memory = private_allocations_.back().get();
+      std::memset(memory, 0, bytes);  // zero-filled, as the shared memory of tmpfs is
       return;
     }
     const Deadline deadline = Deadline::after_ms(op_timeout_ms());

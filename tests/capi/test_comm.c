@@ -160,7 +160,7 @@ Test(comm, set_op_timeout_bounds_later_operations_and_splits, .timeout = 30) {
 }
 
 /* A world of one has no shared-memory group: tutti_mem_alloc gives memory of this
- * process, page-aligned, that collectives take like any other; and every bad argument
+ * process, page-aligned and zero-filled, that collectives take like any other; and every bad argument
  * is refused with a message. */
 Test(comm, mem_alloc_on_one_rank_and_its_bad_arguments, .timeout = 30) {
   tutti_config config = solo_config();
@@ -174,6 +174,7 @@ Test(comm, mem_alloc_on_one_rank_and_its_bad_arguments, .timeout = 30) {
 
   cr_assert_eq(tutti_mem_alloc(comm, 1000, &memory), TUTTI_OK, "%s", tutti_last_error());
   cr_assert_eq((uintptr_t)memory % 4096, 0, "not page-aligned: %p", memory);
+  for (int i = 0; i < 1000; ++i) cr_assert_eq(((unsigned char*)memory)[i], 0, "byte %d is not zero", i);
   float* values = memory;
   for (int i = 0; i < 250; ++i) values[i] = (float)i;
   cr_expect_eq(tutti_all_reduce(comm, values, values, 250, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s",

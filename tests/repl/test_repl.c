@@ -230,6 +230,9 @@ Test(repl, collectives_and_pictures_come_back_from_every_rank) {
   type_line("tutti.full({2, 2}, tutti.rank(), 'int32'):show()");
   expect("rank 0   rank 1   rank 2   rank 3\n0 0      1 1      2 2      3 3\n0 0      1 1      2 2      3 3\n", 10000);
   expect("> ", 5000);
+  /* A tensor in the world's shared memory, which outlives the world below. */
+  type_line("m = tutti.mem_alloc({4}, 'int32') m:fill(tutti.rank())");
+  expect("> ", 10000);
   /* TUTTI_CHECK is on in the REPL: a tensor of another size on rank 2 is a MISMATCH
    * naming it, on every rank, and tutti.world is made again. */
   type_line("u = tutti.zeros{tutti.rank() == 2 and 3 or 2}");
@@ -238,6 +241,11 @@ Test(repl, collectives_and_pictures_come_back_from_every_rank) {
   expect("rank 2 called all_reduce #2 count=3", 5000);
   expect("(tutti.world failed or was interrupted on ranks 0-3; every rank has a fresh one now)\n> ", 10000);
   type_line("s = tutti.ones{4} tutti.all_reduce(s) return s:sum()");
+  expect("[0-3] 16.0\n> ", 10000);
+  /* The old world's shared memory stays mapped while m lives. */
+  type_line("m:sum()");
+  expect("[0] 0\n[1] 4\n[2] 8\n[3] 12\n> ", 10000);
+  type_line("m = nil collectgarbage() n = tutti.mem_alloc{4} n:fill(1) tutti.all_reduce(n) return n:sum()");
   expect("[0-3] 16.0\n> ", 10000);
   leave();
 }

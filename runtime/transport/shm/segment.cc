@@ -208,6 +208,9 @@ Segment Segment::share(store::Client& store, const std::string& prefix, int rank
                                   "this node, and share its /dev/shm"));
   }
   shm_unlink(segment.name().c_str());
+  // Every rank has checked the stamp: rank 0's first bytes read as zeros again, as tmpfs
+  // made them (the start of rank 0's part of a tutti_mem_alloc region).
+  std::memset(segment.base(), 0, sizeof(Stamp));
   return segment;
 }
 

@@ -3,7 +3,8 @@
 // reserves its pages (so a full /dev/shm is an error here, not a SIGBUS later),
 // publishes the name in the store, and unlinks it once every rank has mapped it, or
 // as soon as that fails: the name never outlives the rendezvous, and the memory goes
-// when the last rank unmaps it, however the ranks end.
+// when the last rank unmaps it, however the ranks end. The memory starts as zeros
+// (rank 0's first bytes, its stamp for the others to check, once share returns there).
 #pragma once
 
 #include <cstddef>

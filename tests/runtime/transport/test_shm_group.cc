@@ -943,7 +943,7 @@ std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
 // 64 KiB on (in_place_runs counts each such call): sizes below, at and above that, at odd offsets, every byte of the region
 // outside the buffers checked; a broadcast root, or one rank's all_gather block, in
 // private memory sends the call through the slots (an all_gather's only where its
-// result is private too); freed regions leave the group
+// result is private too); the parts start as zeros; freed regions leave the group
 // mapping what it did before, and nothing in /dev/shm.
 Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
@@ -955,6 +955,8 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
     const size_t region_bytes = kGap + kLargest + kGap + kLargest * size + kGap;
     std::vector<unsigned char*> parts = allocate_everywhere(ranks, region_bytes);
     cr_assert_geq(ranks.groups[0]->mapped_bytes(), before + region_bytes * size);
+    const std::vector<unsigned char> zeros(region_bytes, 0);
+    for (int r = 0; r < size; ++r) cr_assert(std::memcmp(parts[r], zeros.data(), region_bytes) == 0, "part %d is not zeros", r);
     cr_assert(leftover_segments().empty(), "%s is left once all ranks mapped it", leftover_segments()[0].c_str());
     ranks.run([&](int rank, Failures& failures) {
       Group& group = *ranks.groups[rank];
