@@ -927,6 +927,12 @@ Test(shm_group, creation_times_out_naming_the_absent_ranks, .timeout = 60) {
 
 namespace {
 
+// For the tests of memory from allocate_shared: the size from which collectives read
+// it in place (group_memory.cc), the bytes left between buffers, so that they start off
+// alignment, and the value of the bytes no collective may write.
+constexpr size_t kInPlaceFromBytes = size_t{64} << 10, kGap = 61;
+constexpr unsigned char kFree = 0xA5;
+
 // allocate_shared on every rank at once (it is collective): each rank's part.
 std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
   std::vector<unsigned char*> parts(ranks.size);
@@ -947,8 +953,7 @@ std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
 // mapping what it did before, and nothing in /dev/shm.
 Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
-  constexpr size_t kLargest = 1000003, kGap = 61, kInPlaceFromBytes = size_t{64} << 10;
-  constexpr unsigned char kFree = 0xA5;
+  constexpr size_t kLargest = 1000003;
   for (int size : {1, 2, 3, 5}) {
     Ranks ranks(size);
     const size_t before = ranks.groups[0]->mapped_bytes();
@@ -1055,8 +1060,7 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
 // (a gather's only where root's result is private too), with the same results.
 Test(shm_group, shared_memory_gather_scatter_and_all_to_all_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 300007};
-  constexpr size_t kLargest = 300007, kGap = 61, kInPlaceFromBytes = size_t{64} << 10;
-  constexpr unsigned char kFree = 0xA5;
+  constexpr size_t kLargest = 300007;
   for (int size : {1, 2, 3, 5}) {
     Ranks ranks(size);
     const size_t region_bytes = kGap + kLargest * size + kGap + kLargest * size + kGap;
@@ -1158,9 +1162,7 @@ Test(shm_group, shared_memory_gather_scatter_and_all_to_all_read_in_place, .time
 // through the slots, with the same results.
 Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
   constexpr size_t kCountsHere[] = {1000, 32768, 32768 + 5, (size_t{1} << 22) + 13};
-  constexpr size_t kLargestBytes = ((size_t{1} << 22) + 13) * 4 + 5 * 64, kGap = 61;
-  constexpr size_t kInPlaceFromBytes = size_t{64} << 10;
-  constexpr unsigned char kFree = 0xA5;
+  constexpr size_t kLargestBytes = ((size_t{1} << 22) + 13) * 4 + 5 * 64;
   constexpr size_t kRegionBytes = kGap + kLargestBytes + kGap + kLargestBytes + kGap;
   const std::pair<Dtype, ReduceOp> kCases[] = {{Dtype::kInt32, ReduceOp::kSum}, {Dtype::kFloat16, ReduceOp::kAvg}};
   const std::vector<unsigned char> untouched(kRegionBytes, kFree);
