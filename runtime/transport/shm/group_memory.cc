@@ -1,7 +1,7 @@
 // Shared memory for the user (tutti_mem_alloc), and how a collective finds its peers'
-// buffers in it. Each allocation is a segment of its own that every rank maps whole, rank r's
-// part at r * stride: a peer reads a block there with one copy, where a block in
-// private memory goes through a slot (copied in, then out). Reading the peer's
+// buffers in it. Each allocation is a segment of its own that every rank maps whole,
+// rank r's part at r * stride: a peer reads a block there with one copy, where a block
+// in private memory goes through a slot (copied in, then out). Reading the peer's
 // private memory directly (process_vm_readv, as Open MPI's CMA path does) needs no
 // allocator, but on this project's 2-core VM it moved 6-9 GB/s against 28 GB/s for
 // a copy within the process (32 MiB, read whole or 1 MiB at a time).
