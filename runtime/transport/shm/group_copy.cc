@@ -160,12 +160,8 @@ bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* o
                                        const OpContext& context) {
   const size_t all_bytes = bytes_per_rank * size_;
   const uint64_t step = announce_places(Places{place_of(in, bytes_per_rank), place_of(out, all_bytes)}, context);
-  bool results_shared = true, blocks_shared = true;
-  for (int r = 0; r < size_; ++r) {
-    const Places places = read_places(r, step);
-    results_shared = results_shared && places.result.region != 0;
-    blocks_shared = blocks_shared && places.source.region != 0;
-  }
+  bool results_shared = true;
+  for (int r = 0; r < size_; ++r) results_shared = results_shared && read_places(r, step).result.region != 0;
   if (results_shared) {
     targets_.clear();
     for (int i = 0; i < size_; ++i) {
@@ -177,7 +173,7 @@ bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* o
       const size_t n = std::min(kPushPieceBytes, bytes_per_rank - offset);
       for (unsigned char* target : targets_) copy_out(target + offset, in + offset, n, all_bytes);
     }
-  } else if (blocks_shared) {
+  } else if (sources_shared(step)) {
     auto copy = in_place_copy(all_bytes);
     if (out + rank_ * bytes_per_rank != in) copy(out + rank_ * bytes_per_rank, in, bytes_per_rank);
     for (int i = 1; i < size_; ++i) {
@@ -211,9 +207,7 @@ bool SegmentGroup::gather_in_place(const unsigned char* in, unsigned char* out, 
     unsigned char* mine = mapped_at(root, result, all_bytes, context) + rank_ * bytes_per_rank;
     if (mine != in) copy(mine, in, bytes_per_rank);
   } else {
-    for (int r = 0; r < size_; ++r) {
-      if (read_places(r, step).source.region == 0) return false;
-    }
+    if (!sources_shared(step)) return false;
     for (int r = 0; rank_ == root && r < size_; ++r) {
       const unsigned char* from =
           r == rank_ ? in : mapped_at(r, read_places(r, step).source, bytes_per_rank, context);
@@ -232,9 +226,7 @@ bool SegmentGroup::all_to_all_in_place(const unsigned char* in, unsigned char* o
                                        const OpContext& context) {
   const size_t all_bytes = bytes_per_rank * size_;
   const uint64_t step = announce_places(Places{place_of(in, all_bytes), {}}, context);
-  for (int r = 0; r < size_; ++r) {
-    if (read_places(r, step).source.region == 0) return false;
-  }
+  if (!sources_shared(step)) return false;
   auto copy = in_place_copy(all_bytes);
   for (int i = 0; i < size_; ++i) {
     const int r = (rank_ + i) % size_;

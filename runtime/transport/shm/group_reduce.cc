@@ -254,9 +254,9 @@ bool SegmentGroup::reduce_in_place(const unsigned char* in, unsigned char* out, 
   auto receives = [&](int r) { return root < 0 || root == r; };
   const uint64_t step =
       announce_places(Places{place_of(in, bytes), receives(rank_) ? place_of(out, bytes) : Place{}}, context);
+  if (!sources_shared(step)) return false;
   for (int r = 0; r < size_; ++r) {
-    const Places places = read_places(r, step);
-    if (places.source.region == 0 || (receives(r) && places.result.region == 0)) return false;
+    if (receives(r) && read_places(r, step).result.region == 0) return false;
   }
   auto [lo, hi] = slice_of(count, unit, rank_, size_);
   targets_.clear();
@@ -279,9 +279,7 @@ bool SegmentGroup::reduce_scatter_in_place(const unsigned char* in, unsigned cha
   const size_t block = count_per_rank * dtype_size(dtype);
   const size_t bytes = block * size_;
   const uint64_t step = announce_places(Places{place_of(in, bytes), {}}, context);
-  for (int r = 0; r < size_; ++r) {
-    if (read_places(r, step).source.region == 0) return false;
-  }
+  if (!sources_shared(step)) return false;
   for (int r = 0; r < size_; ++r) {
     sources_[r] = mapped_at(r, read_places(r, step).source, bytes, context) + rank_ * block;
   }

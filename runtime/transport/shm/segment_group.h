@@ -213,6 +213,13 @@ class SegmentGroup final : public Group {
     std::memcpy(&places, step_data(rank, step, sizeof places), sizeof places);
     return places;
   }
+  // Whether every rank told, at `step`, that its source lies in shared memory.
+  bool sources_shared(uint64_t step) const {
+    for (int r = 0; r < size_; ++r) {
+      if (read_places(r, step).source.region == 0) return false;
+    }
+    return true;
+  }
   // The symmetric in-place forms' two steps: every rank tells its places and waits for
   // every rank's (the step returned is where to read them); then, after the copies,
   // every rank waits until every rank is done with its buffers, and counts the run.
