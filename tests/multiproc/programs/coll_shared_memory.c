@@ -197,6 +197,14 @@ int main(int argc, char** argv) {
   tutti_comm_rank(world, &world_rank);
   tutti_comm_size(world, &size);
   if (argc > 1 && strcmp(argv[1], "sizes") == 0) {
+    /* A rank whose allocation succeeds must not leave before the others have made
+     * theirs: its exit would make them see it lost instead. They meet on a communicator
+     * of their own, whose timeout outlasts rank 0's wait. */
+    tutti_comm* meeting = NULL;
+    if (!ok(tutti_comm_split(world, 0, world_rank, &meeting), "tutti_comm_split") ||
+        !ok(tutti_comm_set_op_timeout(meeting, 30000), "tutti_comm_set_op_timeout")) {
+      return 1;
+    }
     void* memory = NULL;
     tutti_status status = tutti_mem_alloc(world, world_rank == 1 ? 8192 : 4096, &memory);
     tutti_status want = world_rank == 0 ? TUTTI_ERR_TIMEOUT : world_rank == 1 ? TUTTI_ERR_TRANSPORT : TUTTI_OK;
@@ -206,6 +214,7 @@ int main(int argc, char** argv) {
       fail("tutti_mem_alloc with rank 1's bytes different: %s (%s), want %s with \"%s\"", tutti_status_name(status),
            status == TUTTI_OK ? "" : tutti_last_error(), tutti_status_name(want), fragment);
     }
+    ok(tutti_barrier(meeting, NULL), "tutti_barrier after the allocation");
   } else {
     exercise(world, "world");
     tutti_comm* half = NULL;
