@@ -6,6 +6,7 @@ dead pointer. Every operation and Work keeps the Comm alive while it runs.
 """
 import ctypes
 import sys
+import warnings
 
 from . import _buffers, _capi
 from .collectives import Collectives, int32
@@ -18,7 +19,7 @@ class Comm(Collectives):
 
     def __init__(self, handle):
         self._handle = handle
-        self._orphans = []  # (tutti_work*, owners) of Works dropped while running
+        self._orphans = []  # (tutti_work*, owners, on_success, api) of Works dropped while running
         self._cuda_device = None  # the index of the GPU of the first CUDA tensor
         # The cudaStream_t last given to tutti_comm_set_stream; 0, torch's default stream,
         # stands for the library's default, a stream of the comm's own that waits for it.
@@ -119,9 +120,9 @@ class Comm(Collectives):
             return
         status = _capi.lib.tutti_comm_destroy(handle)
         # The runtime has finished or failed every operation of the comm by now.
-        for work, _ in self._orphans:
-            _capi.lib.tutti_work_release(work)
-        self._orphans = []
+        orphans, self._orphans = self._orphans, []
+        for orphan in orphans:
+            _settle(*orphan)
         check(status)
 
     @property
@@ -202,25 +203,42 @@ class Comm(Collectives):
             check(function(handle, *args, None))
             if on_success is not None:
                 on_success()
+            # Operations before this one have finished too.
+            self._reap()
             return None
         work = _capi.work_p()
         check(function(handle, *args, ctypes.byref(work)))
         return Work(self, work, owners, on_success, api, device)
 
-    def _adopt(self, work, owners):
-        """Takes a running Work's handle and buffers when the Work is dropped."""
+    def _adopt(self, work, owners, on_success, api):
+        """Takes a running Work's handle, buffers and output lists when the Work is dropped."""
+        orphan = (work, owners, on_success, api)
         if self._handle is None:
-            _capi.lib.tutti_work_release(work)
+            _settle(*orphan)
         else:
-            self._orphans.append((work, owners))
+            self._orphans.append(orphan)
 
     def _reap(self):
+        """Finishes the dropped Works whose operations have ended."""
         done = ctypes.c_int(0)
         still = []
-        for work, owners in self._orphans:
-            _capi.lib.tutti_work_test(work, ctypes.byref(done))
+        for orphan in self._orphans:
+            _capi.lib.tutti_work_test(orphan[0], ctypes.byref(done))
             if done.value:
-                _capi.lib.tutti_work_release(work)
+                _settle(*orphan)
             else:
-                still.append((work, owners))
+                still.append(orphan)
         self._orphans = still
+
+
+def _settle(work, owners, on_success, api):
+    """Finishes a dropped Work whose operation has ended: fills its output lists, or
+    warns of its failure, which nobody is left to raise; then releases it."""
+    status = _capi.lib.tutti_work_wait(work, 0)
+    if status == _capi.OK:
+        if on_success is not None:
+            on_success()
+    else:
+        warnings.warn(f"{api}, whose Work was dropped before it finished, failed: "
+                      f"{error_for(status, _capi.last_error())}", RuntimeWarning, stacklevel=2)
+    _capi.lib.tutti_work_release(work)

@@ -4,9 +4,11 @@ A Work owns one tutti_work and every buffer of its operation: the caller's tenso
 the binding's scratch memory for lists. The buffers stay referenced until the library
 says the operation finished, whatever the caller drops meanwhile, because the library
 writes into them until then. A Work dropped before it finished hands its handle and
-buffers to its Comm, which releases them once the operation ends (Comm._reap); the
-results of a dropped Work are then not copied into output lists (all_gather's
-tensor_list, gather, all_to_all), since nobody waited for them.
+buffers to its Comm, which finishes it once the operation ends (Comm._reap): output
+lists (all_gather's tensor_list, gather, all_to_all) are filled then, at the latest
+when a later blocking call or wait on that Comm returns (operations on a Comm finish
+in the order they were issued), and a failure is reported as a RuntimeWarning, since
+nobody is left to raise it to.
 
 On CUDA tensors there are two ways to wait, one line each:
   wait()         blocks the host until the GPU has finished the operation (bounded), then
@@ -123,7 +125,9 @@ class Work:
         if status == _capi.OK and self._on_success is not None:
             self._on_success()
         self._owners = self._on_success = None
+        # Operations before this one on the Comm have finished too.
+        self._comm._reap()
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None:
-            self._comm._adopt(self._handle, self._owners)
+            self._comm._adopt(self._handle, self._owners, self._on_success, self._api)

@@ -149,10 +149,28 @@ def test_async_work_keeps_dropped_buffers_alive():
     work = tutti.all_gather(kept, torch.full((1000,), float(rank)), async_op=True)
     del work  # dropped while it may be running: its Comm finishes it
     gc.collect()
-    tutti.barrier()
+    tutti.barrier()  # returns after the all_gather, which finished first: kept is filled
+    assert all(torch.all(kept[r] == r) for r in range(size)), [t[:2] for t in kept]
     x = torch.ones(4)
     tutti.all_reduce(x)
     assert torch.all(x == size)
+
+
+def test_dropped_work_that_fails_warns():
+    rank, size = me()
+    if size < 2:
+        pytest.skip("needs 2 ranks")
+    group = tutti.split(0)
+    group.set_timeout(0.3)
+    if rank == 0:
+        work = group.irecv(torch.zeros(1), src=1)  # rank 1 never sends
+        del work
+        gc.collect()
+        with pytest.warns(RuntimeWarning, match=r"irecv, whose Work was dropped.*failed"):
+            group.destroy()  # fails the receive, if its timeout has not yet
+    else:
+        group.destroy()
+    tutti.barrier()
 
 
 def test_is_completed_and_wait_timeout():
