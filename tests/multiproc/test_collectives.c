@@ -10,10 +10,10 @@
  * 4-byte types and so runs the bandwidth algorithms' chunked paths. To keep the file
  * within about 3 minutes on 2 cores, 70001 runs only float32 and bfloat16 (every op:
  * 16-bit rounding along a ring and AVG's single division); the other dtypes share the
- * same data movement and kernels and are covered by the small counts. A last test runs
- * a smaller matrix with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
- * calls that agree. About 80 s alone on 2 cores, 125 s beside the other multiproc
- * tests (ctest -j2). */
+ * same data movement and kernels and are covered by the small counts. Another matrix
+ * runs on buffers from tutti_mem_alloc, whose paths the first never takes, and a last
+ * test a smaller one with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
+ * calls that agree. About 160 s alone on 2 cores (ctest). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
@@ -95,6 +95,22 @@ ParameterizedTest(world* w, collectives, matrix, .timeout = 200) {
   static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
                                      "float32,bfloat16", "--big-ops",   "all",       NULL};
   run_matrix(w->size, algorithm_sets[w->algorithms], NULL, args);
+}
+
+/* Buffers from tutti_mem_alloc, where every collective reads and writes other ranks'
+ * buffers in place from 64 KiB a block: count 70001 (70001 bytes of int8 and up),
+ * every dtype and op, all four forms, through the selector (shm on one node). The
+ * matrix above, on malloc'ed buffers, never takes those paths. About 60 s in all on
+ * 2 cores. */
+ParameterizedTestParameters(collectives, matrix_in_shared_memory) {
+  static int sizes[] = {1, 2, 3, 4, 5, 8};
+  return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
+}
+
+ParameterizedTest(int* size, collectives, matrix_in_shared_memory, .timeout = 200) {
+  static const char* const args[] = {"--counts", "70001", "--inplace", "--async", "--big-dtypes", "all",
+                                     "--big-ops", "all",   "--shared",  NULL};
+  run_matrix(*size, NULL, NULL, args);
 }
 
 /* The fingerprint check must let calls that agree through, results unchanged. */

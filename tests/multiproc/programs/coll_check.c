@@ -2,7 +2,7 @@
  * values it computes itself (coll_values.h), for the multi-process tests.
  *
  *   coll_check [--collectives LIST] [--dtypes LIST] [--ops LIST] [--counts LIST]
- *              [--roots LIST] [--inplace] [--async]
+ *              [--roots LIST] [--inplace] [--async] [--shared]
  *              [--big-dtypes LIST] [--big-ops LIST] [--big-from COUNT]
  *
  * LISTs are comma-separated names, or "all". Every collective runs with every dtype,
@@ -11,7 +11,9 @@
  * duplicates run once. --inplace adds the in-place form of each case, --async adds
  * each case issued with a work pointer and waited on (both: all four forms). Counts
  * of at least --big-from (default 4096) run only the --big-dtypes (default float32)
- * and --big-ops (default sum,avg), to keep the matrix fast.
+ * and --big-ops (default sum,avg), to keep the matrix fast. --shared takes every
+ * buffer, guard zones included, from one tutti_mem_alloc region, where the shared-memory
+ * transport reads and writes other ranks' buffers in place (from 64 KiB a block).
  *
  * Each case also checks that the send buffer is unchanged, that the bytes around every
  * buffer are untouched, and that a barrier returns only after every rank entered it.
@@ -63,7 +65,7 @@ typedef struct options {
   char roots[MAX_LIST][16];
   int n_roots;
   size_t big_from;
-  int inplace, async, device;
+  int inplace, async, shared, device;
 } options;
 
 typedef struct test_case {
@@ -147,6 +149,10 @@ static void parse_options(int argc, char** argv, options* o) {
       o->async = 1;
       continue;
     }
+    if (strcmp(arg, "--shared") == 0) {
+      o->shared = 1;
+      continue;
+    }
 #ifdef COLL_CHECK_CUDA
     if (strcmp(arg, "--device") == 0) {
       o->device = 1;
@@ -221,9 +227,23 @@ typedef struct buffer {
   size_t bytes;
 } buffer;
 
+/* --shared: a case's two buffers, each with its guards, are the two halves of one
+ * region from tutti_mem_alloc. */
+static unsigned char* shared_region;
+static size_t shared_half;
+static int shared_halves_used;
+
 static void buffer_make(buffer* b, size_t bytes) {
   b->bytes = bytes;
-  b->base = malloc(bytes + 2 * GUARD);
+  if (shared_region != NULL) {
+    if (shared_halves_used == 2 || bytes + 2 * GUARD > shared_half) {
+      fprintf(stderr, "coll_check: a case needs more than the shared region's two halves of %zu bytes\n", shared_half);
+      exit(1);
+    }
+    b->base = shared_region + shared_half * (size_t)shared_halves_used++;
+  } else {
+    b->base = malloc(bytes + 2 * GUARD);
+  }
   if (b->base == NULL) {
     fprintf(stderr, "coll_check: out of memory\n");
     exit(1);
@@ -235,8 +255,24 @@ static void buffer_make(buffer* b, size_t bytes) {
 }
 
 static void buffer_free(buffer* b) {
-  free(b->base);
+  if (shared_region != NULL) {
+    shared_halves_used = 0; /* a case frees both of its buffers at its end */
+  } else {
+    free(b->base);
+  }
   b->base = b->data = NULL;
+}
+
+/* The region for --shared: two halves, each the largest buffer of any case with guards. */
+static int make_shared_region(const options* o) {
+  size_t largest = 0;
+  for (int i = 0; i < o->n_counts; ++i) largest = o->counts[i] > largest ? o->counts[i] : largest;
+  shared_half = (largest * (size_t)size * sizeof(double) + 2 * GUARD + 63) / 64 * 64;
+  tutti_status status = tutti_mem_alloc(comm, 2 * shared_half, (void**)&shared_region);
+  if (status == TUTTI_OK) return 1;
+  printf("FAIL rank %d tutti_mem_alloc of %zu bytes: %s: %s\n", rank, 2 * shared_half, tutti_status_name(status),
+         tutti_last_error());
+  return 0;
 }
 
 /* Offset of the first guard byte that changed (negative: before the data), or 0. */
@@ -587,6 +623,7 @@ int main(int argc, char** argv) {
   }
 #endif
   if (!cv_join_world(&comm, &rank, &size)) return 1;
+  if (o.shared && !make_shared_region(&o)) return 1;
   int roots[MAX_LIST];
   int n_roots = resolve_roots(&o, roots);
   long long started = now_ns();
@@ -640,7 +677,12 @@ int main(int argc, char** argv) {
   if (stopped) printf("coll_check: rank %d stopped at the first failed call\n", rank);
   printf("coll_check: rank %d took %.0f ms\n", rank, (now_ns() - started) / 1e6);
   printf("coll_check: rank %d ran %ld cases, %ld failures\n", rank, cases_run, failures);
-  tutti_status status = tutti_comm_destroy(comm);
+  tutti_status status = shared_region != NULL ? tutti_mem_free(comm, shared_region) : TUTTI_OK;
+  if (status != TUTTI_OK) {
+    printf("FAIL rank %d tutti_mem_free: %s: %s\n", rank, tutti_status_name(status), tutti_last_error());
+    ++failures;
+  }
+  status = tutti_comm_destroy(comm);
   if (status != TUTTI_OK) {
     printf("FAIL rank %d destroy: %s: %s\n", rank, tutti_status_name(status), tutti_last_error());
     ++failures;
