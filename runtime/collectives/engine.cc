@@ -341,19 +341,28 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     health::ActivityBoard* board;
     ~DoneWaiting() { board->done_waiting(); }
   } done_waiting{setup_.board};
-  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-  while (true) {
+  auto done = [&] {
     try {
-      if (transport_->done(request)) return;
+      return transport_->done(request);
     } catch (const Error& error) {
       fail(error.status(), concat(p2p_label(api, number, call), ": ", error.what()));
     }
+  };
+  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  while (!done()) {
     progress_in_flight();
     if (!transport_->progress() && std::chrono::steady_clock::now() > spin_until) {
       transport_->wait_for_activity(1);
     }
-    if (setup_.fault->raised()) setup_.fault->rethrow(concat(p2p_label(api, number, call), " stopped"));
-    if (context.deadline.expired()) {
+    // The wait may have ended on the message and on the news that stops this call at
+    // once: the message, already here, wins.
+    bool stopped = setup_.fault->raised(), expired = context.deadline.expired();
+    if (stopped || expired) {
+      transport_->progress();
+      if (done()) return;
+    }
+    if (stopped) setup_.fault->rethrow(concat(p2p_label(api, number, call), " stopped"));
+    if (expired) {
       fail(Status::kTimeout, p2p_timed_out(p2p_label(api, number, call), context.timeout_ms, call.kind, call.root));
     }
   }

@@ -29,8 +29,8 @@ static void cleanup(void) {
 
 TestSuite(faults, .fini = cleanup);
 
-static const char* const kNeedles[] = {"LOST", "DYING", "RESUMED", "DONE",         "SHRUNK",
-                                       "SURVIVED", "SHRINK", "FAIL", "WARN", "tutti launch", NULL};
+static const char* const kNeedles[] = {"LOST",  "DYING", "RESUMED", "DONE",         "SHRUNK",   "SURVIVED",
+                                       "SHRINK", "FAIL",  "WARN",    "tutti launch", "RECEIVED", NULL};
 
 /* Starts coll_fault --case name under tutti launch --keep-going with world ranks. */
 static void run_job(int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
@@ -187,6 +187,26 @@ Test(faults, death_of_the_rank_hosting_the_store_is_named, .timeout = 150) {
     cr_expect(strstr(output, "the rendezvous store at 127.0.0.1:") && strstr(output, "hosted by rank 0, is lost"),
               "rank %d does not say the store's host is gone:\n%s", rank, output);
     free(output);
+  }
+}
+
+/* A message sent right before its sender ended is received (coll_fault last_message):
+ * the receiver learns of the end in the same wake-up as of the message, and of the end
+ * first. Whether it does depends on where SIGSTOP finds rank 0, so the case runs 5
+ * times; before the fix, the first run lost the message in 3 tries of 3. */
+Test(faults, message_sent_before_the_sender_ended_is_received, .timeout = 150) {
+  for (int run = 0; run < 5; ++run) {
+    tt_job_cleanup(&job);
+    tt_job_init(&job, 2, 60, "coll_fault");
+    tt_job_launcher_option(&job, "--keep-going");
+    tt_job_arg(&job, "--case");
+    tt_job_arg(&job, "last_message");
+    tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+    cr_assert(tt_job_run(&job, 60000), "%s did not end within 60 s:\n%s", tt_job_command(&job),
+              tt_excerpt(job.output, kNeedles));
+    cr_assert(strstr(job.output, "RECEIVED TUTTI_OK 42"), "run %d: rank 0 lost the message:\n%s", run,
+              tt_excerpt(job.output, kNeedles));
+    cr_assert(job.process.exited && job.process.exit_code == 0, "run %d:\n%s", run, tt_excerpt(job.output, kNeedles));
   }
 }
 

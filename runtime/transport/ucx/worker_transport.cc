@@ -319,7 +319,15 @@ bool WorkerTransport::done(Request* request) {
     }
     return true;
   }
-  if (peers_[operation.peer].lost) fail_operation(operation);
+  if (peers_[operation.peer].lost) {
+    // What the peer sent before it ended may still wait in this worker's queues (a
+    // shared-memory FIFO, a socket buffer), and a waiter can learn of the end, from the
+    // same poll() as of the arrival, before it progresses again: progress first, so
+    // that a rank that sends and exits at once does not take its message with it.
+    progress();
+    if (operation.completed) return done(request);
+    fail_operation(operation);
+  }
   return false;
 }
 

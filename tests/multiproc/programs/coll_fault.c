@@ -13,6 +13,11 @@
  *             (test_network_cut.c cuts the victim's network meanwhile); after 200
  *             rounds (about half a second: a few heartbeats in) the victim says so;
  *             a rank still running after 120 s gives up.
+ *   last_message  rank 0 waits in a receive from the victim; the victim SIGSTOPs rank 0,
+ *             sends it one float and ends at once (as a crash right after a send
+ *             would), and a child it forked before SIGCONTs rank 0 300 ms later. Rank 0
+ *             learns of the message and of the end in one wake-up, and must get the
+ *             message.
  *   --shrink 1  after kill or stop, the survivors shrink the world and run 50 checked
  *             all_reduces on the new communicator (the stopped victim is continued
  *             during them, and its own shrink must fail).
@@ -30,6 +35,7 @@
  *   "SHRUNK <size>", "SURVIVED <rounds>"   a survivor, after shrinking and after its checks
  *   "SHRINK <status> <message>"            the continued victim's own shrink
  *   "LEADER_DYING"                         rank 0 under --shrink 2, before it dies
+ *   "RECEIVED <status> <value> <message>"  rank 0 under last_message
  * Exits 0 when what happened is what the case expects of this rank, 1 otherwise. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -56,6 +62,39 @@ static void busy_for_ms(long long ms) {
   while (wall_ms() < end) {
     for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
   }
+}
+
+/* last_message (see above): returns the exit status of the rank; the victim does not
+ * return. */
+static int last_message(tutti_comm* comm, int rank, int victim, const int64_t* pids) {
+  /* A first round trip, so that the endpoints are wired up and the last send
+   * completes at once, with rank 0 stopped. */
+  float value = 0.0f;
+  tutti_status status = rank == 0 ? tutti_send(comm, &value, 1, TUTTI_DTYPE_FLOAT32, victim, 1, NULL)
+                                  : tutti_recv(comm, &value, 1, TUTTI_DTYPE_FLOAT32, 0, 1, NULL);
+  if (status != TUTTI_OK) {
+    printf("FAIL first round trip: %s: %s\n", tutti_status_name(status), tutti_last_error());
+    return 1;
+  }
+  if (rank == victim) {
+    /* Forked first, so that rank 0 is continued whatever becomes of this rank. */
+    if (fork() == 0) {
+      nanosleep(&(struct timespec){0, 500000000}, NULL);
+      kill((pid_t)pids[0], SIGCONT);
+      _exit(0);
+    }
+    nanosleep(&(struct timespec){0, 200000000}, NULL); /* rank 0 is in its receive by now */
+    kill((pid_t)pids[0], SIGSTOP);
+    value = 42.0f;
+    status = tutti_send(comm, &value, 1, TUTTI_DTYPE_FLOAT32, 0, 2, NULL);
+    printf("DYING %lld %s\n", wall_ms(), tutti_status_name(status));
+    _exit(status == TUTTI_OK ? 0 : 1);
+  }
+  if (rank != 0) return 0;
+  value = 0.0f;
+  status = tutti_recv(comm, &value, 1, TUTTI_DTYPE_FLOAT32, victim, 2, NULL);
+  printf("RECEIVED %s %g %s\n", tutti_status_name(status), value, status == TUTTI_OK ? "" : tutti_last_error());
+  return status == TUTTI_OK && value == 42.0f ? 0 : 1;
 }
 
 static void* die_leading(void* unused) {
@@ -130,6 +169,11 @@ int main(int argc, char** argv) {
   if (tutti_all_gather(comm, &pid, pids, 1, TUTTI_DTYPE_INT64, NULL) != TUTTI_OK) {
     printf("FAIL all_gather of pids: %s\n", tutti_last_error());
     return 1;
+  }
+  if (strcmp(name, "last_message") == 0) {
+    int result = last_message(comm, rank, victim, pids);
+    tutti_comm_destroy(comm);
+    return result;
   }
   float* send = malloc(sizeof(float) * (count ? count : 1));
   float* recv = malloc(sizeof(float) * (count ? count : 1));
