@@ -122,7 +122,7 @@ class Comm(Collectives):
         # The runtime has finished or failed every operation of the comm by now.
         orphans, self._orphans = self._orphans, []
         for orphan in orphans:
-            _settle(*orphan)
+            _settle(orphan)
         check(status)
 
     @property
@@ -214,26 +214,30 @@ class Comm(Collectives):
         """Takes a running Work's handle, buffers and output lists when the Work is dropped."""
         orphan = (work, owners, on_success, api)
         if self._handle is None:
-            _settle(*orphan)
+            _settle(orphan)
         else:
             self._orphans.append(orphan)
 
     def _reap(self):
         """Finishes the dropped Works whose operations have ended."""
+        if not self._orphans:  # the common case, on every call: nothing to allocate
+            return
         done = ctypes.c_int(0)
         still = []
         for orphan in self._orphans:
             _capi.lib.tutti_work_test(orphan[0], ctypes.byref(done))
             if done.value:
-                _settle(*orphan)
+                _settle(orphan)
             else:
                 still.append(orphan)
         self._orphans = still
 
 
-def _settle(work, owners, on_success, api):
+def _settle(orphan):
     """Finishes a dropped Work whose operation has ended: fills its output lists, or
-    warns of its failure, which nobody is left to raise; then releases it."""
+    warns of its failure, which nobody is left to raise; then releases it. Its buffers
+    (owners) were held until now by the tuple itself."""
+    work, _owners, on_success, api = orphan
     status = _capi.lib.tutti_work_wait(work, 0)
     if status == _capi.OK:
         if on_success is not None:

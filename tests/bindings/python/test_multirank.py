@@ -27,6 +27,18 @@ def me():
     return tutti.rank(), tutti.world_size()
 
 
+def split_of_all(timeout=None):
+    """A Comm of every rank, for a test that may leave it broken, with `timeout` (seconds)
+    as its operation timeout; skips the test on one rank."""
+    rank, size = me()
+    if size < 2:
+        pytest.skip("needs 2 ranks")
+    group = tutti.split(0)
+    if timeout is not None:
+        group.set_timeout(timeout)
+    return rank, size, group
+
+
 def test_all_reduce_every_op():
     rank, size = me()
     for op, expect in [("sum", sum(range(1, size + 1))), ("prod", numpy.prod(range(1, size + 1))),
@@ -157,11 +169,7 @@ def test_async_work_keeps_dropped_buffers_alive():
 
 
 def test_dropped_work_that_fails_warns():
-    rank, size = me()
-    if size < 2:
-        pytest.skip("needs 2 ranks")
-    group = tutti.split(0)
-    group.set_timeout(0.3)
+    rank, size, group = split_of_all(0.3)
     if rank == 0:
         work = group.irecv(torch.zeros(1), src=1)  # rank 1 never sends
         del work
@@ -174,10 +182,7 @@ def test_dropped_work_that_fails_warns():
 
 
 def test_is_completed_and_wait_timeout():
-    rank, size = me()
-    if size < 2:
-        pytest.skip("needs 2 ranks")
-    group = tutti.split(0)
+    rank, size, group = split_of_all()
     x = torch.zeros(1)
     if rank == 0:
         work = group.irecv(x, src=1)
@@ -215,11 +220,7 @@ def test_new_group_and_split():
 
 
 def test_skipped_collective_times_out_naming_the_rank():
-    rank, size = me()
-    if size < 2:
-        pytest.skip("needs 2 ranks")
-    group = tutti.split(0)
-    group.set_timeout(1.0)
+    rank, size, group = split_of_all(1.0)
     if rank != size - 1:
         with pytest.raises(tutti.TuttiTimeout) as caught:
             group.all_reduce(torch.ones(3))
@@ -230,11 +231,7 @@ def test_skipped_collective_times_out_naming_the_rank():
 
 
 def test_mismatch_names_the_other_rank():
-    rank, size = me()
-    if size < 2:
-        pytest.skip("needs 2 ranks")
-    group = tutti.split(0)
-    group.set_timeout(10)
+    rank, size, group = split_of_all(10)
     with pytest.raises(tutti.TuttiMismatch) as caught:
         group.all_reduce(torch.ones(4 + (rank == 0)))
     other = 1 if rank == 0 else 0
@@ -244,10 +241,7 @@ def test_mismatch_names_the_other_rank():
 
 
 def test_abort_from_another_thread_wakes_the_waiter():
-    rank, size = me()
-    if size < 2:
-        pytest.skip("needs 2 ranks")
-    group = tutti.split(0)
+    rank, size, group = split_of_all()
     if rank == 0:
         pending = group.irecv(torch.zeros(1), src=1)  # rank 1 never sends
         aborter = threading.Timer(0.3, group.abort)
