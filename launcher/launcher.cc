@@ -26,6 +26,7 @@
 #include "runtime/loop/loop.h"
 #include "runtime/store/auth.h"
 #include "runtime/store/server.h"
+#include "runtime/transport/shm/segment.h"
 
 extern char** environ;
 
@@ -265,6 +266,12 @@ int Job::run() {
   ranks_.clear();
   server.reset();
   store_loop.reset();
+  // A rank 0 killed while its ranks were mapping shared memory left the segment's name
+  // in /dev/shm; with every rank gone, nothing of this job can need it.
+  if (size_t removed = transport::shm::remove_abandoned_segments(); removed > 0) {
+    say(concat("removed ", removed, " shared-memory segment", removed == 1 ? "" : "s",
+               " from /dev/shm that ranks which died had left there"));
+  }
 
   int code = exit_code_ < 0 ? 0 : exit_code_;
   auto elapsed_ms =

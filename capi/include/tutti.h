@@ -340,9 +340,15 @@ TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tu
  * until tutti_mem_free or the destruction of comm. Collective over comm, in the order
  * of its collectives: every rank calls it, with the same bytes. Each rank maps every
  * rank's part (size * bytes of address space), and the node holds each part once.
+ * A process maps at most 2^46 bytes (64 TiB) of it: bytes may be at most 2^46 / size,
+ * rounded down to 4096. Every rank comes out with the same status, at once: a rank
+ * given more than that, or other bytes than rank 0, or that cannot map the memory,
+ * fails them all, and the message names it.
  * [one thread per comm] [blocks <= op_timeout_ms]
- * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (names the ranks that never came) |
- *  ERR_TRANSPORT (/dev/shm full, or ranks passed different bytes) | ERR_ABORTED | ERR_PEER_LOST] */
+ * [OK | ERR_INVALID_ARGUMENT (0, or past the limit on some rank) | ERR_TIMEOUT (names
+ *  the ranks that never came) | ERR_TRANSPORT (/dev/shm full, or ranks passed different
+ *  bytes) | ERR_NO_MEMORY (a world of one, or ranks on several nodes: this process
+ *  cannot have it) | ERR_ABORTED | ERR_PEER_LOST] */
 TUTTI_API tutti_status tutti_mem_alloc(tutti_comm* comm, size_t bytes, void** ptr);
 /* Frees what tutti_mem_alloc returned on comm. Every rank frees it at the same point
  * of comm's collective order (it waits for the operations issued before it); a

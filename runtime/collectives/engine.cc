@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <thread>
 
@@ -78,9 +79,20 @@ void* Engine::allocate_shared(size_t bytes) {
   void* memory = nullptr;
   executor_->run([&] {
     const uint64_t number = ++shared_allocations_;
+    const std::string heading = concat("tutti_mem_alloc #", number, " of ", bytes, " bytes on ", setup_.where, ": ");
     if (shm_ == nullptr) {
-      private_allocations_.emplace_back(static_cast<unsigned char*>(::operator new[](bytes, kPrivateAlignment)));
-      memory = private_allocations_.back().get();
+      // Memory of this process alone: checked against the same limit as shared memory,
+      // since aligned new rounds the size up and would wrap around near SIZE_MAX.
+      if (std::string why = transport::shm::shared_size_error(bytes, 1); !why.empty()) {
+        fail(Status::kInvalidArgument, concat(heading, "this is ", why));
+      }
+      auto* allocated = static_cast<unsigned char*>(::operator new[](bytes, kPrivateAlignment, std::nothrow));
+      if (allocated == nullptr) {
+        fail(Status::kNoMemory, concat(heading, "this process cannot have that much memory (check free -h and ulimit "
+                                                "-v); ask for less"));
+      }
+      private_allocations_.emplace_back(allocated);
+      memory = allocated;
       std::memset(memory, 0, bytes);  // zero-filled, as the shared memory of tmpfs is
       return;
     }
@@ -88,7 +100,7 @@ void* Engine::allocate_shared(size_t bytes) {
     try {
       memory = shm_->allocate_shared(*setup_.store, concat(setup_.prefix, "shm/memory/"), bytes, deadline);
     } catch (const Error& e) {
-      fail(e.status(), concat("tutti_mem_alloc #", number, " of ", bytes, " bytes on ", setup_.where, ": ", e.what()));
+      fail(e.status(), concat(heading, e.what()));
     }
   });
   return memory;

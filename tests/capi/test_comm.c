@@ -171,6 +171,18 @@ Test(comm, mem_alloc_on_one_rank_and_its_bad_arguments, .timeout = 30) {
   cr_expect_null(memory);
   expect_error(tutti_mem_alloc(comm, 64, NULL), TUTTI_ERR_INVALID_ARGUMENT, "ptr is NULL");
   expect_error(tutti_mem_alloc(NULL, 64, &memory), TUTTI_ERR_INVALID_ARGUMENT, "comm is NULL");
+  /* Sizes that rounding to the page would wrap around, and the limit's edge: refused,
+   * or (at the limit, more than this machine has) out of memory, never a crash. */
+  const size_t limit = (size_t)1 << 46;
+  const size_t too_large[] = {SIZE_MAX, SIZE_MAX - 4095, SIZE_MAX / 2 + 2, limit + 1};
+  for (size_t i = 0; i < sizeof too_large / sizeof too_large[0]; ++i) {
+    memory = (void*)1;
+    expect_error(tutti_mem_alloc(comm, too_large[i], &memory), TUTTI_ERR_INVALID_ARGUMENT,
+                 "more than tutti_mem_alloc can map: one process maps at most 64 TiB");
+    cr_expect_null(memory);
+  }
+  expect_error(tutti_mem_alloc(comm, limit, &memory), TUTTI_ERR_NO_MEMORY, "cannot have that much memory");
+  cr_expect_null(memory);
 
   cr_assert_eq(tutti_mem_alloc(comm, 1000, &memory), TUTTI_OK, "%s", tutti_last_error());
   cr_assert_eq((uintptr_t)memory % 4096, 0, "not page-aligned: %p", memory);

@@ -25,8 +25,22 @@
 #include "runtime/collectives/op_context.h"
 #include "runtime/common/deadline.h"
 #include "runtime/store/client.h"
+#include "runtime/transport/shm/layout.h"
 
 namespace tutti::transport::shm {
+
+// The most address space that tutti_mem_alloc's memory may take in one process: half
+// of what x86-64 gives a process (47 bits, 128 TiB), so that the rest of the process
+// still fits. Every rank maps every rank's part, so a rank of a group of `ranks` may
+// ask for at most max_shared_part(ranks) bytes, a multiple of the page: larger sizes
+// are refused at once, on every rank alike, before anything is rounded or multiplied
+// (where they would wrap around).
+constexpr size_t kMaxSharedMapping = size_t{1} << 46;
+constexpr size_t max_shared_part(int ranks) {
+  return kMaxSharedMapping / static_cast<size_t>(ranks < 1 ? 1 : ranks) / Layout::kPage * Layout::kPage;
+}
+// "" where `bytes` is at most max_shared_part(ranks), else what is wrong and the limit.
+std::string shared_size_error(size_t bytes, int ranks);
 
 class Group {
  public:

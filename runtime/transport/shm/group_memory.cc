@@ -17,13 +17,31 @@ namespace {
 // round trip between the cores, a sizeable part of a small message's time.
 constexpr size_t kReadInPlaceFromBytes = size_t{64} << 10;
 
+std::string tebibytes(size_t bytes) { return concat(bytes >> 40, " TiB"); }
+
 }  // namespace
+
+std::string shared_size_error(size_t bytes, int ranks) {
+  if (bytes <= max_shared_part(ranks)) return "";
+  std::string shape =
+      ranks > 1 ? concat("every rank maps all ", ranks, " ranks' parts, at most ", tebibytes(kMaxSharedMapping),
+                         " in one process, so each rank may ask for at most")
+                : concat("one process maps at most ", tebibytes(kMaxSharedMapping), ", so at most");
+  return concat("more than tutti_mem_alloc can map: ", shape, " ", max_shared_part(ranks),
+                " bytes; ask for less (the same on every rank)");
+}
 
 void* SegmentGroup::allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
                                     Deadline deadline) {
   const uint64_t id = ++regions_made_;
+  const std::string key_prefix = concat(prefix, id, "/");
+  if (std::string why = shared_size_error(bytes, size_); !why.empty()) {
+    // The others may have been given a size that fits: they fail with this one's reason.
+    Error refusal(Status::kInvalidArgument, concat("rank ", rank_, " asked for ", bytes, " bytes, ", why));
+    Segment::refuse(store, key_prefix, rank_, refusal, deadline);
+  }
   const size_t stride = Layout::round_up(std::max<size_t>(bytes, 1), Layout::kPage);
-  Segment segment = Segment::share(store, concat(prefix, id, "/"), rank_, size_, stride * size_,
+  Segment segment = Segment::share(store, key_prefix, rank_, size_, stride * size_,
                                    "pass the same bytes to tutti_mem_alloc on every rank", deadline);
   regions_.push_back(SharedRegion{id, std::move(segment), stride, bytes});
   ++regions_changes_;

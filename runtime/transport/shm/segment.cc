@@ -1,13 +1,17 @@
 #include "runtime/transport/shm/segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -109,12 +113,56 @@ std::string absent_ranks(store::Client& store, const std::vector<std::string>& k
   return concat(count == 1 ? "rank " : "ranks ", missing);
 }
 
+// The inode of this process's pid namespace, which tells whose pids a segment's name
+// holds: 0 where /proc cannot say, and then no segment is ever taken for abandoned.
+uint64_t pid_namespace() {
+  struct stat status {};
+  return stat("/proc/self/ns/pid", &status) == 0 ? static_cast<uint64_t>(status.st_ino) : 0;
+}
+
+// "/tutti-<pid>-<pid namespace>-<random>": the creator's pid and namespace let a later
+// rank 0 recognise the segment of a creator that died before it could unlink it
+// (remove_abandoned_segments).
 std::string fresh_name() {
   std::random_device device;
   uint64_t random = (static_cast<uint64_t>(device()) << 32) | device();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random));
-  return concat("/tutti-", getpid(), "-", hex);
+  return concat("/tutti-", getpid(), "-", pid_namespace(), "-", hex);
+}
+
+// Whether /dev/shm/<file> is a segment that fresh_name made in this pid namespace for
+// a process that has ended, and that this user owns.
+bool abandoned(int directory, const char* file, uint64_t namespace_id) {
+  long long pid = 0;
+  unsigned long long found_namespace = 0;
+  char random[17];
+  if (std::sscanf(file, "tutti-%lld-%llu-%16[0-9a-f]", &pid, &found_namespace, random) != 3) return false;
+  // Exactly what fresh_name writes, nothing more or less.
+  if (pid <= 0 || found_namespace != namespace_id || std::strlen(random) != 16 ||
+      concat("tutti-", pid, "-", found_namespace, "-", random) != file) {
+    return false;
+  }
+  struct stat status {};
+  if (fstatat(directory, file, &status, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(status.st_mode) ||
+      status.st_uid != geteuid()) {
+    return false;
+  }
+  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// What a rank that cannot go on with the rendezvous writes in its place ("!<status>
+// newline <message>"), so that the others fail at once with its reason instead of
+// waiting out their deadline. Segment names start with '/', never '!'.
+std::string refusal(Status status, const std::string& message) {
+  return concat("!", static_cast<int>(status), "\n", message);
+}
+bool is_refusal(const std::string& value) { return !value.empty() && value[0] == '!'; }
+// The error a refusal carries, its message after `whose` ("rank 2 reports").
+Error refused(const std::string& value, const std::string& whose) {
+  size_t newline = value.find('\n');
+  auto status = static_cast<Status>(std::atoi(value.substr(1, newline - 1).c_str()));
+  return Error(status, concat(whose, ": ", newline == std::string::npos ? value.substr(1) : value.substr(newline + 1)));
 }
 
 }  // namespace
@@ -176,42 +224,104 @@ Segment Segment::open(const std::string& name, size_t bytes, const char* size_re
   return segment;
 }
 
+size_t remove_abandoned_segments() {
+  uint64_t namespace_id = pid_namespace();
+  if (namespace_id == 0) return 0;
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  size_t removed = 0;
+  while (dirent* entry = readdir(dir)) {
+    if (!abandoned(dirfd(dir), entry->d_name, namespace_id)) continue;
+    if (shm_unlink(concat("/", entry->d_name).c_str()) == 0) ++removed;
+  }
+  closedir(dir);
+  return removed;
+}
+
 Segment Segment::share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
                        const char* size_remedy, Deadline deadline) {
-  const std::string name_key = prefix + "name";
-  if (rank != 0) {
-    std::string name;
-    try {
-      name = store.get(name_key, deadline);
-    } catch (const Error& e) {
-      if (e.status() != Status::kTimeout) throw;
-      fail(Status::kTimeout, concat("rank 0 did not publish its shared-memory segment (", name_key,
-                                    ") in time; check that rank 0 is running and reached the same communicator ",
-                                    "setup"));
-    }
-    Segment segment = open(name, bytes, size_remedy);
-    store.set(concat(prefix, "mapped/", rank), "1", deadline);
-    return segment;
-  }
+  if (rank == 0) return lead(store, prefix, size, bytes, deadline);
+  return follow(store, prefix, rank, bytes, size_remedy, deadline);
+}
 
-  Segment segment = create(fresh_name(), bytes);
+void Segment::refuse(store::Client& store, const std::string& prefix, int rank, const Error& error,
+                     Deadline deadline) {
+  try {
+    store.set(rank == 0 ? prefix + "name" : concat(prefix, "mapped/", rank), refusal(error.status(), error.what()),
+              deadline);
+    if (rank == 0) store.set(prefix + "verdict", refusal(error.status(), error.what()), deadline);
+  } catch (const Error&) {
+    // The others then wait out their deadline instead: still bounded.
+  }
+  throw error;
+}
+
+Segment Segment::follow(store::Client& store, const std::string& prefix, int rank, size_t bytes,
+                        const char* size_remedy, Deadline deadline) {
+  const std::string name_key = prefix + "name";
+  std::string name;
+  try {
+    name = store.get(name_key, deadline);
+  } catch (const Error& e) {
+    if (e.status() != Status::kTimeout) throw;
+    fail(Status::kTimeout, concat("rank 0 did not publish its shared-memory segment (", name_key,
+                                  ") in time; check that rank 0 is running and reached the same communicator ",
+                                  "setup"));
+  }
+  if (is_refusal(name)) throw refused(name, "rank 0 could not make the shared memory");
+  std::optional<Segment> segment;
+  try {
+    segment.emplace(open(name, bytes, size_remedy));
+  } catch (const Error& e) {
+    refuse(store, prefix, rank, e, deadline);
+  }
+  store.set(concat(prefix, "mapped/", rank), "1", deadline);
+  // Rank 0's word on whether every rank mapped it: all ranks come out of share alike.
+  std::string verdict;
+  try {
+    verdict = store.get(prefix + "verdict", deadline);
+  } catch (const Error& e) {
+    if (e.status() != Status::kTimeout) throw;
+    fail(Status::kTimeout, concat("rank 0 did not say in time whether every rank mapped ",
+                                  describe(name, bytes), " (", prefix, "verdict); check that rank 0 is running"));
+  }
+  if (is_refusal(verdict)) throw refused(verdict, "the shared memory could not be set up");
+  return std::move(*segment);
+}
+
+Segment Segment::lead(store::Client& store, const std::string& prefix, int size, size_t bytes, Deadline deadline) {
+  remove_abandoned_segments();
+  std::optional<Segment> segment;
+  try {
+    segment.emplace(create(fresh_name(), bytes));
+  } catch (const Error& e) {
+    refuse(store, prefix, 0, e, deadline);
+  }
+  const std::string& name = segment->name();
   std::vector<std::string> keys;
   for (int r = 1; r < size; ++r) keys.push_back(concat(prefix, "mapped/", r));
+  std::vector<std::string> mapped;
   try {
-    store.set(name_key, segment.name(), deadline);
-    store.wait_all(keys, deadline);
+    store.set(prefix + "name", name, deadline);
+    mapped = store.multi_get(keys, deadline);
   } catch (const Error& e) {
-    shm_unlink(segment.name().c_str());
+    shm_unlink(name.c_str());
     if (e.status() != Status::kTimeout) throw;
-    fail(Status::kTimeout, concat(absent_ranks(store, keys), " did not map ",
-                                  describe(segment.name(), bytes), " in time; check that they are running, on ",
-                                  "this node, and share its /dev/shm"));
+    Error timeout(Status::kTimeout, concat(absent_ranks(store, keys), " did not map ", describe(name, bytes),
+                                           " in time; check that they are running, on this node, and share its ",
+                                           "/dev/shm"));
+    refuse(store, prefix, 0, timeout, Deadline::after_ms(1000));
   }
-  shm_unlink(segment.name().c_str());
+  shm_unlink(name.c_str());
+  for (size_t i = 0; i < mapped.size(); ++i) {
+    if (!is_refusal(mapped[i])) continue;
+    refuse(store, prefix, 0, refused(mapped[i], concat("rank ", i + 1, " reports")), deadline);
+  }
+  store.set(prefix + "verdict", "", deadline);
   // Every rank has checked the stamp: rank 0's first bytes read as zeros again, as tmpfs
   // made them (the start of rank 0's part of a tutti_mem_alloc region).
-  std::memset(segment.base(), 0, sizeof(Stamp));
-  return segment;
+  std::memset(segment->base(), 0, sizeof(Stamp));
+  return std::move(*segment);
 }
 
 }  // namespace tutti::transport::shm

@@ -7,16 +7,22 @@
  *                               world and on an even/odd split, with buffers in
  *                               shared memory (read in place from 64 KiB) and not
  *                               (one rank's buffer private: through the slots)
- *   coll_shared_memory sizes    rank 1 asks for other bytes than the rest
+ *   coll_shared_memory sizes    sizes that no rank can have, or that rank 1 alone is
+ *                               given: every rank fails at once, alike, and goes on
+ *   coll_shared_memory abandon  rank 0 dies while its segment awaits rank 1's mapping
  *
  * Prints "FAIL rank R shared_memory: ..." for each failed check and
  * "coll_shared_memory: rank R, N checks, F failures"; exits 1 if F > 0. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tutti.h"
 
@@ -187,6 +193,125 @@ static void exercise(tutti_comm* comm, const char* name) {
   ok(tutti_mem_free(comm, region), "tutti_mem_free");
 }
 
+/* One tutti_mem_alloc of `bytes` (rank 1's `rank1_bytes`): every rank must come out
+ * with `want` (a message holding `fragment`) at once, all ranks alike, which an
+ * all_gather of the statuses checks; memory that came is written end to end, read
+ * back as zeros first, and freed. */
+static void expect_alloc(tutti_comm* comm, size_t bytes, size_t rank1_bytes, tutti_status want, const char* fragment) {
+  void* memory = NULL;
+  tutti_status status = tutti_mem_alloc(comm, world_rank == 1 ? rank1_bytes : bytes, &memory);
+  ++checks;
+  if (status != want || (want != TUTTI_OK && !strstr(tutti_last_error(), fragment))) {
+    fail("tutti_mem_alloc(%zu) (rank 1: %zu) gave %s (%s), want %s with \"%s\"", bytes, rank1_bytes,
+         tutti_status_name(status), status == TUTTI_OK ? "" : tutti_last_error(), tutti_status_name(want), fragment);
+  }
+  if (status == TUTTI_OK) {
+    unsigned char* bytes_at = memory;
+    size_t mine = world_rank == 1 ? rank1_bytes : bytes;
+    if (bytes_at[0] != 0 || bytes_at[mine - 1] != 0) fail("tutti_mem_alloc(%zu) is not zero-filled", mine);
+    memset(bytes_at, 0x5a, mine);
+    ok(tutti_mem_free(comm, memory), "tutti_mem_free");
+  }
+  int32_t size = 1;
+  tutti_comm_size(comm, &size);
+  int32_t mine = status, all[64];
+  if (size > 64 || !ok(tutti_all_gather(comm, &mine, all, 1, TUTTI_DTYPE_INT32, NULL), "all_gather of statuses")) return;
+  for (int r = 0; r < size; ++r) {
+    if (all[r] != mine) {
+      fail("tutti_mem_alloc(%zu) (rank 1: %zu): rank %d got %s, this rank %s", bytes, rank1_bytes, r,
+           tutti_status_name((tutti_status)all[r]), tutti_status_name(status));
+    }
+  }
+}
+
+/* Sizes that are wrong on one rank or on all, the largest a size_t holds, those whose
+ * page-rounded product with the world size wraps around, the limit's edges and random
+ * sizes: every one fails at once, on every rank alike, and the communicator goes on. */
+static void bad_sizes(tutti_comm* world, int size) {
+  const size_t most = SIZE_MAX;
+  const char* mapped_limit = "more than tutti_mem_alloc can map";
+  expect_alloc(world, 4096, 8192, TUTTI_ERR_TRANSPORT, "pass the same bytes to tutti_mem_alloc");
+  expect_alloc(world, 4096, most, TUTTI_ERR_INVALID_ARGUMENT, "rank 1 asked for 18446744073709551615 bytes");
+  const size_t wrapping[] = {most, most - 4095, (most >> 1) + 2, most / (size_t)size + 1, most / (size_t)size + 4097};
+  for (size_t k = 0; k < sizeof wrapping / sizeof wrapping[0]; ++k) {
+    expect_alloc(world, wrapping[k], wrapping[k], TUTTI_ERR_INVALID_ARGUMENT, mapped_limit);
+  }
+  /* The limit, as tutti.h states it: 2^46 bytes of mapping in one process. */
+  const size_t part = ((size_t)1 << 46) / (size_t)size / 4096 * 4096;
+  expect_alloc(world, part + 1, part + 1, TUTTI_ERR_INVALID_ARGUMENT, mapped_limit);
+  /* At the limit the size is taken, and /dev/shm (a tmpfs of at most the RAM) refuses it. */
+  expect_alloc(world, part, part, TUTTI_ERR_TRANSPORT, "cannot reserve");
+  /* Random sizes, the same sequence on every rank: small ones come, those past the
+   * limit are refused, and those between half the limit and the limit do not fit. */
+  unsigned long long state = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < 45; ++k) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    size_t random = (size_t)(state ^ (state >> 29));
+    if (k % 3 == 0) {
+      size_t small = random % (1 << 20) + 1;
+      expect_alloc(world, small, small, TUTTI_OK, "");
+    } else if (k % 3 == 1) {
+      size_t past = part + 1 + random % (most - part);
+      expect_alloc(world, past, past, TUTTI_ERR_INVALID_ARGUMENT, mapped_limit);
+    } else {
+      size_t large = part / 2 + random % (part / 2);
+      expect_alloc(world, large, large, TUTTI_ERR_TRANSPORT, "cannot reserve");
+    }
+  }
+  /* Still in step: a region every rank maps, reduced in place. */
+  void* region = NULL;
+  const size_t count = 1 << 16;
+  if (ok(tutti_mem_alloc(world, count * 4, &region), "tutti_mem_alloc after the refusals")) {
+    fill(region, count, world_rank);
+    if (ok(tutti_all_reduce(world, region, region, count, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, NULL),
+           "tutti_all_reduce after the refusals")) {
+      expect_sums("all_reduce after the refusals", region, count, size, 0);
+    }
+    ok(tutti_mem_free(world, region), "tutti_mem_free");
+  }
+}
+
+/* Rank 0 kills itself as soon as its segment for a tutti_mem_alloc is in /dev/shm,
+ * before rank 1 (which never calls it) has mapped it: the one moment a segment's name
+ * outlives its creator. */
+static void* die_once_shared(void* unused) {
+  (void)unused;
+  char mine[64];
+  snprintf(mine, sizeof mine, "tutti-%d-", (int)getpid());
+  for (int tries = 0; tries < 4000; ++tries) {
+    DIR* dir = opendir("/dev/shm");
+    struct dirent* entry;
+    int found = 0;
+    while (dir != NULL && !found && (entry = readdir(dir)) != NULL) found = !strncmp(entry->d_name, mine, strlen(mine));
+    if (found) {
+      printf("coll_shared_memory: rank 0 dies with /dev/shm/%s\n", entry->d_name);
+      fflush(stdout);
+      raise(SIGKILL);
+    }
+    if (dir != NULL) closedir(dir);
+    usleep(5000);
+  }
+  printf("FAIL rank 0 shared_memory: no segment of this process appeared in /dev/shm\n");
+  fflush(stdout);
+  _exit(1);
+}
+
+static void abandon(tutti_comm* world) {
+  /* The communicator's own segment is unlinked by now: only the next one counts. */
+  if (!ok(tutti_barrier(world, NULL), "tutti_barrier")) return;
+  if (world_rank != 0) {
+    sleep(30);
+    return;
+  }
+  printf("coll_shared_memory: rank 0 is pid %d\n", (int)getpid());
+  fflush(stdout);
+  pthread_t killer;
+  pthread_create(&killer, NULL, die_once_shared, NULL);
+  void* memory = NULL;
+  tutti_mem_alloc(world, 1 << 20, &memory);
+  fail("tutti_mem_alloc returned although rank 1 never called it");
+}
+
 int main(int argc, char** argv) {
   tutti_comm* world = NULL;
   if (tutti_comm_init(NULL, &world) != TUTTI_OK) {
@@ -197,24 +322,9 @@ int main(int argc, char** argv) {
   tutti_comm_rank(world, &world_rank);
   tutti_comm_size(world, &size);
   if (argc > 1 && strcmp(argv[1], "sizes") == 0) {
-    /* A rank whose allocation succeeds must not leave before the others have made
-     * theirs: its exit would make them see it lost instead. They meet on a communicator
-     * of their own, whose timeout outlasts rank 0's wait. */
-    tutti_comm* meeting = NULL;
-    if (!ok(tutti_comm_split(world, 0, world_rank, &meeting), "tutti_comm_split") ||
-        !ok(tutti_comm_set_op_timeout(meeting, 30000), "tutti_comm_set_op_timeout")) {
-      return 1;
-    }
-    void* memory = NULL;
-    tutti_status status = tutti_mem_alloc(world, world_rank == 1 ? 8192 : 4096, &memory);
-    tutti_status want = world_rank == 0 ? TUTTI_ERR_TIMEOUT : world_rank == 1 ? TUTTI_ERR_TRANSPORT : TUTTI_OK;
-    const char* fragment = world_rank == 0 ? "rank 1 did not map" : "pass the same bytes to tutti_mem_alloc";
-    ++checks;
-    if (status != want || (want != TUTTI_OK && !strstr(tutti_last_error(), fragment))) {
-      fail("tutti_mem_alloc with rank 1's bytes different: %s (%s), want %s with \"%s\"", tutti_status_name(status),
-           status == TUTTI_OK ? "" : tutti_last_error(), tutti_status_name(want), fragment);
-    }
-    ok(tutti_barrier(meeting, NULL), "tutti_barrier after the allocation");
+    bad_sizes(world, size);
+  } else if (argc > 1 && strcmp(argv[1], "abandon") == 0) {
+    abandon(world);
   } else {
     exercise(world, "world");
     tutti_comm* half = NULL;
@@ -226,9 +336,6 @@ int main(int argc, char** argv) {
   }
   printf("coll_shared_memory: rank %d, %d checks, %d failures\n", world_rank, checks, failures);
   fflush(stdout);
-  /* After the sizes case the ranks' memory calls disagree: leave without the destroy,
-   * whose wait for the others is not what this test is about. */
-  if (argc > 1) return failures > 0;
   tutti_comm_destroy(world);
   return failures > 0;
 }

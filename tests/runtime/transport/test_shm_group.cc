@@ -8,8 +8,11 @@
 // that waits end in futex sleeps woken from another process.
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +37,7 @@
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/shm/layout.h"
+#include "runtime/transport/shm/segment.h"
 #include "runtime/transport/shm/signal.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
@@ -47,6 +51,8 @@ using tutti::collectives::OpContext;
 using tutti::collectives::ReduceOp;
 using tutti::collectives::Scratch;
 using tutti::transport::shm::Group;
+using tutti::transport::shm::max_shared_part;
+using tutti::transport::shm::shared_size_error;
 
 namespace {
 
@@ -902,6 +908,38 @@ Test(shm_group, chunked_timeout_names_rank_and_chunk, .timeout = 60) {
             "%s", error.what());
 }
 
+// Only segments of tutti's own naming, of this user and pid namespace, whose creator
+// has died, are taken for abandoned; the rest of /dev/shm is never touched.
+Test(shm_group, only_segments_of_dead_creators_are_removed, .timeout = 60) {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  cr_assert(child > 0);
+  waitpid(child, nullptr, 0);  // a pid of this namespace that no process has now
+  struct stat own {};
+  cr_assert_eq(stat("/proc/self/ns/pid", &own), 0);
+  const std::string random = "0123456789abcdef";
+  const std::string dead = tutti::concat("tutti-", child, "-", own.st_ino, "-", random);
+  const std::vector<std::string> kept = {
+      tutti::concat("tutti-", getpid(), "-", own.st_ino, "-", random),      // its creator lives
+      tutti::concat("tutti-", child, "-", own.st_ino + 1, "-", random),     // another pid namespace
+      tutti::concat("tutti-", child, "-", random),                          // not a name tutti makes
+      tutti::concat("tutti-", child, "-", own.st_ino, "-", random, "x"),    // nor is this
+  };
+  for (const std::string& name : kept) cr_assert(shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) >= 0);
+  int fd = shm_open(("/" + dead).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  cr_assert(fd >= 0);
+  close(fd);
+  size_t removed = tutti::transport::shm::remove_abandoned_segments();
+  bool dead_left = access(("/dev/shm/" + dead).c_str(), F_OK) == 0;
+  std::vector<bool> present;
+  for (const std::string& name : kept) present.push_back(access(("/dev/shm/" + name).c_str(), F_OK) == 0);
+  for (const std::string& name : kept) shm_unlink(("/" + name).c_str());
+  shm_unlink(("/" + dead).c_str());
+  cr_assert(!dead_left, "%s was not removed", dead.c_str());
+  cr_assert_geq(removed, 1u);
+  for (size_t i = 0; i < kept.size(); ++i) cr_assert(present[i], "%s was removed", kept[i].c_str());
+}
+
 Test(shm_group, no_segment_is_left_in_dev_shm, .timeout = 60) {
   {
     Ranks ranks(4);
@@ -1320,21 +1358,52 @@ Test(shm_group, shared_memory_freed_on_one_rank_is_a_mismatch, .timeout = 60) {
 }
 
 // Ranks that ask for different sizes: the one that differs from rank 0 says so, and
-// rank 0 names it when its wait ends.
+// the others fail with its reason at once, long before their deadline.
 Test(shm_group, shared_memory_of_different_sizes_is_refused, .timeout = 60) {
-  Ranks ranks(2);
-  std::vector<Error> errors(2, Error(Status::kOk, ""));
+  Ranks ranks(3);
+  std::vector<Error> errors(3, Error(Status::kOk, ""));
+  auto start = store_test::Clock::now();
   ranks.run([&](int rank, Failures&) {
     errors[rank] = store_test::error_of([&] {
       ranks.groups[rank]->allocate_shared(*ranks.clients[rank], "test/shm/memory/", rank == 1 ? 8192 : 4096,
-                                          Deadline::after_ms(tt_timeout_ms(1000)));
+                                          Deadline::after_ms(60000));
     });
   });
-  cr_assert_eq(errors[1].status(), Status::kTransport, "%s", errors[1].what());
-  cr_assert(contains(errors[1].what(), "pass the same bytes to tutti_mem_alloc on every rank"), "%s", errors[1].what());
-  cr_assert_eq(errors[0].status(), Status::kTimeout, "%s", errors[0].what());
-  cr_assert(contains(errors[0].what(), "rank 1 did not map"), "%s", errors[0].what());
+  cr_assert(ms_since(start) < tt_timeout_ms(20000), "the ranks waited %lld ms", (long long)ms_since(start));
+  for (int rank = 0; rank < 3; ++rank) {
+    cr_assert_eq(errors[rank].status(), Status::kTransport, "rank %d: %s", rank, errors[rank].what());
+    cr_assert(contains(errors[rank].what(), "pass the same bytes to tutti_mem_alloc on every rank"), "rank %d: %s",
+              rank, errors[rank].what());
+  }
+  cr_assert(contains(errors[0].what(), "rank 1 reports"), "%s", errors[0].what());
   cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+}
+
+// A size past the limit, on one rank only or on all, where the page-rounded size times
+// the ranks would wrap around: every rank fails at once with kInvalidArgument.
+Test(shm_group, shared_memory_past_the_limit_is_refused_on_every_rank, .timeout = 60) {
+  Ranks ranks(2);
+  const size_t wrapping = SIZE_MAX / 2 + 2;  // rounded to the page and doubled: 8192
+  for (bool everywhere : {false, true}) {
+    std::vector<Error> errors(2, Error(Status::kOk, ""));
+    ranks.run([&](int rank, Failures&) {
+      errors[rank] = store_test::error_of([&] {
+        ranks.groups[rank]->allocate_shared(*ranks.clients[rank], "test/shm/memory/",
+                                            rank == 1 || everywhere ? wrapping : 4096, Deadline::after_ms(60000));
+      });
+    });
+    for (int rank = 0; rank < 2; ++rank) {
+      cr_assert_eq(errors[rank].status(), Status::kInvalidArgument, "rank %d: %s", rank, errors[rank].what());
+      int asker = everywhere ? rank : 1;
+      cr_assert(contains(errors[rank].what(), tutti::concat("rank ", asker, " asked for ", wrapping,
+                                                            " bytes, more than tutti_mem_alloc can map")),
+                "rank %d: %s", rank, errors[rank].what());
+    }
+  }
+  cr_assert(leftover_segments().empty(), "%s was left behind", leftover_segments()[0].c_str());
+  cr_assert_eq(max_shared_part(2), size_t{1} << 45);
+  cr_assert(shared_size_error(max_shared_part(3), 3).empty());
+  cr_assert(!shared_size_error(max_shared_part(3) + 1, 3).empty());
 }
 
 namespace {
