@@ -100,10 +100,12 @@ Comm::~Comm() {
   unregister_for_dump(this);
   // With the store gone (or this rank declared lost by it) there is no one to leave.
   bool store_gone = monitor_ && monitor_->store_lost();
+  bool watched_by_monitor = monitor_ != nullptr;  // whose end leaves the store's watch
   device_.reset();
   monitor_.reset();
   engine_.reset();
   if (!joined_ || fault_.status() == Status::kAborted || store_gone) return;
+  if (!watched_by_monitor) rendezvous::unwatch(*store_);  // init failed after the meeting
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
 }
 

@@ -70,6 +70,34 @@ void claim_rank(store::Client& store, const std::string& prefix, const Plan& pla
   store.set(key(prefix, "who", plan.rank), identity + "\n" + plan.node_key, deadline);
 }
 
+// From its claim on, the store watches this rank's connection: should the process end
+// before every rank has arrived, the store writes a loss event (store/liveness.h) that
+// ends the others' wait at once, naming it, where they would otherwise wait out their
+// deadline for a rank that can never come. The watch's timeout only has to outlast
+// the rest of init, in which a rank may wait silently on the store; the communicator's
+// failure detector (health/monitor.h) takes the watch over with its own.
+void watch(store::Client& store, const std::string& prefix, int rank, Deadline deadline) {
+  store.heartbeat(deadline.remaining_ms() + kLingerMs + kDiagnosisMs, "", deadline);
+  store.member(prefix, rank, deadline);
+}
+
+// A rank that had arrived was lost before all had: the meeting can never complete.
+[[noreturn]] void fail_on_loss(store::Client& store, const std::string& prefix, const Plan& plan,
+                               const std::string& where, Deadline deadline, const char* api) {
+  std::string who = "a rank";
+  std::string reason = "the store declared it lost";
+  if (auto event = store::decode_loss_event(store.get(store::lost_key(prefix, 1), deadline))) {
+    who = concat("rank ", event->rank, " (", event->identity, ")");
+    reason = event->reason;
+  }
+  std::string missing = absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  fail(Status::kPeerLost,
+       concat(api, ": rank ", plan.rank, " gave up ", where, ": ", who, " arrived and was then lost: ", reason,
+              missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
+                                                       " had not arrived yet"),
+              "; see that rank's own output for why it ended"));
+}
+
 // Rank 0 numbers the nodes in order of their lowest rank and tells every rank its
 // place on its node.
 void publish_places(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
@@ -132,12 +160,22 @@ void depart_after_failure(store::Client& store, const std::string& prefix, bool 
   auto deadline = Deadline::after_ms(kLingerMs);
   try {
     store.add(prefix + "departed", 1, deadline);
+    // A rank the store declared lost (meet's watch) will never depart: it counts as gone.
     while (serves_store && !deadline.expired() &&
-           store.add(prefix + "departed", 0, deadline) < store.add(prefix + "entered", 0, deadline)) {
+           store.add(prefix + "departed", 0, deadline) + store.add(store::lost_count_key(prefix), 0, deadline) <
+               store.add(prefix + "entered", 0, deadline)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   } catch (const Error&) {
     // The store is gone or aborted: nobody is left to wait for.
+  }
+}
+
+void unwatch(store::Client& store) {
+  try {
+    store.heartbeat(0, "", Deadline::after_ms(kDiagnosisMs));
+  } catch (const Error&) {
+    // The store is gone: it watches nobody.
   }
 }
 
@@ -147,6 +185,7 @@ Place meet(store::Client& store, const std::string& prefix, const Plan& plan, co
   try {
     return meet_entered(store, prefix, plan, identity, deadline, api);
   } catch (const Error&) {
+    unwatch(store);  // a clean leave: this rank's exit is no loss for the others
     depart_after_failure(store, prefix, plan.serve_store);
     throw;
   }
@@ -156,11 +195,12 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                    Deadline deadline, const char* api) {
   std::string where = concat("at the rendezvous ", plan.init_method, " (store ", store.address(), ")");
   claim_rank(store, prefix, plan, identity, where, deadline, api);
+  watch(store, prefix, plan.rank, deadline);
 
   if (store.add(prefix + "arrived", 1, deadline) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
   size_t which = 0;
   try {
-    which = store.wait_any({prefix + "all_arrived", prefix + "abort"}, deadline);
+    which = store.wait_any({prefix + "all_arrived", prefix + "abort", store::lost_key(prefix, 1)}, deadline);
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout) throw;
     std::string missing = absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
@@ -171,6 +211,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                 "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)"));
   }
   if (which == 1) fail_from_abort_key(store, prefix, deadline);
+  if (which == 2) fail_on_loss(store, prefix, plan, where, deadline, api);
 
   if (plan.rank == 0) publish_places(store, prefix, plan.world_size, deadline);
   std::string place_text = store.get(key(prefix, "place", plan.rank), deadline);

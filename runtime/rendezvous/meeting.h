@@ -20,12 +20,20 @@ struct Place {
   int node_rank = -1;
 };
 
-// Meets the plan's ranks under key prefix `prefix`. identity ("host:pid") names this
-// rank in other ranks' messages; api ("tutti_comm_init") starts every message. Throws Error: kTimeout naming the ranks that never
-// arrived; kInvalidArgument when two processes claim one rank; kMismatch when ranks
-// disagree on the world size; and whatever the store throws.
+// Meets the plan's ranks under key prefix `prefix`, on a connection of the new
+// communicator's own. identity ("host:pid") names this rank in other ranks' messages;
+// api ("tutti_comm_init") starts every message. From its claim of a rank on, the
+// store watches the connection for the rest of the deadline (a rank that ends before
+// all have arrived fails the others' wait at once, kPeerLost naming it); a successful
+// meeting leaves that watch to the communicator's failure detector, or to unwatch.
+// Throws Error: kTimeout naming the ranks that never arrived; kPeerLost naming a rank
+// that arrived and was lost; kInvalidArgument when two processes claim one rank;
+// kMismatch when ranks disagree on the world size; and whatever the store throws.
 Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
            Deadline deadline, const char* api);
+// Ends the store's watch of this connection (meet's, or the failure detector's), so
+// that closing it is a clean leave rather than a loss. Never throws.
+void unwatch(store::Client& store);
 
 // Says this rank is done with the meeting's keys. The rank serving the store calls it
 // with wait_for_all, so that it keeps the store up until every rank has left or been
@@ -37,8 +45,9 @@ void leave(store::Client& store, const std::string& prefix, int rank, int size, 
 // Failure etiquette for steps that meet through the store (init, split). Each rank
 // counts itself in when the step starts (enter) and, when the step fails on it, out
 // (depart_after_failure). The process serving the store then waits, at most a few
-// seconds, until every rank that came in has gone out: programs exit on errors, and
-// the others could otherwise not read why the step failed, only that the store went.
+// seconds, until every rank that came in has gone out or been declared lost: programs
+// exit on errors, and the others could otherwise not read why the step failed, only
+// that the store went.
 void enter(store::Client& store, const std::string& prefix, Deadline deadline);
 void depart_after_failure(store::Client& store, const std::string& prefix, bool serves_store);
 

@@ -1,9 +1,11 @@
 /* Rendezvous that cannot complete: each must fail with its status and a message that
  * says what and how to fix it, well before the test's own bound, on every rank. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/processes.h"
 #include "tests/support/rank_setup.h"
@@ -103,4 +105,27 @@ Test(rendezvous_faults, skipped_split_times_out_naming_the_rank, .timeout = 60) 
               "rank %d should name rank 1 as missing from the split:\n%s", i, output);
     free(output);
   }
+}
+
+/* A rank that arrived and then died can never complete the meeting: the others fail at
+ * once, naming it, instead of waiting out their init timeout for the ranks still to
+ * come (and then lingering for the dead one to depart, which it never does). */
+Test(rendezvous_faults, rank_lost_after_arriving_is_named_at_once, .timeout = 90) {
+  int port = tt_free_port();
+  start(0, port, 0, 3, "--init-timeout", "30000");
+  start(1, port, 1, 3, "--init-timeout", "30000");
+  cr_assert(tt_wait_for_port(port, tt_timeout_ms(5000)), "rank 0 never listened on %d", port);
+  usleep(tt_timeout_ms(2000) * 1000); /* rank 1 claims its rank in a few ms */
+  int victim = ranks[1].pid;
+  tt_signal(&ranks[1], SIGKILL);
+  /* Far less than the 30 s init timeout. */
+  int ended = tt_wait_all(ranks, 1, tt_timeout_ms(10000));
+  char* output = tt_output(&ranks[0]);
+  cr_assert_eq(ended, 1, "rank 0 still waits for the rank that died:\n%s", output);
+  char named[64];
+  snprintf(named, sizeof named, ":%d) arrived and was then lost", victim);
+  cr_expect(ranks[0].exited && ranks[0].exit_code == 1 && strstr(output, "TUTTI_ERR_PEER_LOST") &&
+                strstr(output, "rank 1 (") && strstr(output, named) && strstr(output, "ranks 2 of 3 had not arrived"),
+            "rank 0 should name rank 1 (pid %d) as lost after arriving, and rank 2 as missing:\n%s", victim, output);
+  free(output);
 }
