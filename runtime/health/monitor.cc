@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -65,6 +66,7 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   std::atomic<bool> store_lost{false};  // written on the loop thread, read by ~Comm
   bool heartbeat_in_flight = false;
   uint64_t last_answer_ms = 0;  // loop clock
+  uint64_t last_tick_ms = 0;    // loop clock
   int64_t next_event = 1;
   std::shared_ptr<State> keep_alive;  // while the timer is open
   std::promise<void> closed;
@@ -77,7 +79,7 @@ void Monitor::State::start_on_loop() {
   keep_alive = shared_from_this();
   uv_timer_init(setup.loop->uv(), &timer);
   timer.data = this;
-  last_answer_ms = uv_now(setup.loop->uv());
+  last_answer_ms = last_tick_ms = uv_now(setup.loop->uv());
   auto interval = static_cast<uint64_t>(setup.interval_ms);
   uv_timer_start(
       &timer, [](uv_timer_t* handle) { static_cast<State*>(handle->data)->tick_on_loop(); }, interval, interval);
@@ -87,6 +89,13 @@ void Monitor::State::start_on_loop() {
 void Monitor::State::tick_on_loop() {
   if (stopping || store_lost) return;
   uint64_t now = uv_now(setup.loop->uv());
+  // A late tick means this process's loop did not run meanwhile (stopped, swapped out,
+  // starved): the store's answer may sit unread in the socket, so that time is not the
+  // store's silence. If the store lives in this process and was frozen with it, it
+  // says so itself, in a loss event for this rank.
+  uint64_t due = last_tick_ms + static_cast<uint64_t>(setup.interval_ms);
+  if (now > due) last_answer_ms = std::min(now, last_answer_ms + (now - due));
+  last_tick_ms = now;
   if (heartbeat_in_flight) {
     int64_t silent = static_cast<int64_t>(now - last_answer_ms);
     if (silent > setup.timeout_ms) {

@@ -1,13 +1,19 @@
 #include "runtime/store/liveness.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/store/loss_event.h"
 
 namespace tutti::store {
 namespace {
+
+// A stall shorter than this, and than half of every watched timeout, is ordinary
+// scheduling noise: it is forgiven without a word.
+constexpr uint64_t kStallWorthNamingMs = 500;
 
 std::string seconds(uint64_t ms) {
   char text[32];
@@ -16,6 +22,9 @@ std::string seconds(uint64_t ms) {
 }
 
 }  // namespace
+
+Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms)
+    : keys_(keys), sweep_interval_ms_(sweep_interval_ms), own_identity_(process_identity()) {}
 
 void Liveness::heard_from(const void* conn, uint64_t now_ms) {
   auto it = entries_.find(conn);
@@ -39,6 +48,8 @@ void Liveness::heartbeat(const void* conn, const std::string& identity, const st
   entry.identity = identity;
   entry.address = address;
   entry.last_heard_ms = now_ms;
+  // The caller's sweeps start again now; the time nothing was watched is no stall.
+  if (!watching() && timeout_ms > 0) last_sweep_ms_ = now_ms;
   set_timeout(entry, timeout_ms);
   if (activity != entry.activity) {
     entry.activity = activity;
@@ -63,6 +74,9 @@ void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_
 
 std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
   std::vector<const void*> silent;
+  uint64_t due_ms = last_sweep_ms_ + sweep_interval_ms_;
+  last_sweep_ms_ = now_ms;
+  if (now_ms > due_ms) forgive_stall(now_ms - due_ms, now_ms, &silent);
   for (auto& [conn, entry] : entries_) {
     if (entry.timeout_ms <= 0) continue;
     uint64_t quiet_ms = now_ms > entry.last_heard_ms ? now_ms - entry.last_heard_ms : 0;
@@ -75,6 +89,35 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
     silent.push_back(conn);
   }
   return silent;
+}
+
+// The store's loop ran stalled_ms late. The watched connections' silence meanwhile is
+// the store's: it counts from later by as much. The store's own process was frozen
+// with it, though, and past a connection's timeout the ranks gave up on the store.
+void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost) {
+  int64_t smallest_timeout_ms = INT64_MAX;
+  for (const auto& [conn, entry] : entries_) {
+    if (entry.timeout_ms > 0) smallest_timeout_ms = std::min(smallest_timeout_ms, entry.timeout_ms);
+  }
+  if (stalled_ms >= kStallWorthNamingMs || 2 * stalled_ms >= static_cast<uint64_t>(smallest_timeout_ms)) {
+    log::warn("rendezvous store: its event loop was stalled for ", seconds(stalled_ms),
+              " (its process stopped, swapped out or starved of CPU); the connections it watches are not held ",
+              "to account for that time");
+  }
+  for (auto& [conn, entry] : entries_) {
+    if (entry.timeout_ms <= 0) continue;
+    if (entry.identity == own_identity_ && stalled_ms > static_cast<uint64_t>(entry.timeout_ms)) {
+      declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ",
+                                 seconds(stalled_ms), ", past the heartbeat timeout (",
+                                 seconds(static_cast<uint64_t>(entry.timeout_ms)),
+                                 "): the ranks that use the store have given up on it"),
+                   now_ms);
+      set_timeout(entry, 0);  // lost once; the caller closes it
+      lost->push_back(conn);
+      continue;
+    }
+    entry.last_heard_ms = std::min(now_ms, entry.last_heard_ms + stalled_ms);
+  }
 }
 
 void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms) {

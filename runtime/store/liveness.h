@@ -7,6 +7,13 @@
 //
 // The heartbeats come from each process's event loop thread, so a rank that computes
 // for hours without calling tutti keeps beating. Loop thread only, like KeySpace.
+//
+// The store's own loop can stall too (its process stopped, swapped out, starved): what
+// the ranks sent meanwhile sits unread in its sockets, and libuv runs the late sweep
+// before it reads them. So a sweep that comes late does not count the lateness as
+// anybody's silence; but the store's own process was frozen as long as the store, and
+// the ranks that use the store gave up on it when that passed their timeout, so its
+// own connections are then declared lost, for that.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +28,9 @@ namespace tutti::store {
 
 class Liveness {
  public:
-  explicit Liveness(KeySpace& keys) : keys_(keys) {}
+  // sweep_interval_ms: how often the caller sweeps; a sweep later than that finds the
+  // store's loop stalled.
+  Liveness(KeySpace& keys, uint64_t sweep_interval_ms);
 
   // Any frame from conn counts as a sign of life.
   void heard_from(const void* conn, uint64_t now_ms);
@@ -34,9 +43,15 @@ class Liveness {
 
   // conn is closing. If it was watched, it is lost for `reason`: events are written.
   void closed(const void* conn, const std::string& reason, uint64_t now_ms);
-  // The watched connections that have been silent past their timeout, each declared
-  // lost (events written) and forgotten; the caller closes them.
+  // The watched connections that have been silent past their timeout, or that belong
+  // to the store's own process when the store was stalled past their timeout, each
+  // declared lost (events written) and forgotten; the caller closes them.
   std::vector<const void*> sweep(uint64_t now_ms);
+  // The last sweep is two intervals old: the loop was stalled, and the caller should
+  // sweep before it reads what arrived meanwhile.
+  bool sweep_overdue(uint64_t now_ms) const {
+    return watching() && now_ms > last_sweep_ms_ + 2 * sweep_interval_ms_;
+  }
 
   bool watching() const { return watched_count_ > 0; }
 
@@ -53,12 +68,16 @@ class Liveness {
   };
 
   void set_timeout(Entry& entry, int64_t timeout_ms);
+  void forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost);
   void declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms);
   void set(const std::string& key, const std::string& value);
 
   KeySpace& keys_;
   std::unordered_map<const void*, Entry> entries_;
   size_t watched_count_ = 0;
+  const uint64_t sweep_interval_ms_;
+  uint64_t last_sweep_ms_ = 0;  // or when watching last began
+  const std::string own_identity_;  // this process's "host:pid", as its clients say HELLO
 };
 
 }  // namespace tutti::store

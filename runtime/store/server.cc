@@ -142,7 +142,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_timer_t handshake_timer_;
   uv_timer_t sweep_timer_;
   KeySpace keys_;
-  Liveness liveness_{keys_};
+  Liveness liveness_{keys_, kSweepMs};
   std::unordered_set<Connection*> connections_;
   size_t open_handles_ = 0;
   bool closing_ = false;
@@ -260,6 +260,10 @@ void ServerCore::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
 
 void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
+  // After a stall libuv runs the late sweep first as a rule, but not always: what
+  // arrived meanwhile (a heartbeat, a close) must not be read before the sweep has
+  // taken the stall into account, or a close would be told before the stall's verdict.
+  if (liveness_.sweep_overdue(uv_now(loop_->uv()))) sweep_on_loop();
   if (conn->closing) return;
   if (nread < 0) {
     if (conn->decoder.buffered() > 0) {
@@ -381,7 +385,7 @@ void ServerCore::sweep_on_loop() {
   for (const void* silent : liveness_.sweep(uv_now(loop_->uv()))) {
     auto* conn = const_cast<Connection*>(static_cast<const Connection*>(silent));
     log::warn(where(), ": closing the connection from ", conn->peer, " (", conn->identity,
-              "): it stopped sending heartbeats");
+              "): it is declared lost");
     close_on_loop(conn);
   }
   if (!liveness_.watching()) uv_timer_stop(&sweep_timer_);

@@ -1,15 +1,17 @@
 /* Real faults in running jobs (coll_fault): a rank killed in the middle of a small or a
  * large all_reduce, a rank stopped with SIGSTOP, a rank that computes past the
- * heartbeat timeout, and the rank that hosts the store dying. Every survivor must get
- * TUTTI_ERR_PEER_LOST naming the lost rank (host and pid), long before the operation's
- * own timeout; the time from the fault to the last survivor's error is printed, not
- * asserted beyond that (speed is for benchmarks). Jobs run under tutti launch
+ * heartbeat timeout, and the rank that hosts the store dying or frozen. Every survivor
+ * must get TUTTI_ERR_PEER_LOST naming the lost rank (host and pid), long before the
+ * operation's own timeout; the time from the fault to the last survivor's error is
+ * printed, not asserted beyond that (speed is for benchmarks). Jobs run under tutti launch
  * --keep-going, so the survivors outlive the victim, and are bounded and cleaned up
  * by tt_job / tt_cleanup_all. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/launch_job.h"
 #include "tests/support/processes.h"
@@ -186,6 +188,80 @@ Test(faults, death_of_the_rank_hosting_the_store_is_named, .timeout = 150) {
     cr_expect(strstr(output, "LOST") && strstr(output, "TUTTI_ERR_PEER_LOST"), "rank %d:\n%s", rank, output);
     cr_expect(strstr(output, "the rendezvous store at 127.0.0.1:") && strstr(output, "hosted by rank 0, is lost"),
               "rank %d does not say the store's host is gone:\n%s", rank, output);
+    free(output);
+  }
+}
+
+/* Copies the first line of text that starts with prefix into line; "" if none. */
+static const char* line_starting(const char* text, const char* prefix, char* line, size_t size) {
+  line[0] = '\0';
+  for (const char* at = text; at; at = strchr(at, '\n')) {
+    if (*at == '\n') ++at;
+    if (strncmp(at, prefix, strlen(prefix)) == 0) {
+      snprintf(line, size, "%.*s", (int)strcspn(at, "\n"), at);
+      break;
+    }
+  }
+  return line;
+}
+
+/* Rank 0 hosts the store and is frozen (SIGSTOP) for 3 s, past the 2 s heartbeat
+ * timeout, in the middle of 16 MiB all_reduces (coll_fault cut, no cut made). The
+ * others rightly give up on the store. Rank 0, continued, must say that it and its
+ * store were frozen, and not blame ranks whose heartbeats sat unread in its sockets. */
+Test(faults, frozen_store_host_blames_itself_not_the_others, .timeout = 150) {
+  int port = tt_free_port();
+  for (int rank = 0; rank < 3; ++rank) {
+    tt_rank_setup* setup = &setups[rank];
+    tt_setup_init(setup, TUTTI_TEST_BINARY_DIR "/tests/programs/coll_fault");
+    tt_setup_arg(setup, "--case");
+    tt_setup_arg(setup, "cut");
+    tt_setup_arg(setup, "--victim");
+    tt_setup_arg(setup, "0");
+    tt_setup_arg(setup, "--count");
+    tt_setup_arg(setup, "%d", 4 << 20);
+    tt_setup_env(setup, "TUTTI_INIT_METHOD=tcp://127.0.0.1:%d", port);
+    tt_setup_env(setup, "TUTTI_RANK=%d", rank);
+    tt_setup_env(setup, "TUTTI_WORLD_SIZE=3");
+    tt_setup_env(setup, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+    tt_setup_env(setup, "TUTTI_HEARTBEAT_TIMEOUT_MS=2000");
+    tt_setup_env(setup, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
+    cr_assert_eq(tt_spawn(&ranks[rank], setup->argv, setup->env), 0);
+  }
+  /* Rank 0 says when it is 200 rounds in: every rank is then exchanging data. */
+  int running = 0;
+  for (int waited = 0; waited < tt_timeout_ms(60000) && !running; waited += 20) {
+    char* output = tt_output(&ranks[0]);
+    running = strstr(output, "CUTTABLE ") != NULL;
+    free(output);
+    if (!running && tt_wait_all(ranks, 3, 0) > 0) break;
+    if (!running) usleep(20000);
+  }
+  cr_assert(running, "the ranks never got 200 rounds in");
+  tt_signal(&ranks[0], SIGSTOP);
+  usleep(3000 * 1000);
+  tt_signal(&ranks[0], SIGCONT);
+
+  int ended = tt_wait_all(ranks, 3, tt_timeout_ms(60000));
+  cr_assert_eq(ended, 3, "only %d of 3 ranks ended", ended);
+  for (int rank = 0; rank < 3; ++rank) {
+    char* output = tt_output(&ranks[rank]);
+    char line[4096];
+    const char* lost = line_starting(output, "LOST ", line, sizeof line);
+    cr_expect(strstr(lost, "TUTTI_ERR_PEER_LOST"), "rank %d:\n%s", rank, output);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d:\n%s", rank, output);
+    if (rank == 0) {
+      cr_expect(strstr(lost, "this rank was declared lost") &&
+                    strstr(lost, "which serves the rendezvous store, was frozen for"),
+                "rank 0 does not say that it and its store were frozen:\n%s", output);
+      cr_expect(strstr(output, "sent nothing to the store") == NULL,
+                "rank 0's store blamed ranks for the silence it caused:\n%s", output);
+    } else {
+      /* Or, on a machine so slow that they had not given up yet, the store's verdict. */
+      cr_expect(strstr(lost, "hosted by rank 0, is lost") ||
+                    strstr(lost, "which serves the rendezvous store, was frozen"),
+                "rank %d does not blame the store:\n%s", rank, output);
+    }
     free(output);
   }
 }

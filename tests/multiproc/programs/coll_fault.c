@@ -10,9 +10,10 @@
  *   compute   the victim computes for MS without calling tutti while the others wait
  *             in an all_reduce for it; everybody must then finish 5 more rounds.
  *   cut       every rank loops on all_reduce of N floats, 2 ms apart, until one fails
- *             (test_network_cut.c cuts the victim's network meanwhile); after 200
- *             rounds (about half a second: a few heartbeats in) the victim says so;
- *             a rank still running after 120 s gives up.
+ *             (test_network_cut.c cuts the victim's network meanwhile, test_faults.c
+ *             freezes the victim when it hosts the store); after 200 rounds (about
+ *             half a second: a few heartbeats in) the victim says so; a rank still
+ *             running after 120 s gives up.
  *   last_message  rank 0 waits in a receive from the victim; the victim SIGSTOPs rank 0,
  *             sends it one float and ends at once (as a crash right after a send
  *             would), and a child it forked before SIGCONTs rank 0 300 ms later. Rank 0

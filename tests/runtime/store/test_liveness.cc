@@ -1,11 +1,17 @@
 // The store's side of failure detection (liveness.h), through real connections: a
 // watched connection that closes or goes silent becomes a loss event under each group
-// it is a member of; a clean leave, or a connection never watched, is no loss.
+// it is a member of; a clean leave, or a connection never watched, is no loss. Then,
+// on a clock of the test's own, what a sweep that comes late (the store's own loop
+// stalled) makes of the silence it caused.
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
+#include "runtime/common/identity.h"
+#include "runtime/store/key_space.h"
+#include "runtime/store/liveness.h"
 #include "runtime/store/loss_event.h"
 #include "tests/runtime/store/store_test.h"
 
@@ -13,6 +19,7 @@ using store_test::contains;
 using store_test::soon;
 using tutti::Status;
 using tutti::store::decode_loss_event;
+using tutti::store::LossEvent;
 
 namespace {
 
@@ -107,4 +114,108 @@ Test(liveness, member_needs_a_prefix, .timeout = 30) {
   tutti::Error error = store_test::error_of([&] { store.client->member("", 0, soon()); });
   cr_assert_eq(error.status(), Status::kInvalidArgument);
   cr_assert(contains(error.what(), "MEMBER needs a key prefix"), "%s", error.what());
+}
+
+namespace {
+
+constexpr uint64_t kSweepMs = 100;
+constexpr int64_t kTimeoutMs = 2000;
+
+// A Liveness without a server: connections are made-up pointers, the clock is now_ms,
+// and the test calls sweep() where the server's timer would.
+struct Watch {
+  Watch() : keys({}, [](std::unique_ptr<tutti::store::Waiter>) {}), liveness(keys, kSweepMs) {}
+
+  // Connection `rank` of group "g/", from a process named identity, starts beating.
+  const void* join(int rank, const std::string& identity) {
+    const void* conn = &conns[rank];
+    liveness.member(conn, "g/", rank);
+    liveness.heartbeat(conn, identity, "127.0.0.1:1", kTimeoutMs, "", now_ms);
+    return conn;
+  }
+  // Sweeps every kSweepMs, as the timer would, until until_ms; returns what they closed.
+  std::vector<const void*> sweep_until(uint64_t until_ms) {
+    std::vector<const void*> closed;
+    while (now_ms + kSweepMs <= until_ms) {
+      now_ms += kSweepMs;
+      for (const void* conn : liveness.sweep(now_ms)) closed.push_back(conn);
+    }
+    return closed;
+  }
+  std::optional<LossEvent> lost(int rank) {
+    tutti::store::protocol::Request get;
+    get.op = tutti::store::protocol::Op::kGet;
+    get.keys = {tutti::store::lost_rank_key("g/", rank)};
+    get.number = 0;  // answer at once
+    auto reply = keys.handle(get);
+    if (!reply || reply->status != Status::kOk) return std::nullopt;
+    return decode_loss_event(reply->values.at(0));
+  }
+
+  char conns[3] = {};
+  uint64_t now_ms = 1000;
+  tutti::store::KeySpace keys;
+  tutti::store::Liveness liveness;
+};
+
+}  // namespace
+
+Test(liveness, late_sweep_blames_nobody_for_the_stores_own_stall, .timeout = 10) {
+  Watch watch;
+  const void* beating = watch.join(1, "elsewhere:101");
+  const void* silent = watch.join(2, "elsewhere:102");
+  cr_assert(watch.sweep_until(1500).empty());
+
+  // The store's loop stalls 3 s, past the timeout; then its timer's late sweep runs
+  // before it reads what the ranks sent meanwhile.
+  watch.now_ms += kSweepMs + 3000;
+  cr_assert(watch.liveness.sweep(watch.now_ms).empty(), "a rank was declared lost for the store's own stall");
+  cr_assert_not(watch.lost(1).has_value());
+  cr_assert_not(watch.lost(2).has_value());
+
+  // Silence outside the stall still counts. Rank 1 beats on, rank 2 stays silent: it
+  // had been silent 500 ms when the stall began, so it has 1.5 s left after it.
+  uint64_t resumed_ms = watch.now_ms;
+  for (uint64_t until = resumed_ms + 400; until <= resumed_ms + 1400; until += 500) {
+    cr_assert(watch.sweep_until(until).empty(), "declared lost by %llu ms after the stall",
+              static_cast<unsigned long long>(until - resumed_ms));
+    watch.liveness.heard_from(beating, watch.now_ms);
+  }
+  auto closed = watch.sweep_until(resumed_ms + 1900);
+  cr_assert(closed.size() == 1 && closed[0] == silent, "rank 2 stayed silent past its timeout and was not lost");
+  auto event = watch.lost(2);
+  cr_assert(event.has_value());
+  cr_assert(contains(event->reason, "sent nothing to the store for 2.1 s"), "%s", event->reason.c_str());
+  cr_assert_not(watch.lost(1).has_value(), "rank 1 kept beating after the stall");
+}
+
+Test(liveness, own_process_frozen_past_its_timeout_is_declared_lost, .timeout = 10) {
+  Watch watch;
+  const void* own = watch.join(0, tutti::process_identity());
+  watch.join(1, "elsewhere:101");
+  cr_assert(watch.sweep_until(1500).empty());
+
+  watch.now_ms += kSweepMs + 2500;  // the whole process, store and rank 0, stopped for 2.5 s
+  auto closed = watch.liveness.sweep(watch.now_ms);
+  cr_assert_eq(closed.size(), 1u, "%zu connections closed", closed.size());
+  cr_assert_eq(closed[0], own);
+  auto event = watch.lost(0);
+  cr_assert(event.has_value(), "the store's own rank was not declared lost");
+  cr_assert(contains(event->reason, "which serves the rendezvous store, was frozen for 2.5 s"), "%s",
+            event->reason.c_str());
+  cr_assert(contains(event->reason, "heartbeat timeout (2.0 s)"), "%s", event->reason.c_str());
+  cr_assert_not(contains(event->reason, "sent nothing"), "%s", event->reason.c_str());
+  cr_assert_not(watch.lost(1).has_value(), "rank 1 was blamed for the store's stall");
+}
+
+Test(liveness, own_process_stalled_within_its_timeout_is_not_lost, .timeout = 10) {
+  Watch watch;
+  watch.join(0, tutti::process_identity());
+  watch.join(1, "elsewhere:101");
+  cr_assert(watch.sweep_until(1500).empty());
+
+  watch.now_ms += kSweepMs + 1500;  // a long stall, but within the 2 s timeout
+  cr_assert(watch.liveness.sweep(watch.now_ms).empty());
+  cr_assert_not(watch.lost(0).has_value());
+  cr_assert_not(watch.lost(1).has_value());
 }
