@@ -13,7 +13,8 @@
  * same data movement and kernels and are covered by the small counts. Another matrix
  * runs on buffers from tutti_mem_alloc, whose paths the first never takes, and a last
  * test a smaller one with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
- * calls that agree. About 160 s alone on 2 cores (ctest). */
+ * calls that agree; a random soak draws what the matrix leaves out. About 190 s alone
+ * on 2 cores (ctest). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
@@ -111,6 +112,28 @@ ParameterizedTest(int* size, collectives, matrix_in_shared_memory, .timeout = 20
   static const char* const args[] = {"--counts", "70001", "--inplace", "--async", "--big-dtypes", "all",
                                      "--big-ops", "all",   "--shared",  NULL};
   run_matrix(*size, NULL, NULL, args);
+}
+
+/* A soak of random cases (coll_check --random): every collective, all eight dtypes
+ * (float16 and bfloat16 included) and every op at any count up to 70001, random roots
+ * and forms, at 3 and 4 ranks: on malloc'ed buffers and on buffers from
+ * tutti_mem_alloc through the selector (shared memory), and with algorithms that go
+ * through UCX. TUTTI_SOAK_CASES sets how many cases a run draws (default 1000), for
+ * longer soaks by hand. */
+ParameterizedTestParameters(collectives, random_soak) {
+  static int sizes[] = {3, 4};
+  return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
+}
+
+ParameterizedTest(int* size, collectives, random_soak, .timeout = 200) {
+  const char* cases = getenv("TUTTI_SOAK_CASES") ? getenv("TUTTI_SOAK_CASES") : "1000";
+  const char* plain[] = {"--random", cases, "--seed", "29", "--counts", "70001", "--inplace", "--async", NULL};
+  run_matrix(*size, NULL, NULL, plain);
+  const char* shared[] = {"--random", cases, "--seed", "31", "--counts", "70001", "--inplace", "--async", "--shared",
+                          NULL};
+  run_matrix(*size, NULL, NULL, shared);
+  const char* ucx[] = {"--random", cases, "--seed", "37", "--counts", "70001", "--inplace", "--async", NULL};
+  run_matrix(*size, algorithm_sets[2], NULL, ucx);
 }
 
 /* The fingerprint check must let calls that agree through, results unchanged. */

@@ -4,6 +4,7 @@
  *   coll_check [--collectives LIST] [--dtypes LIST] [--ops LIST] [--counts LIST]
  *              [--roots LIST] [--inplace] [--async] [--shared]
  *              [--big-dtypes LIST] [--big-ops LIST] [--big-from COUNT]
+ *              [--random CASES [--seed SEED]]
  *
  * LISTs are comma-separated names, or "all". Every collective runs with every dtype,
  * every count, every root (rooted ones) and every op (reducing ones). --roots takes
@@ -14,6 +15,10 @@
  * and --big-ops (default sum,avg), to keep the matrix fast. --shared takes every
  * buffer, guard zones included, from one tutti_mem_alloc region, where the shared-memory
  * transport reads and writes other ranks' buffers in place (from 64 KiB a block).
+ * --random runs CASES cases drawn from the lists instead of the matrix, the same draw
+ * on every rank (from SEED, default 1): any collective, dtype (float16 and bfloat16
+ * included), op, root and form at any count from 0 to the largest of --counts, which
+ * the matrix, keeping large counts to the --big-dtypes, leaves out; a soak.
  *
  * Each case also checks that the send buffer is unchanged, that the bytes around every
  * buffer are untouched, and that a barrier returns only after every rank entered it.
@@ -66,6 +71,8 @@ typedef struct options {
   int n_roots;
   size_t big_from;
   int inplace, async, shared, device;
+  long random_cases;
+  uint64_t seed;
 } options;
 
 typedef struct test_case {
@@ -138,6 +145,7 @@ static void parse_options(int argc, char** argv, options* o) {
   o->n_roots = 3;
   for (int i = 0; i < 3; ++i) snprintf(o->roots[i], sizeof o->roots[i], "%s", default_roots[i]);
   o->big_from = 4096;
+  o->seed = 1;
 
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
@@ -173,6 +181,11 @@ static void parse_options(int argc, char** argv, options* o) {
       o->n_big_ops = parse_ops(value, o->big_ops);
     } else if (strcmp(arg, "--big-from") == 0) {
       o->big_from = (size_t)strtoull(value, NULL, 10);
+    } else if (strcmp(arg, "--random") == 0) {
+      o->random_cases = strtol(value, NULL, 10);
+      if (o->random_cases <= 0) usage("bad number of random cases", value);
+    } else if (strcmp(arg, "--seed") == 0) {
+      o->seed = (uint64_t)strtoull(value, NULL, 10);
     } else if (strcmp(arg, "--counts") == 0 || strcmp(arg, "--roots") == 0) {
       int is_counts = arg[2] == 'c';
       char copy[512];
@@ -609,6 +622,32 @@ static int run_barrier_case(const test_case* c) {
 
 /* ---- the matrix --------------------------------------------------------------------- */
 
+/* --random: o->random_cases cases drawn by a hash of (seed, case number), so that every
+ * rank draws the same ones. Returns 1 if it stopped at a failed call. */
+static int run_random(const options* o, const int* roots, int n_roots) {
+  size_t largest = 0;
+  for (int i = 0; i < o->n_counts; ++i) largest = o->counts[i] > largest ? o->counts[i] : largest;
+  for (long k = 0; k < o->random_cases; ++k) {
+    uint64_t draw = cv_hash(o->seed, (uint64_t)k, 0x50a6);
+    test_case c;
+    c.coll = o->colls[draw % (uint64_t)o->n_colls];
+    c.dtype = o->dtypes[(draw >> 8) % (uint64_t)o->n_dtypes];
+    c.op = coll_reduces[c.coll] ? o->ops[(draw >> 16) % (uint64_t)o->n_ops] : TUTTI_OP_SUM;
+    /* Half the cases small (the latency paths), half anywhere up to the largest. */
+    uint64_t wide = cv_hash(o->seed, (uint64_t)k, 0xc0de);
+    c.count = (draw >> 24) & 1 ? wide % 64 : wide % (largest + 1);
+    c.root = coll_rooted[c.coll] ? roots[(draw >> 32) % (uint64_t)n_roots] : 0;
+    c.inplace = o->inplace && ((draw >> 40) & 1);
+    c.async = o->async && ((draw >> 41) & 1);
+    c.id = (uint64_t)k;
+    int result = c.coll == BARRIER ? run_barrier_case(&c) : run_case(&c);
+    ++cases_run;
+    if (result != 0) ++failures;
+    if (result < 0) return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
@@ -630,8 +669,8 @@ int main(int argc, char** argv) {
 
   int forms = (o.inplace ? 2 : 1) * (o.async ? 2 : 1);
   uint64_t id = 0;
-  int stopped = 0;
-  for (int ci = 0; ci < o.n_colls && !stopped; ++ci) {
+  int stopped = o.random_cases > 0 ? run_random(&o, roots, n_roots) : 0;
+  for (int ci = 0; ci < o.n_colls && !stopped && o.random_cases == 0; ++ci) {
     int coll = o.colls[ci];
     if (coll == BARRIER) {
       for (int async = 0; async <= o.async && !stopped; ++async) {
