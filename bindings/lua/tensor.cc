@@ -158,8 +158,18 @@ int tensor_view(lua_State* L) {
   int64_t shape[kMaxDims];
   int next = 0;
   int32_t ndim = check_shape(L, 2, shape, &next);
+  // Checked: a product that wraps could match numel (zeros(0) as 2^32 x 2^32, or
+  // zeros(1) as 3 x 11 x 0xf83e0f83e0f83e1), and indexing that view would reach far
+  // outside the storage. No tensor holds more than int64 elements.
   int64_t numel = 1;
-  for (int d = 0; d < ndim; ++d) numel *= shape[d];
+  for (int d = 0; d < ndim; ++d) {
+    if (__builtin_mul_overflow(numel, shape[d], &numel)) {
+      return luaL_error(L, "view: a tensor of %I elements (%s) cannot be viewed with a shape whose sizes multiply "
+                        "past int64 (at size %I in dimension %d); give sizes whose product is %I",
+                        static_cast<lua_Integer>(t->numel), push_shape_text(L, *t), static_cast<lua_Integer>(shape[d]),
+                        d + 1, static_cast<lua_Integer>(t->numel));
+    }
+  }
   if (numel != t->numel) {
     return luaL_error(L, "view: a tensor of %I elements (%s) cannot be viewed with a shape of %I elements",
                       static_cast<lua_Integer>(t->numel), push_shape_text(L, *t), static_cast<lua_Integer>(numel));

@@ -15,17 +15,32 @@ template <typename What>
   fail(Status::kInvalidArgument, concat(api, ": ", what()));
 }
 
-// Byte ranges of the two buffers this rank touches, for the overlap check.
+// Byte range [begin, end) of a buffer this rank touches, for the overlap check.
 struct Extent {
   uintptr_t begin = 0;
-  size_t bytes = 0;
+  uintptr_t end = 0;
   bool overlaps(const Extent& other) const {
-    if (bytes == 0 || other.bytes == 0) return false;
-    return begin < other.begin + other.bytes && other.begin < begin + bytes;
+    if (begin == end || other.begin == other.end) return false;
+    return begin < other.end && other.begin < end;
   }
 };
 
-Extent extent(const void* p, size_t bytes) { return Extent{reinterpret_cast<uintptr_t>(p), bytes}; }
+// The extent of `bytes` at p. A count whose bytes fit in size_t may still put the end
+// past the top of the address space, where begin + bytes wraps to a low address: the
+// overlap check, and every offset the algorithms add to the pointer, would then be
+// wrong, so such a buffer is refused (one add with overflow: validate is on the hot path).
+Extent extent(const char* api, const Call& call, const char* which, const void* p, size_t bytes) {
+  Extent range{reinterpret_cast<uintptr_t>(p), 0};
+  if (__builtin_add_overflow(range.begin, bytes, &range.end)) {
+    invalid(api, [&] {
+      return concat("the ", which, " buffer at ", p, " with count ", call.count, " of ",
+                    dtype_name(static_cast<Dtype>(call.dtype)), " (", bytes,
+                    " bytes) would run past the end of the address space; pass the buffer's real address and "
+                    "element count");
+    });
+  }
+  return range;
+}
 
 }  // namespace
 
@@ -122,7 +137,9 @@ void validate(const Call& call, int rank, int size, const char* api) {
                     " bytes, or count 0");
     });
   }
-  if (extent(call.send, send_bytes).overlaps(extent(call.recv, recv_bytes)) && !is_in_place(call, rank, size)) {
+  Extent send = extent(api, call, "send", call.send, send_bytes);
+  Extent recv = extent(api, call, "receive", call.recv, recv_bytes);
+  if (send.overlaps(recv) && !is_in_place(call, rank, size)) {
     invalid(api, [&] {
       return concat("the send and receive buffers overlap but are not the in-place form of ", kind_name(call.kind),
                     " (see tutti.h, \"In place\"); use separate buffers");

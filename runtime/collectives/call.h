@@ -56,7 +56,8 @@ inline bool is_point_to_point(Kind kind) { return kind == Kind::kSend || kind ==
 // Throws Error(kInvalidArgument) naming the argument and how to fix it: a NULL buffer
 // that this rank needs for a nonzero count, an unknown dtype or op, a root or peer
 // outside [0, size), a negative tag, overlapping buffers other than the in-place form
-// tutti.h allows, a size that overflows. `api` is "tutti_all_reduce" etc.
+// tutti.h allows, a size that overflows, a buffer whose end would lie past the top of
+// the address space. `api` is "tutti_all_reduce" etc.
 void validate(const Call& call, int rank, int size, const char* api);
 
 // Where the call's buffers overlap in the allowed in-place form.

@@ -104,6 +104,12 @@ do
   check.raises("item: the tensor has 4 elements", function() return dst:item() end)
   check.raises("max: the tensor is empty", function() return tutti.zeros(0):max() end)
   check.raises("cannot be viewed with a shape of 5 elements", function() return dst:view(5) end)
+  -- Shapes whose product wraps around 2^64 to the tensor's numel: accepted, their views
+  -- would index far outside the storage.
+  check.raises("sizes multiply past int64 (at size 4294967296 in dimension 2)",
+    function() return tutti.zeros(0):view(1 << 32, 1 << 32) end)
+  check.raises("sizes multiply past int64", function() return tutti.zeros(1):view{3, 11, 0xf83e0f83e0f83e1} end)
+  check.equal(tutti.zeros(0):view(0, 1 << 62):numel(), 0, "an empty view with a large size is still empty")
 end
 
 -- Arithmetic, promotion and equality.

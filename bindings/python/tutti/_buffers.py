@@ -133,6 +133,19 @@ def _from_tensor(tensor, api, arg):
                   device if device.type == "cuda" else None)
 
 
+def _count(shape, itemsize):
+    """The elements of an __array_interface__ shape, or None where no array has it: a
+    size that is negative or no integer, or more bytes than NumPy allows (sys.maxsize).
+    Checked because ctypes hands a count to C modulo 2^64: (-1,) would arrive as
+    SIZE_MAX, and (-2, -2) as a plausible 4."""
+    count = 1
+    for extent in shape:
+        if not hasattr(extent, "__index__") or extent.__index__() < 0:
+            return None
+        count *= extent.__index__()
+    return count if count * itemsize <= sys.maxsize else None
+
+
 def _c_contiguous(shape, strides, itemsize):
     expected = itemsize
     for extent, stride in zip(reversed(shape), reversed(strides)):
@@ -152,9 +165,12 @@ def _from_array_interface(obj, interface, api, arg, writable):
             f"tutti does not reduce or move; use one of {SUPPORTED} in native byte order "
             f"(e.g. {arg}.astype(numpy.float32))")
     shape = tuple(interface["shape"])
-    count = 1
-    for extent in shape:
-        count *= extent
+    count = _count(shape, ITEMSIZE[dtype])
+    if count is None:
+        raise invalid(
+            f"{api}: {arg} has shape {shape} in its __array_interface__, which describes no "
+            f"array: sizes are non-negative integers, together at most {sys.maxsize} bytes; "
+            f"pass a NumPy array, or correct the object's __array_interface__")
     strides = interface.get("strides")
     if strides is not None and count > 0 and not _c_contiguous(shape, strides, ITEMSIZE[dtype]):
         raise invalid(

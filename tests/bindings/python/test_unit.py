@@ -195,6 +195,23 @@ def test_non_contiguous_and_read_only():
     expect_invalid(r"read-only", tutti.all_gather_into_tensor, b"a", bytearray(1))
 
 
+class HandMadeArray:
+    """An object whose __array_interface__ is written by hand, over real memory."""
+
+    def __init__(self, shape):
+        self.memory = numpy.zeros(4, dtype=numpy.float32)
+        self.__array_interface__ = {"version": 3, "shape": shape, "typestr": "<f4",
+                                    "data": (self.memory.ctypes.data, False)}
+
+
+def test_array_interface_shapes_that_describe_no_array():
+    # ctypes passes the count to C modulo 2^64: (-1,) arrived as SIZE_MAX, (-2, -2) as 4
+    # and (2**32, 2**32) as 0, so the last two ran on a count the shape never meant.
+    for shape in [(-1,), (-2, -2), (2**32, 2**32), (2.0,)]:
+        expect_invalid(r"has shape .* which describes no array", tutti.all_reduce, HandMadeArray(shape))
+    tutti.all_reduce(HandMadeArray((2, 2)))
+
+
 def test_unsupported_device():
     with pytest.raises(tutti.TuttiUnsupported, match=r"tensor on meta.*host and CUDA.*cpu\(\)"):
         tutti.all_reduce(torch.zeros(3, device="meta"))

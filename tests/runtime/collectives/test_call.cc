@@ -106,6 +106,32 @@ Test(call, rejects_bad_input_naming_the_argument, .timeout = 10) {
   cr_assert(contains(rejection(huge, 0, 2), "overflows"));
 }
 
+// A count whose bytes fit in size_t but whose end, added to the address, wraps past
+// 2^64: the overlap check would compare a wrapped end, so the buffer is refused first.
+Test(call, rejects_a_buffer_that_runs_past_the_end_of_the_address_space, .timeout = 10) {
+  const auto* high = reinterpret_cast<const float*>(uintptr_t{0x7f0000000000});
+  float b[4];
+  Call send;
+  send.kind = Kind::kSend;
+  send.send = high;
+  send.count = SIZE_MAX / 4;  // SIZE_MAX - 3 bytes: no overflow in count * 4
+  send.dtype = static_cast<int32_t>(Dtype::kFloat32);
+  send.root = 1;
+  std::string why = rejection(send, 0, 2);
+  cr_assert(contains(why, "send buffer") && contains(why, "past the end of the address space"), "%s", why.c_str());
+  Call recv = send;
+  recv.kind = Kind::kRecv;
+  recv.send = nullptr;
+  recv.recv = const_cast<float*>(high);
+  why = rejection(recv, 0, 2);
+  cr_assert(contains(why, "receive buffer") && contains(why, "past the end of the address space"), "%s", why.c_str());
+  // Ending exactly at 2^64 wraps the end to 0 just the same.
+  Call top = all_reduce(b, reinterpret_cast<float*>(UINTPTR_MAX - 15), 4);
+  cr_assert(contains(rejection(top, 0, 2), "past the end of the address space"));
+  // One byte short of the top is an ordinary buffer.
+  validate(all_reduce(b, reinterpret_cast<float*>(UINTPTR_MAX - 16), 4), 0, 2, "t");
+}
+
 Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout = 10) {
   unsetenv("TUTTI_ALGO");
   Selector selector = Selector::from_environment();
