@@ -18,6 +18,10 @@ void Work::complete(Status status, std::string message) {
 
 bool Work::wait_for(int64_t timeout_ms) {
   if (done()) return true;
+  // Beyond this, a wait is as good as one until done, which the operation's own timeout
+  // bounds; and milliseconds(INT64_MAX) overflows the nanoseconds that wait_for counts
+  // in, so that the wait would end at once.
+  if (timeout_ms > kLongestWaitMs) timeout_ms = -1;
   if (fence_) return wait_for_fence(timeout_ms);
   std::unique_lock<std::mutex> lock(mutex_);
   auto finished = [this] { return done_.load(std::memory_order_relaxed); };

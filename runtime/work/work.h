@@ -34,6 +34,7 @@ class Work : public std::enable_shared_from_this<Work> {
   // fence completes here with kOk as soon as the GPU passes it, so a host waiting on a
   // device operation does not wait for the watchdog's next look.
   bool wait_for(int64_t timeout_ms);
+  static constexpr int64_t kLongestWaitMs = int64_t{1} << 40;  // 35 years
 
   // A device operation's fence (nullptr for host operations).
   Fence* fence() const { return fence_.get(); }
