@@ -1,10 +1,10 @@
 #include "runtime/transport/ucx/connect.h"
 
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <utility>
-#include <vector>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -38,27 +38,56 @@ PeerCard decode(const std::string& value, const std::string& key) {
                                   value.size(), " bytes); is every rank running the same tutti version?"));
 }
 
-[[noreturn]] void fail_missing(store::Client& store, const std::vector<std::string>& keys, const std::string& prefix,
-                               const std::string& where, std::chrono::steady_clock::time_point start,
-                               const Error& timeout) {
-  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  std::vector<bool> present;
-  try {
-    // The connect deadline has passed; a short one of its own names the ranks.
-    present = store.check(keys, Deadline::after_ms(2000));
-  } catch (const Error&) {
-    fail(Status::kTimeout,
-         concat("UCX connect on ", where, " timed out after ", waited.count(), " ms (", timeout.what(), ")"));
+// How long one lookup waits in the store before it asks again: a peer may publish its
+// address long after this rank first sends to it (it is still starting), and a parked
+// request should not outlive its transport by much.
+constexpr int64_t kLookUpSliceMs = 10000;
+
+// Cards from the store, one key per peer, read when the transport first needs them.
+// The lookups' callbacks run on the store client's loop thread and may outlive the
+// directory; they hold the shared state, whose `open` flag the directory clears.
+class StoreDirectory final : public PeerDirectory {
+ public:
+  StoreDirectory(store::Client& store, std::string prefix)
+      : state_(std::make_shared<State>(store, std::move(prefix))) {}
+  ~StoreDirectory() override {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->open = false;
   }
-  std::string missing;
-  for (size_t rank = 0; rank < present.size(); ++rank) {
-    if (!present[rank]) missing += concat(missing.empty() ? "" : ", ", rank);
+
+  void look_up(int peer, Found found) override { ask(state_, peer, std::move(found)); }
+
+ private:
+  struct State {
+    State(store::Client& client, std::string key_prefix) : store(client), prefix(std::move(key_prefix)) {}
+    store::Client& store;
+    const std::string prefix;
+    std::mutex mutex;
+    bool open = true;  // guarded by mutex: whether the transport still wants answers
+  };
+
+  static void ask(const std::shared_ptr<State>& state, int peer, Found found) {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (!state->open) return;
+    // Asked under the lock, so that no lookup starts once the directory (and with it the
+    // communicator, which owns the store client) is going.
+    std::string key = key_of(state->prefix, peer);
+    state->store.get_async(
+        key, kLookUpSliceMs,
+        [state, peer, key, found = std::move(found)](Status status, const std::string& message,
+                                                      const std::string& value) mutable {
+          if (status == Status::kTimeout) return ask(state, peer, std::move(found));
+          if (status != Status::kOk) return found(status, message, PeerCard{});
+          try {
+            found(Status::kOk, "", decode(value, key));
+          } catch (const Error& e) {
+            found(e.status(), e.what(), PeerCard{});
+          }
+        });
   }
-  fail(Status::kTimeout,
-       concat("UCX connect on ", where, " timed out after ", waited.count(), " ms: rank(s) ", missing,
-              " never published a worker address under \"", prefix, "ucx/\"; check that every rank creates the "
-              "communicator, with the same size, or raise the timeout"));
-}
+
+  std::shared_ptr<State> state_;
+};
 
 }  // namespace
 
@@ -69,24 +98,9 @@ std::unique_ptr<Transport> connect(store::Client& store, const std::string& pref
                                           " is out of range; the UCX transport takes 1 to ", kMaxRanks,
                                           " ranks, each in [0, size - 1]"));
   }
-  auto start = std::chrono::steady_clock::now();
-  auto transport = std::make_unique<WorkerTransport>(Context::shared(), rank, size, where);
+  auto transport = std::make_unique<WorkerTransport>(Context::shared(), rank, size, where,
+                                                     std::make_unique<StoreDirectory>(store, prefix));
   store.set(key_of(prefix, rank), encode(transport->card()), deadline);
-
-  std::vector<std::string> keys;
-  keys.reserve(size);
-  for (int i = 0; i < size; ++i) keys.push_back(key_of(prefix, i));
-  std::vector<std::string> values;
-  try {
-    values = store.multi_get(keys, deadline);
-  } catch (const Error& e) {
-    if (e.status() != Status::kTimeout) throw;
-    fail_missing(store, keys, prefix, where, start, e);
-  }
-  std::vector<PeerCard> cards;
-  cards.reserve(size);
-  for (int i = 0; i < size; ++i) cards.push_back(decode(values.at(i), keys[i]));
-  transport->set_peers(std::move(cards));
   return transport;
 }
 

@@ -14,10 +14,12 @@
 
 namespace tutti::transport::ucx {
 
-// Collective over the communicator's ranks: creates this rank's worker, publishes its
-// address under `prefix` ("world.0/ucx/<rank>"), and reads every rank's address;
-// endpoints are created on first use. `where` names the communicator in messages.
-// Throws Error (kTransport naming what UCX said; kTimeout naming missing ranks).
+// Creates this rank's worker and publishes its address under `prefix`
+// ("world.0/ucx/<rank>"); waits for no other rank. A peer's address is read from there
+// on the first message to or from it (worker_transport.h), so that each rank reads
+// those of the peers it talks to, not all N. `where` names the communicator in
+// messages. Throws Error (kTransport naming what UCX said; kInvalidArgument for a rank
+// or size out of range). The store client must outlive the transport.
 std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
                                    Deadline deadline, const std::string& where);
 

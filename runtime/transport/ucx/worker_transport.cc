@@ -28,6 +28,8 @@ struct Operation {
   int peer = 0;
   Tag tag{};
   size_t bytes = 0;           // the caller's buffer
+  const void* send_data = nullptr;  // a send's buffer
+  bool awaiting_card = false; // a send queued in its peer's `waiting`
   ucp_tag_recv_info_t info{}; // for a receive: the arriving message (its length)
 };
 
@@ -89,8 +91,14 @@ std::string transport_of_lane(const std::string& line) {
 
 }  // namespace
 
-WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where)
-    : context_(std::move(context)), rank_(rank), size_(size), where_(std::move(where)), peers_(size) {
+WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where,
+                                 std::unique_ptr<PeerDirectory> directory)
+    : context_(std::move(context)),
+      directory_(std::move(directory)),
+      rank_(rank),
+      size_(size),
+      where_(std::move(where)),
+      peers_(size) {
   std::string name = concat("tutti ", where_, " rank ", rank_);
   ucp_worker_params_t params{};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_NAME;
@@ -128,9 +136,17 @@ WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int
     peers_[i].owner = this;
     peers_[i].rank = i;
   }
+  peers_[rank_].card = card();
+  peers_[rank_].card_state = CardState::kKnown;
+  answers_->worker = worker_;
 }
 
 WorkerTransport::~WorkerTransport() {
+  {
+    // Lookups still in flight answer into nothing from now on.
+    std::lock_guard<std::mutex> lock(answers_->mutex);
+    answers_->worker = nullptr;
+  }
   close_endpoints();
   ucp_worker_destroy(worker_);
   for (const Peer& peer : peers_) {
@@ -140,8 +156,55 @@ WorkerTransport::~WorkerTransport() {
 
 PeerCard WorkerTransport::card() const { return PeerCard{host_, ::getpid(), address_}; }
 
-void WorkerTransport::set_peers(std::vector<PeerCard> cards) {
-  for (int i = 0; i < size_; ++i) peers_[i].card = std::move(cards.at(i));
+bool WorkerTransport::card_known(Peer& peer) {
+  if (peer.card_state == CardState::kKnown) return true;
+  if (peer.card_state == CardState::kUnknown) {
+    peer.card_state = CardState::kAsked;
+    directory_->look_up(peer.rank, [answers = answers_, rank = peer.rank](Status status, const std::string& why,
+                                                                         PeerCard card) {
+      std::lock_guard<std::mutex> lock(answers->mutex);
+      if (answers->worker == nullptr) return;
+      answers->waiting.push_back(Answer{rank, status, why, std::move(card)});
+      answers->any.store(true, std::memory_order_release);
+      ucp_worker_signal(answers->worker);  // wakes a thread asleep in wait_for_activity
+    });
+  }
+  return false;
+}
+
+void WorkerTransport::take_answers() {
+  std::vector<Answer> taken;
+  {
+    std::lock_guard<std::mutex> lock(answers_->mutex);
+    taken.swap(answers_->waiting);
+    answers_->any.store(false, std::memory_order_relaxed);
+  }
+  for (Answer& answer : taken) {
+    Peer& peer = peers_[answer.peer];
+    std::vector<Operation*> waiting;
+    waiting.swap(peer.waiting);
+    if (answer.status != Status::kOk) {
+      // The store is gone (the directory asks again on its own while it merely waits):
+      // nothing more can be said to this peer.
+      mark_lost(peer, concat("its address could not be read: ", answer.why));
+    } else {
+      peer.card = std::move(answer.card);
+      peer.card_state = CardState::kKnown;
+      // The endpoint now, as the first message would have made it: a peer this rank only
+      // receives from is watched from here on.
+      if (!peer.lost) endpoint_of(peer, nullptr);
+    }
+    for (Operation* operation : waiting) {
+      operation->awaiting_card = false;
+      if (peer.lost) {
+        operation->completed = true;
+        operation->status = UCS_ERR_CONNECTION_RESET;
+        continue;
+      }
+      ucp_ep_h endpoint = endpoint_of(peer, operation);
+      if (endpoint != nullptr) send_now(endpoint, operation);
+    }
+  }
 }
 
 WorkerTransport::Peer& WorkerTransport::peer_at(int peer, const char* call) {
@@ -160,14 +223,24 @@ Request* WorkerTransport::post_send(int peer, Tag tag, const void* data, size_t 
     operation->status = UCS_ERR_CONNECTION_RESET;
     return handle_of(operation);
   }
+  operation->send_data = data;
+  if (!card_known(to)) {
+    operation->awaiting_card = true;
+    to.waiting.push_back(operation);
+    return handle_of(operation);
+  }
   ucp_ep_h endpoint = endpoint_of(to, operation);
-  if (endpoint == nullptr) return handle_of(operation);
+  if (endpoint != nullptr) send_now(endpoint, operation);
+  return handle_of(operation);
+}
+
+void WorkerTransport::send_now(ucp_ep_h endpoint, Operation* operation) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &on_send_done;
   param.user_data = operation;
-  start(operation, ucp_tag_send_nbx(endpoint, data, bytes, ucx_tag(rank_, tag), &param));
-  return handle_of(operation);
+  start(operation, ucp_tag_send_nbx(endpoint, operation->send_data, operation->bytes,
+                                    ucx_tag(rank_, operation->tag), &param));
 }
 
 Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes) {
@@ -177,7 +250,7 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   // only through an endpoint to it: without one, a rank that only receives from a
   // peer would never see it die. A message that arrived before the peer was lost is
   // still delivered, so the receive is posted either way.
-  if (!from.lost) endpoint_of(from, nullptr);
+  if (!from.lost && card_known(from)) endpoint_of(from, nullptr);
   ucp_request_param_t param{};
   // No immediate completion: UCX 1.13 leaves recv_info unwritten when a receive
   // completes at once (its message was waiting), so the length would be lost. Denied
@@ -301,6 +374,10 @@ void WorkerTransport::on_recv_done(void*, ucs_status_t status, const ucp_tag_rec
 
 bool WorkerTransport::progress() {
   bool any = false;
+  if (answers_->any.load(std::memory_order_acquire)) {
+    take_answers();
+    any = true;
+  }
   for (int round = 0; round < kMaxProgressRounds && ucp_worker_progress(worker_) != 0; ++round) any = true;
   return any;
 }
@@ -368,6 +445,13 @@ void WorkerTransport::release(Request* request) {
   if (request == nullptr) return;
   Operation* operation = operation_of(request);
   if (!orphans_.empty()) sweep_orphans();
+  if (operation->awaiting_card) {
+    // Never handed to UCX: it only leaves its peer's queue.
+    std::vector<Operation*>& waiting = peers_[operation->peer].waiting;
+    waiting.erase(std::find(waiting.begin(), waiting.end(), operation));
+    recycle(operation);
+    return;
+  }
   if (!operation->completed) settle(operation);
   if (!operation->completed) {
     log::warn("ucx: rank ", rank_, " of ", where_, " released a ", operation->is_recv ? "receive" : "send", " of ",

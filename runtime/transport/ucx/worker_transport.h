@@ -13,6 +13,12 @@
 // marked lost, and every request involving it fails with kPeerLost instead of
 // hanging. Same-host peers are also watched through pidfds (peer_process.h).
 //
+// A peer's address is looked up (PeerDirectory) on that first send or receive too, so
+// that a rank learns the addresses of the peers its algorithms talk to (a ring's two,
+// a tree's log N) and never all N: an all-to-all of addresses through one store was
+// O(N^2) and failed init at 10,000 ranks. Sends posted before the address has come
+// wait in order and go out as progress() takes it in; receives need no address.
+//
 // Requests are pooled: after the first operations, posting allocates nothing. A
 // Request* handed out is an Operation (worker_transport.cc) under the interface's
 // name: Request stays incomplete, so that no two transports (or a test's fake) ever
@@ -23,10 +29,14 @@
 #include <sys/types.h>
 #include <ucp/api/ucp.h>
 
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "runtime/common/status.h"
 #include "runtime/transport/transport.h"
 #include "runtime/transport/ucx/context.h"
 
@@ -41,10 +51,21 @@ struct PeerCard {
   std::string address;  // ucp_worker_get_address(), opaque bytes
 };
 
+// Where a transport finds its peers' cards. look_up never blocks: `found` runs once,
+// later, on any thread, with kOk and the card or with the error that ended the search.
+class PeerDirectory {
+ public:
+  using Found = std::function<void(Status status, const std::string& why, PeerCard card)>;
+  virtual ~PeerDirectory() = default;
+  virtual void look_up(int peer, Found found) = 0;
+};
+
 class WorkerTransport final : public Transport {
  public:
-  // Creates the worker. Throws Error(kTransport) saying what UCX refused.
-  WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where);
+  // Creates the worker. Throws Error(kTransport) saying what UCX refused. The directory
+  // is asked for each peer's card on the first send or receive involving it.
+  WorkerTransport(std::shared_ptr<Context> context, int rank, int size, std::string where,
+                  std::unique_ptr<PeerDirectory> directory);
   // Closes every endpoint, waiting a bounded time for sends to drain, then the worker.
   ~WorkerTransport() override;
   WorkerTransport(const WorkerTransport&) = delete;
@@ -52,8 +73,6 @@ class WorkerTransport final : public Transport {
 
   // This rank's card.
   PeerCard card() const;
-  // Every rank's card, by rank (this rank's too). Once, before the first post.
-  void set_peers(std::vector<PeerCard> cards);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -70,10 +89,13 @@ class WorkerTransport final : public Transport {
   const char* describe() const override { return describe_; }
 
  private:
+  enum class CardState { kUnknown, kAsked, kKnown };
   struct Peer {
     WorkerTransport* owner = nullptr;  // for UCX's error callback, which gets only &peer
     int rank = 0;
+    CardState card_state = CardState::kUnknown;
     PeerCard card;
+    std::vector<Operation*> waiting;   // sends posted before its card came, in order
     ucp_ep_h endpoint = nullptr;
     bool watched = false;              // whether its process has been looked at
     int process_fd = -1;               // pidfd of a same-host peer's process, or -1
@@ -86,7 +108,25 @@ class WorkerTransport final : public Transport {
   static void on_recv_done(void* ucx_request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                            void* user_data);
 
+  // The directory's answers, which come on another thread; progress() takes them in.
+  struct Answer {
+    int peer;
+    Status status;
+    std::string why;
+    PeerCard card;
+  };
+  struct Answers {
+    std::mutex mutex;
+    std::vector<Answer> waiting;             // guarded by mutex
+    ucp_worker_h worker = nullptr;           // signalled on each answer; null once gone
+    std::atomic<bool> any{false};            // read by every progress(), without the lock
+  };
+
   Peer& peer_at(int peer, const char* call);
+  // Whether peer's card is known; if not, asks the directory (once).
+  bool card_known(Peer& peer);
+  void take_answers();
+  void send_now(ucp_ep_h endpoint, Operation* operation);
   ucp_ep_h endpoint_of(Peer& peer, Operation* operation);
   void watch_peer_process(Peer& peer);
   void mark_lost(Peer& peer, const std::string& why);
@@ -103,6 +143,8 @@ class WorkerTransport final : public Transport {
   [[noreturn]] void fail_operation(const Operation& operation) const;
 
   std::shared_ptr<Context> context_;  // outlives worker_, so declared first
+  std::unique_ptr<PeerDirectory> directory_;
+  std::shared_ptr<Answers> answers_ = std::make_shared<Answers>();  // shared with lookups in flight
   const int rank_;
   const int size_;
   const std::string where_;
