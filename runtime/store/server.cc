@@ -93,6 +93,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
     s.keys = keys_count_.load();
     s.bytes = bytes_count_.load();
     s.requests = requests_.load();
+    s.reply_bytes = reply_bytes_.load();
     s.dropped_connections = dropped_.load();
     s.denied_connections = denied_.load();
     return s;
@@ -154,6 +155,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<size_t> keys_count_{0};
   std::atomic<size_t> bytes_count_{0};
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> reply_bytes_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> denied_{0};
 };
@@ -444,6 +446,7 @@ void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_cl
   if (conn->closing) return;
   auto* write = new WriteRequest;
   write->bytes = protocol::encode(reply);
+  reply_bytes_.fetch_add(write->bytes.size(), std::memory_order_relaxed);
   write->then_close = then_close;
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));

@@ -39,6 +39,7 @@ struct ServerStats {
   size_t keys = 0;
   size_t bytes = 0;              // keys and values held
   uint64_t requests = 0;         // served since start
+  uint64_t reply_bytes = 0;      // written since start, frames whole
   uint64_t dropped_connections = 0;  // for protocol violations, denial or a handshake timeout
   uint64_t denied_connections = 0;   // of those, for failing authentication
 };

@@ -404,6 +404,12 @@ Test(server, stats_count_requests_and_keys, .timeout = 20) {
   cr_assert_eq(after.keys, 2u);
   cr_assert_eq(after.bytes, 1u + 3 + 1 + 1);
   cr_assert_geq(after.requests, before.requests + 2);
+  // A GET of 100 bytes is answered with one frame of a header, the value and a little more.
+  store.client->set("big", std::string(100, 'x'), soon());
+  auto before_get = store.server->stats();
+  cr_assert_eq(store.client->get("big", soon()), std::string(100, 'x'));
+  uint64_t reply = store.server->stats().reply_bytes - before_get.reply_bytes;
+  cr_assert(reply > 100 && reply < 140, "a GET of 100 bytes took %llu reply bytes", (unsigned long long)reply);
 }
 
 /* ---- where it listens ------------------------------------------------------------ */
