@@ -401,6 +401,16 @@ class ClientImpl final : public Client {
     expect_count("check", keys, reply.flags.size());
     return reply.flags;
   }
+  void multi_set(const std::vector<std::string>& keys, const std::vector<std::string>& values,
+                 Deadline deadline) override {
+    if (keys.size() != values.size()) {
+      fail(Status::kInvalidArgument, concat("store multi_set ", describe_keys(keys), " on ", address(), ": ",
+                                            keys.size(), " keys but ", values.size(), " values; give one per key"));
+    }
+    Request r = make(Op::kMultiSet, keys);
+    r.values = values;
+    run("multi_set", r, deadline, false);
+  }
   std::vector<std::string> multi_get(const std::vector<std::string>& keys, Deadline deadline) override {
     Reply reply = run("multi_get", make(Op::kMultiGet, keys), deadline, true);
     expect_count("multi_get", keys, reply.values.size());

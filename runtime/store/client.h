@@ -34,6 +34,10 @@ class Client {
   virtual ~Client() = default;
 
   virtual void set(const std::string& key, const std::string& value, Deadline deadline) = 0;
+  // Sets keys[i] to values[i] for every i, in one request: all of them, or none with an
+  // error (a limit of the server). keys and values have the same size.
+  virtual void multi_set(const std::vector<std::string>& keys, const std::vector<std::string>& values,
+                         Deadline deadline) = 0;
   // Waits until key exists, then returns its value.
   virtual std::string get(const std::string& key, Deadline deadline) = 0;
   // Adds delta to the integer at key (absent counts as 0) and returns the new value.

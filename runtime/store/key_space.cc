@@ -70,6 +70,37 @@ std::optional<std::string> KeySpace::check_value(const std::string& value) const
   return std::nullopt;
 }
 
+std::optional<std::string> KeySpace::fits(const Request& request) const {
+  if (request.values.size() != request.keys.size()) {
+    return concat("MULTI_SET has ", request.keys.size(), " keys but ", request.values.size(), " values");
+  }
+  // What the store would hold once every pair is in (a key given twice: its last value).
+  std::unordered_map<std::string_view, size_t> last;
+  for (size_t i = 0; i < request.keys.size(); ++i) {
+    if (auto why = check_value(request.values[i])) return why;
+    last[request.keys[i]] = i;
+  }
+  size_t keys = values_.size(), total = bytes_;
+  for (const auto& [key, i] : last) {
+    auto it = values_.find(std::string(key));
+    if (it == values_.end()) {
+      ++keys;
+    } else {
+      total -= key.size() + it->second.size();
+    }
+    total += key.size() + request.values[i].size();
+  }
+  if (keys > limits_.max_keys) {
+    return concat("the store would hold ", keys, " keys, over its max_keys (", limits_.max_keys,
+                  "); delete keys that are no longer needed or raise the limit");
+  }
+  if (total > limits_.max_total_bytes) {
+    return concat("the store would hold ", total, " bytes, over its max_total_bytes (", limits_.max_total_bytes,
+                  "); delete keys that are no longer needed or raise the limit");
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> KeySpace::store(const std::string& key, const std::string& value) {
   if (auto why = check_value(value)) return why;
   auto it = values_.find(key);
@@ -108,6 +139,10 @@ std::optional<Reply> KeySpace::handle(const Request& request) {
                    concat(protocol::op_name(request.op), " is about the connection, not keys; the server handles it"));
     case Op::kSet:
       if (auto why = store(request.keys[0], request.value)) return error(request, Status::kInvalidArgument, *why);
+      return reply;
+    case Op::kMultiSet:
+      if (auto why = fits(request)) return error(request, Status::kInvalidArgument, *why);
+      for (size_t i = 0; i < request.keys.size(); ++i) store(request.keys[i], request.values[i]);
       return reply;
     case Op::kAdd: {
       int64_t current = 0;

@@ -61,6 +61,9 @@ class KeySpace {
   std::optional<std::string> check_value(const std::string& value) const;
   // Stores value at key within the key and byte limits; nullopt or why not.
   std::optional<std::string> store(const std::string& key, const std::string& value);
+  // Whether every pair of a MULTI_SET fits the limits together (nullopt), or why not:
+  // checked before any is stored, so that a MULTI_SET is stored whole or not at all.
+  std::optional<std::string> fits(const protocol::Request& request) const;
   void wake(const std::string& key);
   void unindex(Waiter* waiter);
   bool satisfied(const Waiter& waiter) const;

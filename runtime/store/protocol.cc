@@ -138,6 +138,7 @@ std::string op_name(Op op) {
     case Op::kDelete: return "DELETE";
     case Op::kHeartbeat: return "HEARTBEAT";
     case Op::kMember: return "MEMBER";
+    case Op::kMultiSet: return "MULTI_SET";
   }
   static const char kHex[] = "0123456789abcdef";
   auto v = static_cast<uint8_t>(op);
@@ -145,7 +146,7 @@ std::string op_name(Op op) {
 }
 
 bool is_known_op(uint8_t op) {
-  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kMember);
+  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kMultiSet);
 }
 
 Header parse_header(std::string_view bytes) {
@@ -202,6 +203,10 @@ std::string encode(const Request& r) {
       put_str(body, r.keys.at(0));
       put_i64(body, r.number);
       break;
+    case Op::kMultiSet:
+      put_strs(body, r.keys);
+      put_strs(body, r.values);
+      break;
   }
   uint16_t flags = (r.op == Op::kWait && r.wait_any) ? kFlagWaitAny : 0;
   return frame(r.op, flags, r.id, body);
@@ -222,6 +227,7 @@ std::string encode(const Reply& r) {
       case Op::kSet:
       case Op::kHeartbeat:
       case Op::kMember:
+      case Op::kMultiSet:
         break;
       case Op::kGet:
       case Op::kCompareSet:
@@ -293,6 +299,13 @@ Request decode_request(const Frame& f) {
       r.keys.push_back(in.str());
       r.number = in.i64();
       break;
+    case Op::kMultiSet:
+      r.keys = in.strs();
+      r.values = in.strs();
+      if (r.values.size() != r.keys.size()) {
+        in.bad(concat("MULTI_SET has ", r.keys.size(), " keys but ", r.values.size(), " values"));
+      }
+      break;
     default:
       in.bad("unknown opcode");
   }
@@ -321,6 +334,7 @@ Reply decode_reply(const Frame& f) {
       case Op::kSet:
       case Op::kHeartbeat:
       case Op::kMember:
+      case Op::kMultiSet:
         break;
       case Op::kGet:
       case Op::kCompareSet:

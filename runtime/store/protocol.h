@@ -18,6 +18,7 @@
 //   DELETE       str key
 //   HEARTBEAT    i64 timeout_ms, str activity
 //   MEMBER       str prefix, i64 rank
+//   MULTI_SET    u32 n, n × str key, u32 n, n × str value (as many values as keys)
 // Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
 // is kOk:
 //   HELLO        i64 version, str server, i64 max_frame_bytes, str auth (a challenge,
@@ -26,7 +27,7 @@
 //   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all)
 //   CHECK        str flags (one byte per key, 0 or 1)
 //   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
-//   SET, HEARTBEAT, MEMBER  nothing
+//   SET, HEARTBEAT, MEMBER, MULTI_SET  nothing
 //
 // Failure detection (see liveness.h): HEARTBEAT asks the server to watch this
 // connection, declaring it lost when no frame arrives for timeout_ms or when it closes
@@ -69,6 +70,7 @@ enum class Op : uint8_t {
   kDelete = 9,
   kHeartbeat = 10,
   kMember = 11,
+  kMultiSet = 12,
 };
 
 // "SET", "MULTI_GET", ...; "op 0x2a" for a value outside the enum.
@@ -98,6 +100,7 @@ struct Request {
   uint32_t id = 0;
   bool wait_any = false;          // WAIT
   std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
+  std::vector<std::string> values;  // MULTI_SET, one per key
   std::string value;              // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
   std::string expected;           // COMPARE_SET expected, HELLO auth
   int64_t number = 0;             // GET/WAIT/MULTI_GET/HEARTBEAT timeout_ms, ADD delta, HELLO version,

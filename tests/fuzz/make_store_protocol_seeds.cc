@@ -30,6 +30,7 @@ protocol::Request request_of(protocol::Op op) {
   request.id = 7;
   request.keys = {"rank/0", "rank/1"};  // ops with one key send the first
   request.value = "value";
+  request.values = {"0 2 0", "1 2 0"};  // MULTI_SET: one per key
   request.expected = "expected";
   request.number = 30000;
   request.wait_any = op == protocol::Op::kWait;

@@ -289,6 +289,24 @@ Test(client, multi_get_waits_for_every_key, .timeout = 20) {
             Status::kTimeout);
 }
 
+Test(client, multi_set_sets_every_key_in_one_request, .timeout = 20) {
+  Store store;
+  auto waiter = store.connect();
+  std::vector<std::string> values;
+  std::thread getter([&] { values = waiter->multi_get({"s1", "s2", "s3"}, soon()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  uint64_t before = store.server->stats().requests;
+  store.client->multi_set({"s1", "s2", "s3"}, {"one", "two", std::string(1000, 'x')}, soon());
+  // One request for the three keys (and perhaps the other thread's MULTI_GET, if it came
+  // after the count was read), not three.
+  cr_assert_leq(store.server->stats().requests - before, 2u);
+  getter.join();
+  cr_assert_eq(values, (std::vector<std::string>{"one", "two", std::string(1000, 'x')}));
+  store.client->multi_set({}, {}, soon());
+  auto e = error_of([&] { store.client->multi_set({"a", "b"}, {"1"}, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "2 keys but 1 values"), "%s", e.what());
+}
+
 Test(client, remove, .timeout = 20) {
   Store store;
   store.client->set("r", "1", soon());

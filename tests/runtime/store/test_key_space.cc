@@ -103,3 +103,47 @@ Test(key_space, immediate_answers_and_zero_timeouts, .timeout = 10) {
   cr_assert_eq(f.keys.keys(), 0u);
   cr_assert_eq(f.keys.bytes(), 0u);
 }
+
+// A MULTI_SET is stored whole or not at all, wakes the waiters of each of its keys, and
+// a key given twice takes its last value.
+Test(key_space, multi_set_is_all_or_nothing, .timeout = 10) {
+  ServerLimits limits;
+  limits.max_keys = 4;
+  std::vector<std::unique_ptr<Waiter>> ready;
+  KeySpace keys(limits, [&](std::unique_ptr<Waiter> w) { ready.push_back(std::move(w)); });
+  Request wait;
+  wait.op = Op::kMultiGet;
+  wait.keys = {"a", "b"};
+  wait.number = 1000;
+  cr_assert(!keys.handle(wait).has_value());
+  keys.park(nullptr, wait, 100);
+
+  Request set;
+  set.op = Op::kMultiSet;
+  set.keys = {"a", "b", "a"};
+  set.values = {"1", "2", "3"};
+  auto reply = keys.handle(set);
+  cr_assert(reply.has_value() && reply->status == Status::kOk);
+  cr_assert_eq(ready.size(), 1u);
+  cr_assert_eq(keys.answer(*ready[0], Status::kOk).values, (std::vector<std::string>{"3", "2"}));
+  cr_assert_eq(keys.keys(), 2u);
+  cr_assert_eq(keys.bytes(), 4u);
+
+  // Three new keys would make 5, over max_keys (4): none of them is stored.
+  set.keys = {"c", "d", "e"};
+  reply = keys.handle(set);
+  cr_assert(reply.has_value() && reply->status == Status::kInvalidArgument);
+  cr_assert(reply->message.find("would hold 5 keys, over its max_keys (4)") != std::string::npos, "%s",
+            reply->message.c_str());
+  cr_assert_eq(keys.keys(), 2u);
+  // Overwriting the two there and adding two fits exactly.
+  set.keys = {"a", "b", "c", "d"};
+  set.values = {"x", "y", "z", "w"};
+  reply = keys.handle(set);
+  cr_assert(reply.has_value() && reply->status == Status::kOk, "%s", reply->message.c_str());
+  cr_assert_eq(keys.keys(), 4u);
+  cr_assert_eq(keys.bytes(), 8u);
+  set.values.pop_back();
+  reply = keys.handle(set);
+  cr_assert(reply.has_value() && reply->status == Status::kInvalidArgument);
+}

@@ -139,6 +139,11 @@ Test(protocol, requests_round_trip, .timeout = 10) {
   member.number = -1;
   got = round_trip(member);
   cr_assert(got.op == Op::kMember && got.keys == member.keys && got.number == -1);
+
+  Request multi_set = request(Op::kMultiSet, {"p/0", "p/1", ""});
+  multi_set.values = {"0 2 0", std::string("\0\xff", 2), ""};
+  got = round_trip(multi_set);
+  cr_assert(got.op == Op::kMultiSet && got.keys == multi_set.keys && got.values == multi_set.values);
 }
 
 Test(protocol, replies_round_trip, .timeout = 10) {
@@ -151,7 +156,7 @@ Test(protocol, replies_round_trip, .timeout = 10) {
   Reply got = round_trip(hello);
   cr_assert(got.status == Status::kOk && got.values == hello.values && got.max_frame_bytes == 1 << 24);
 
-  for (Op op : {Op::kSet, Op::kHeartbeat, Op::kMember}) {
+  for (Op op : {Op::kSet, Op::kHeartbeat, Op::kMember, Op::kMultiSet}) {
     Reply empty;
     empty.op = op;
     got = round_trip(empty);
@@ -265,6 +270,11 @@ Test(protocol, malformed_bodies_are_refused, .timeout = 10) {
   bytes = encode(check);
   bytes.back() = 7;
   cr_assert(contains(decode_error(bytes), "neither 0 nor 1"));
+  // A MULTI_SET whose values are not one per key.
+  Request uneven = request(Op::kMultiSet, {"a", "b"});
+  uneven.values = {"1"};
+  message = decode_error(encode(uneven));
+  cr_assert(contains(message, "MULTI_SET has 2 keys but 1 values"), "%s", message.c_str());
 }
 
 Test(protocol, random_bytes_never_crash, .timeout = 60) {
@@ -307,5 +317,6 @@ Test(protocol, frame_limit_counts_the_header, .timeout = 10) {
 
 Test(protocol, op_names, .timeout = 10) {
   cr_assert_eq(op_name(Op::kMultiGet), "MULTI_GET");
+  cr_assert_eq(op_name(Op::kMultiSet), "MULTI_SET");
   cr_assert_eq(op_name(static_cast<Op>(0x2a)), "op 0x2a");
 }
