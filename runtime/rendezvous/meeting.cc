@@ -92,7 +92,7 @@ void watch(store::Client& store, const std::string& prefix, int rank, Deadline d
     who = concat("rank ", event->rank, " (", event->identity, ")");
     reason = event->reason;
   }
-  std::string missing = absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
   fail(Status::kPeerLost,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": ", who, " arrived and was then lost: ", reason,
               missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
@@ -162,6 +162,22 @@ std::string absent_ranks(store::Client& store, const std::string& prefix, const 
   return list;
 }
 
+std::string shared_absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
+                                Deadline deadline) {
+  const std::string list_key = concat(prefix, "absent/", what);
+  try {
+    if (store.add(list_key + "/asked", 1, deadline) == 1) {
+      std::string list = absent_ranks(store, prefix, what, size, deadline);
+      store.set(list_key, list, deadline);
+      return list;
+    }
+    return store.get(list_key, deadline);
+  } catch (const Error&) {
+    // The first to ask did not say in time (it may have died asking): read for itself.
+    return absent_ranks(store, prefix, what, size, Deadline::after_ms(kDiagnosisMs));
+  }
+}
+
 void enter(store::Client& store, const std::string& prefix, Deadline deadline) {
   store.add(prefix + "entered", 1, deadline);
 }
@@ -213,7 +229,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
     which = store.wait_any({prefix + "all_arrived", prefix + "abort", store::lost_key(prefix, 1)}, deadline);
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout) throw;
-    std::string missing = absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     fail(Status::kTimeout,
          concat(api, ": rank ", plan.rank, " timed out ", where, ": ranks ", missing.empty() ? "?" : missing,
                 " of ", plan.world_size,
