@@ -1,0 +1,377 @@
+// tutti-rendezvous-bench: what N ranks' init and destroy cost the rendezvous store,
+// and how long they take (issue 21's table, remade with one command).
+//
+// Run:   build/bin/tutti-rendezvous-bench [-n RANKS] [-p PROCESSES] [-l LOOPS]
+//                                         [--ranks-per-node K] [--no-secret]
+// Defaults: 1000 ranks in 16 client processes, one event loop per process, 8 ranks
+// per simulated node, with a job secret. The store runs in a child process of its own,
+// started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
+// limits, the secret), so that its CPU time (/proc/<pid>/stat), peak memory (VmHWM)
+// and descriptors (/proc/<pid>/fd, sampled here every 20 ms) are its own. Each rank is
+// a thread of one of the client processes, consecutive ranks in one process as a
+// node's would be, running bench/simulated_rank.h's steps: the real client, meeting,
+// failure detector and leave, with the transports' store traffic mirrored. The threads
+// of all processes are released together once every one is up. Prints, e.g.:
+//   tutti-rendezvous-bench: 1000 ranks in 16 processes (1 loop each), 8 ranks per node, secret on
+//   last rank placed   0.739 s after the first connect
+//   last rank done     1.964 s after the first connect
+//   store CPU          0.59 s (user + system, from listening to the end)
+//   store memory       peak (VmHWM) 13.3 MiB, 4.5 MiB before the ranks came: 9.08 KiB per rank
+//   store fds          1015 at peak (sampled)
+//   store traffic      31.9 requests and 3422 reply bytes per rank
+//   RESULT impl=tutti n=1000 processes=16 seconds=1.964 placed_s=0.739 store_cpu_s=0.590 ...
+// (the format only: those times come from a busy 2-core VM).
+// The RESULT line is for scripts/bench-rendezvous-vs-torch.sh, which runs torch's
+// TCPStore through bench/rendezvous_bench_torch.py the same way. The exit status is 1
+// if any rank failed (the first failure is printed).
+//
+// It includes runtime headers, unlike the collectives' bench: the store has no C API.
+#include <dirent.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/simulated_rank.h"
+#include "runtime/health/monitor.h"
+#include "runtime/loop/loop.h"
+#include "runtime/store/auth.h"
+#include "runtime/store/server.h"
+
+namespace {
+
+struct Options {
+  int ranks = 1000;
+  int processes = 16;
+  int loops = 1;
+  int ranks_per_node = 8;
+  bool secret = true;
+};
+
+// What the store's process reports when it is told to stop.
+struct ServerReport {
+  long start_kib = 0;  // VmRSS once listening, before any rank
+  long hwm_kib = 0;    // VmHWM at the end
+  double cpu_s = 0;    // user + system, from listening to the end
+  unsigned long long requests = 0;
+  unsigned long long reply_bytes = 0;
+  unsigned long long keys = 0;
+  unsigned long long dropped = 0;
+};
+
+// What a client process reports when its ranks are done.
+struct ClientReport {
+  int ranks = 0;
+  int failed = 0;
+  long long first_start_ns = 0;
+  long long last_placed_ns = 0;
+  long long last_done_ns = 0;
+  char first_error[1024] = {};
+};
+
+long status_kib(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  size_t length = std::strlen(field);
+  while (std::getline(status, line)) {
+    if (line.compare(0, length, field) == 0 && line.size() > length && line[length] == ':') {
+      return std::atol(line.c_str() + length + 1);
+    }
+  }
+  return -1;
+}
+
+// utime + stime of this process, in seconds (fields 14 and 15 of /proc/self/stat,
+// counted after the command name, which may hold spaces).
+double cpu_seconds() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t end_of_name = text.rfind(')');
+  if (end_of_name == std::string::npos) return 0;
+  unsigned long utime = 0, stime = 0;
+  if (std::sscanf(text.c_str() + end_of_name + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                  &stime) != 2) {
+    return 0;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+int count_fds(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') ++count;
+  }
+  closedir(dir);
+  return count;
+}
+
+bool read_all(int fd, void* data, size_t size) {
+  auto* at = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = read(fd, at, size);
+    if (n <= 0) return false;
+    at += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void write_all(int fd, const void* data, size_t size) {
+  const auto* at = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = write(fd, at, size);
+    if (n <= 0) return;
+    at += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// The store's process: listens, says its port, serves until the parent closes stop_fd
+// (or exits), then reports.
+[[noreturn]] void serve(const std::string& secret, int report_fd, int stop_fd) {
+  ServerReport report;
+  uint16_t port = 0;
+  try {
+    auto loop = std::make_shared<tutti::loop::Loop>();
+    auto server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
+    port = server->port();
+    report.start_kib = status_kib("VmRSS");
+    double cpu_at_start = cpu_seconds();
+    write_all(report_fd, &port, sizeof(port));
+    char byte;
+    ssize_t ignored = read(stop_fd, &byte, 1);  // EOF when the parent is done
+    (void)ignored;
+    report.cpu_s = cpu_seconds() - cpu_at_start;
+    auto stats = server->stats();
+    report.requests = stats.requests;
+    report.reply_bytes = stats.reply_bytes;
+    report.keys = stats.keys;
+    report.dropped = stats.dropped_connections;
+    report.hwm_kib = status_kib("VmHWM");
+    server.reset();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tutti-rendezvous-bench: the store failed: %s\n", e.what());
+    write_all(report_fd, &port, sizeof(port));
+    _exit(1);
+  }
+  write_all(report_fd, &report, sizeof(report));
+  _exit(0);
+}
+
+// A client process: runs its ranks, says "ready" once their threads are up, starts
+// them when go_fd closes, and reports.
+[[noreturn]] void run_client(const tutti::bench::SimulatedJob& job, int first, int count, int loops, int ready_fd,
+                             int go_fd, int report_fd) {
+  ClientReport report;
+  try {
+    tutti::bench::BatchOutcome outcome = tutti::bench::run_ranks(job, first, count, loops, [&] {
+      char byte = 'r';
+      write_all(ready_fd, &byte, 1);
+      ssize_t ignored = read(go_fd, &byte, 1);  // EOF: every process is ready
+      (void)ignored;
+    });
+    report.ranks = outcome.ranks;
+    report.failed = outcome.failed;
+    report.first_start_ns = outcome.first_start_ns;
+    report.last_placed_ns = outcome.last_placed_ns;
+    report.last_done_ns = outcome.last_done_ns;
+    std::snprintf(report.first_error, sizeof(report.first_error), "%s", outcome.first_error.c_str());
+  } catch (const std::exception& e) {
+    report.ranks = count;
+    report.failed = count;
+    std::snprintf(report.first_error, sizeof(report.first_error), "ranks %d-%d: %s", first, first + count - 1,
+                  e.what());
+    char byte = 'r';
+    write_all(ready_fd, &byte, 1);  // so that the parent does not wait for it
+  }
+  write_all(report_fd, &report, sizeof(report));
+  _exit(0);
+}
+
+int usage(const char* problem) {
+  std::fprintf(stderr,
+               "tutti-rendezvous-bench: %s\nusage: tutti-rendezvous-bench [-n RANKS (1000)] [-p PROCESSES (16)] "
+               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret]\n",
+               problem);
+  return 2;
+}
+
+double seconds_between(long long from_ns, long long to_ns) { return static_cast<double>(to_ns - from_ns) / 1e9; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (arg == "--no-secret") {
+      options.secret = false;
+    } else if ((arg == "-n" || arg == "-p" || arg == "-l" || arg == "--ranks-per-node") && value) {
+      int number = std::atoi(value);
+      if (number < 1 || number > 1000000) return usage(("bad value for " + arg).c_str());
+      (arg == "-n" ? options.ranks : arg == "-p" ? options.processes : arg == "-l" ? options.loops
+                                                                                  : options.ranks_per_node) = number;
+      ++i;
+    } else {
+      return usage(("unknown argument " + arg).c_str());
+    }
+  }
+  options.processes = std::min(options.processes, options.ranks);
+  uint64_t file_limit = tutti::bench::raise_file_limit();  // inherited by every child
+
+  tutti::bench::SimulatedJob job;
+  job.secret = options.secret ? tutti::store::auth::random_secret_hex() : "";
+  job.world_size = options.ranks;
+  job.ranks_per_node = options.ranks_per_node;
+  tutti::health::read_heartbeat_settings(&job.heartbeat_interval_ms, &job.heartbeat_timeout_ms);
+
+  // Every child is forked before this process has threads, so each is a clean
+  // one-thread copy.
+  int report_pipe[2];
+  int stop_pipe[2];
+  if (pipe(report_pipe) != 0 || pipe(stop_pipe) != 0) return usage("cannot create pipes");
+  pid_t server_pid = fork();
+  if (server_pid == 0) {
+    close(report_pipe[0]);
+    close(stop_pipe[1]);
+    serve(job.secret, report_pipe[1], stop_pipe[0]);
+  }
+  close(report_pipe[1]);
+  close(stop_pipe[0]);
+  if (server_pid < 0 || !read_all(report_pipe[0], &job.port, sizeof(job.port)) || job.port == 0) {
+    std::fprintf(stderr, "tutti-rendezvous-bench: the store's process did not start\n");
+    return 1;
+  }
+  int per_process = options.ranks / options.processes;
+  if (static_cast<uint64_t>(per_process) + 64 > file_limit) {
+    std::fprintf(stderr, "tutti-rendezvous-bench: warning: %d ranks per process, but a process may open %llu files\n",
+                 per_process + 1, static_cast<unsigned long long>(file_limit));
+  }
+  std::printf("tutti-rendezvous-bench: %d ranks in %d processes (%d loop%s each), %d ranks per node, secret %s\n",
+              options.ranks, options.processes, options.loops, options.loops == 1 ? "" : "s", options.ranks_per_node,
+              options.secret ? "on" : "off");
+  std::fflush(stdout);
+
+  int go_pipe[2];
+  if (pipe(go_pipe) != 0) return usage("cannot create pipes");
+  std::vector<pid_t> clients;
+  std::vector<int> ready_fds, client_report_fds;
+  for (int p = 0, first = 0; p < options.processes; ++p) {
+    int count = per_process + (p < options.ranks % options.processes ? 1 : 0);
+    int ready[2], report[2];
+    if (pipe(ready) != 0 || pipe(report) != 0) return usage("cannot create pipes");
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(go_pipe[1]);
+      close(ready[0]);
+      close(report[0]);
+      close(report_pipe[0]);
+      close(stop_pipe[1]);
+      for (int fd : ready_fds) close(fd);
+      for (int fd : client_report_fds) close(fd);
+      run_client(job, first, count, options.loops, ready[1], go_pipe[0], report[1]);
+    }
+    close(ready[1]);
+    close(report[1]);
+    if (pid < 0) return usage("cannot fork a client process");
+    clients.push_back(pid);
+    ready_fds.push_back(ready[0]);
+    client_report_fds.push_back(report[0]);
+    first += count;
+  }
+  close(go_pipe[0]);
+  for (int fd : ready_fds) {
+    char byte;
+    read_all(fd, &byte, 1);
+    close(fd);
+  }
+  close(go_pipe[1]);  // go
+
+  // Until every client process reports: sample the store's descriptors meanwhile.
+  std::vector<ClientReport> reports(clients.size());
+  std::vector<size_t> received(clients.size(), 0);
+  size_t open_reports = clients.size();
+  int peak_fds = 0;
+  while (open_reports > 0) {
+    peak_fds = std::max(peak_fds, count_fds(server_pid));
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    for (size_t c = 0; c < clients.size(); ++c) {
+      if (client_report_fds[c] < 0) continue;
+      fds.push_back(pollfd{client_report_fds[c], POLLIN, 0});
+      which.push_back(c);
+    }
+    if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+    for (size_t f = 0; f < fds.size(); ++f) {
+      if (fds[f].revents == 0) continue;
+      size_t c = which[f];
+      auto* into = reinterpret_cast<char*>(&reports[c]) + received[c];
+      ssize_t n = read(client_report_fds[c], into, sizeof(ClientReport) - received[c]);
+      if (n > 0) received[c] += static_cast<size_t>(n);
+      if (n <= 0 || received[c] == sizeof(ClientReport)) {
+        close(client_report_fds[c]);
+        client_report_fds[c] = -1;
+        --open_reports;
+      }
+    }
+  }
+  for (pid_t pid : clients) waitpid(pid, nullptr, 0);
+
+  close(stop_pipe[1]);
+  ServerReport server;
+  bool reported = read_all(report_pipe[0], &server, sizeof(server));
+  int status = 0;
+  waitpid(server_pid, &status, 0);
+  if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "tutti-rendezvous-bench: the store's process did not report\n");
+    return 1;
+  }
+
+  int failed = 0;
+  long long first_start = 0, last_placed = 0, last_done = 0;
+  std::string first_error;
+  for (size_t c = 0; c < reports.size(); ++c) {
+    const ClientReport& r = reports[c];
+    if (received[c] != sizeof(ClientReport)) {
+      failed += std::max(r.ranks, 1);
+      if (first_error.empty()) first_error = "a client process died before reporting";
+      continue;
+    }
+    failed += r.failed;
+    if (first_error.empty() && r.first_error[0] != '\0') first_error = r.first_error;
+    if (r.first_start_ns != 0 && (first_start == 0 || r.first_start_ns < first_start)) first_start = r.first_start_ns;
+    last_placed = std::max(last_placed, r.last_placed_ns);
+    last_done = std::max(last_done, r.last_done_ns);
+  }
+  const double n = options.ranks;
+  double placed_s = seconds_between(first_start, last_placed);
+  double done_s = seconds_between(first_start, last_done);
+  double kib_per_rank = static_cast<double>(server.hwm_kib - server.start_kib) / n;
+  std::printf("last rank placed   %.3f s after the first connect\n", placed_s);
+  std::printf("last rank done     %.3f s after the first connect\n", done_s);
+  std::printf("store CPU          %.2f s (user + system, from listening to the end)\n", server.cpu_s);
+  std::printf("store memory       peak (VmHWM) %.1f MiB, %.1f MiB before the ranks came: %.2f KiB per rank\n",
+              server.hwm_kib / 1024.0, server.start_kib / 1024.0, kib_per_rank);
+  std::printf("store fds          %d at peak (sampled)\n", peak_fds);
+  std::printf("store traffic      %.1f requests and %.0f reply bytes per rank\n", server.requests / n,
+              server.reply_bytes / n);
+  if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
+  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f placed_s=%.3f store_cpu_s=%.3f store_hwm_kib=%ld "
+              "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%d requests_per_rank=%.2f "
+              "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
+              options.ranks, options.processes, done_s, placed_s, server.cpu_s, server.hwm_kib, server.start_kib,
+              kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0, failed);
+  return failed == 0 ? 0 : 1;
+}

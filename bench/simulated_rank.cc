@@ -1,0 +1,282 @@
+#include "bench/simulated_rank.h"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
+#include "runtime/common/error.h"
+#include "runtime/health/activity_board.h"
+#include "runtime/health/monitor.h"
+#include "runtime/rendezvous/meeting.h"
+#include "runtime/rendezvous/plan.h"
+#include "runtime/store/client.h"
+
+namespace tutti::bench {
+namespace {
+
+// Comm::init's first world (comm.cc next_world_prefix).
+const char* const kPrefix = "world.0/";
+// connect.cc's kLookUpSliceMs: a parked lookup is asked again this often.
+constexpr int64_t kLookUpSliceMs = 10000;
+constexpr size_t kStackBytes = 256 << 10;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string node_name(const SimulatedJob& job, int rank) { return concat("sim-node-", rank / job.ranks_per_node); }
+
+// Plan as make_plan fills it under tutti launch with tcp://, except that the meeting
+// numbers the nodes from their names (the launcher's local ranks left out), so that
+// rank 0's place-numbering step runs too.
+rendezvous::Plan plan_for(const SimulatedJob& job, int rank) {
+  rendezvous::Plan plan;
+  plan.init_method = concat("tcp://", job.host, ":", job.port);
+  plan.rank = rank;
+  plan.world_size = job.world_size;
+  plan.node_key = node_name(job, rank);
+  plan.launcher = "tutti";
+  plan.store_host = job.host;
+  plan.store_port = job.port;
+  plan.serve_store = false;  // the store lives in a process of its own, as tutti launch's does
+  plan.store_owner = "tutti launch";
+  plan.secret = job.secret;
+  return plan;
+}
+
+// connect.cc's card: "<host>\n<pid>\n<address>", with a stand-in for the binary UCX
+// worker address of about the real size.
+std::string card_of(const SimulatedJob& job, int rank) {
+  std::string address(static_cast<size_t>(job.card_bytes), '\0');
+  for (size_t i = 0; i < address.size(); ++i) address[i] = static_cast<char>((rank * 131 + i * 7) & 0xff);
+  return concat(node_name(job, rank), "\n", 100000 + rank, "\n") + address;
+}
+
+// The peers a ring (rank ± 1) and a binomial tree or recursive doubling (rank ^ 2^k)
+// talk to: O(log N) of them.
+std::vector<int> peers_of(int rank, int size) {
+  std::set<int> peers;
+  if (size > 1) {
+    peers.insert((rank + 1) % size);
+    peers.insert((rank + size - 1) % size);
+  }
+  for (int bit = 1; bit < size; bit <<= 1) {
+    if ((rank ^ bit) < size) peers.insert(rank ^ bit);
+  }
+  peers.erase(rank);
+  return {peers.begin(), peers.end()};
+}
+
+// Mirrors Segment::share (transport/shm/segment.cc) with the store alone: the node's
+// local rank 0 ("lead") publishes the segment's name, waits for every other local
+// rank's mapped/<r> in one MULTI_GET and says the verdict; the others ("follow") read
+// the name, say they mapped it, and read the verdict. Under a prefix per simulated
+// node, since the nodes of one machine share the store.
+void share_segment(store::Client& store, const std::string& prefix, const rendezvous::Place& place,
+                   Deadline deadline) {
+  if (place.local_rank == 0) {
+    std::vector<std::string> keys;
+    for (int r = 1; r < place.local_size; ++r) keys.push_back(concat(prefix, "mapped/", r));
+    store.set(prefix + "name", concat("/tutti-", getpid(), "-4026531836-", place.rank), deadline);
+    if (!keys.empty()) store.multi_get(keys, deadline);
+    store.set(prefix + "verdict", "", deadline);
+    return;
+  }
+  store.get(prefix + "name", deadline);
+  store.set(concat(prefix, "mapped/", place.local_rank), "1", deadline);
+  store.get(prefix + "verdict", deadline);
+}
+
+// Mirrors connect.cc's StoreDirectory: one get_async per peer, asked again when its
+// slice times out, all in flight at once (the lookups are lazy and asynchronous, so a
+// collective's first step asks for its few peers together).
+void look_up_peers(store::Client& store, const std::string& prefix, const std::vector<int>& peers, Deadline deadline) {
+  struct Lookups {
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t left = 0;
+    std::string error;
+  };
+  auto lookups = std::make_shared<Lookups>();
+  lookups->left = peers.size();
+  struct Ask {
+    static void run(store::Client& store, std::shared_ptr<Lookups> lookups, std::string key) {
+      store.get_async(key, kLookUpSliceMs,
+                      [&store, lookups, key](Status status, const std::string& message, const std::string&) {
+                        if (status == Status::kTimeout) return run(store, lookups, key);
+                        std::lock_guard<std::mutex> lock(lookups->mutex);
+                        if (status != Status::kOk && lookups->error.empty()) lookups->error = message;
+                        if (--lookups->left == 0) lookups->done.notify_all();
+                      });
+    }
+  };
+  for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
+  std::unique_lock<std::mutex> lock(lookups->mutex);
+  if (!lookups->done.wait_until(lock, deadline.at(), [&] { return lookups->left == 0; })) {
+    fail(Status::kTimeout, concat("UCX address lookups: ", lookups->left, " of ", peers.size(), " peers unanswered"));
+  }
+  if (!lookups->error.empty()) fail(Status::kTransport, concat("UCX address lookup: ", lookups->error));
+}
+
+struct RankTimes {
+  int64_t started_ns = 0;
+  int64_t placed_ns = 0;
+  int64_t done_ns = 0;
+};
+
+RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop::Loop>& loop) {
+  RankTimes times;
+  times.started_ns = now_ns();
+  const Deadline deadline = Deadline::after_ms(job.init_timeout_ms);
+  const std::string prefix = kPrefix;
+  const std::string where = concat("simulated rank ", rank, " of ", job.world_size);
+
+  auto store = store::Client::connect(loop, job.host, job.port, deadline, job.secret);
+  rendezvous::Place place = rendezvous::meet(*store, prefix, plan_for(job, rank), concat(node_name(job, rank), ":",
+                                             100000 + rank), deadline, "tutti_comm_init");
+  times.placed_ns = now_ns();
+
+  // Engine::create: the UCX card, then shared memory. (Real tutti shares memory only in
+  // a one-node communicator; here each simulated node does, as a multi-node job will.)
+  health::ActivityBoard board(*store, prefix, rank, job.world_size);
+  store->set(concat(prefix, "ucx/ucx/", rank), card_of(job, rank), deadline);
+  share_segment(*store, concat(prefix, "shm/", place.node_rank, "/"), place, deadline);
+
+  health::MonitorSetup watch;
+  watch.loop = loop;
+  watch.store = store.get();
+  watch.prefix = prefix;
+  watch.rank = rank;
+  watch.where = where;
+  watch.store_owner = "tutti launch";
+  watch.interval_ms = job.heartbeat_interval_ms;
+  watch.timeout_ms = job.heartbeat_timeout_ms;
+  watch.board = &board;
+  std::atomic<bool> lost{false};
+  watch.on_failure = [&lost](Status, const std::string&) { lost = true; };
+  auto monitor = health::Monitor::start(std::move(watch), deadline);
+
+  // A program's first collectives: the transport looks its peers' cards up lazily.
+  look_up_peers(*store, prefix, peers_of(rank, job.world_size), deadline);
+
+  // ~Comm: the monitor leaves the store's watch, then the meeting.
+  monitor.reset();
+  if (lost) fail(Status::kPeerLost, concat(where, ": the failure detector reported a loss during the run"));
+  rendezvous::leave(*store, prefix, rank, job.world_size, false, Deadline::after_ms(job.init_timeout_ms));
+  store.reset();
+  times.done_ns = now_ns();
+  return times;
+}
+
+// What a thread of run_ranks needs; it starts on a pthread of a set stack size.
+struct Thread {
+  std::function<void()> body;
+  pthread_t id{};
+  static void* main(void* self) {
+    static_cast<Thread*>(self)->body();
+    return nullptr;
+  }
+};
+
+}  // namespace
+
+BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
+                       const std::function<void()>& all_started) {
+  std::vector<std::shared_ptr<loop::Loop>> event_loops;
+  for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(std::make_shared<loop::Loop>());
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  int waiting = 0;
+  bool go = false;
+  bool abandoned = false;  // a thread could not be started: the others return at once
+  std::vector<RankTimes> times(static_cast<size_t>(count));
+  std::vector<std::string> errors(static_cast<size_t>(count));
+
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, kStackBytes);
+  std::vector<std::unique_ptr<Thread>> threads;
+  for (int i = 0; i < count; ++i) {
+    auto thread = std::make_unique<Thread>();
+    thread->body = [&, i] {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ++waiting;
+        changed.notify_all();
+        changed.wait(lock, [&] { return go; });
+        if (abandoned) return;
+      }
+      try {
+        times[i] = run_rank(job, first + i, event_loops[i % event_loops.size()]);
+      } catch (const std::exception& e) {
+        errors[i] = concat("rank ", first + i, ": ", e.what());
+      }
+    };
+    int error = pthread_create(&thread->id, &attributes, &Thread::main, thread.get());
+    if (error != 0) {
+      pthread_attr_destroy(&attributes);
+      // The threads made so far wait for a go: release them to return without a word.
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        go = true;
+        abandoned = true;
+      }
+      changed.notify_all();
+      for (auto& made : threads) pthread_join(made->id, nullptr);
+      fail(Status::kNoMemory, concat("cannot start thread ", i + 1, " of ", count, " (error ", error,
+                                     "); check ulimit -u and the memory free"));
+    }
+    threads.push_back(std::move(thread));
+  }
+  pthread_attr_destroy(&attributes);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return waiting == count; });
+  }
+  if (all_started) all_started();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    go = true;
+  }
+  changed.notify_all();
+  for (auto& thread : threads) pthread_join(thread->id, nullptr);
+
+  BatchOutcome outcome;
+  outcome.ranks = count;
+  for (int i = 0; i < count; ++i) {
+    if (!errors[i].empty()) {
+      if (outcome.failed++ == 0) outcome.first_error = errors[i];
+      continue;
+    }
+    const RankTimes& t = times[i];
+    if (outcome.first_start_ns == 0 || t.started_ns < outcome.first_start_ns) outcome.first_start_ns = t.started_ns;
+    outcome.last_placed_ns = std::max(outcome.last_placed_ns, t.placed_ns);
+    outcome.last_done_ns = std::max(outcome.last_done_ns, t.done_ns);
+  }
+  return outcome;
+}
+
+uint64_t raise_file_limit() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return limit.rlim_cur;
+}
+
+}  // namespace tutti::bench

@@ -1,0 +1,71 @@
+// The growth guard of issue 21: 2,000 simulated ranks go through init and destroy
+// (bench/simulated_rank.h: the real client, meeting, failure detector and leave, with
+// the transports' store traffic mirrored) against a store in this process, and the
+// store's requests and reply bytes per rank must stay under a constant bound. Counts,
+// not times: they do not depend on how loaded the machine is, and an all-to-all
+// through the store (every rank reading every address: 2,000 x ~220 bytes per rank
+// here) or rank 0 making a round trip per rank shows up in them at once.
+// tutti-rendezvous-bench runs the same steps for the times.
+#include <criterion/criterion.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "bench/simulated_rank.h"
+#include "runtime/loop/loop.h"
+#include "runtime/store/server.h"
+#include "tests/support/processes.h"
+
+namespace {
+
+constexpr int kRanks = 2000;
+
+// Measured at 2,000 ranks (2026-11-25): 32.87 requests and 3,673 reply bytes per rank.
+// Per rank: 2 HELLOs (the secret's challenge); the meeting's 9; the UCX card; 3 for
+// shared memory; the detector's MEMBER, HEARTBEAT and parked GET; 11.86 peers' cards
+// on average (rank +- 1 and rank ^ 2^k: they grow as log N, 13.9 at 10,000 ranks);
+// the HEARTBEAT that ends the watch and leave's 2. Rank 0's reads and places add ~0
+// per rank. The peers' cards are most of the bytes (~235 each). The bounds leave room
+// for a few requests more per rank and for log N at larger sizes, not for anything
+// that grows with N.
+constexpr double kMaxRequestsPerRank = 40;
+constexpr double kMaxReplyBytesPerRank = 5 * 1024;
+
+}  // namespace
+
+Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .timeout = 240) {
+  uint64_t file_limit = tutti::bench::raise_file_limit();
+  // A connection each, at both ends, in this one process.
+  cr_assert_geq(file_limit, 2 * kRanks + 256, "this test needs %d open files; the limit is %llu", 2 * kRanks + 256,
+                static_cast<unsigned long long>(file_limit));
+
+  auto server_loop = std::make_shared<tutti::loop::Loop>();
+  auto server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, {}, "a job secret");
+
+  tutti::bench::SimulatedJob job;
+  job.port = server->port();
+  job.secret = "a job secret";
+  job.world_size = kRanks;
+  job.init_timeout_ms = tt_timeout_ms(200000);
+  // No periodic heartbeat within the run, so that the count does not depend on its
+  // length: the detector's first heartbeat and its watch are still there.
+  job.heartbeat_interval_ms = 3600 * 1000;
+  job.heartbeat_timeout_ms = 2 * job.heartbeat_interval_ms;
+  tutti::bench::BatchOutcome outcome = tutti::bench::run_ranks(job, 0, kRanks, 4, nullptr);
+  cr_assert_eq(outcome.failed, 0, "%d of %d simulated ranks failed; the first: %s", outcome.failed, kRanks,
+               outcome.first_error.c_str());
+
+  tutti::store::ServerStats stats = server->stats();
+  double requests_per_rank = static_cast<double>(stats.requests) / kRanks;
+  double reply_bytes_per_rank = static_cast<double>(stats.reply_bytes) / kRanks;
+  std::fprintf(stderr, "rendezvous_scale: %d ranks: %.2f requests and %.0f reply bytes per rank, placed in %.2f s, "
+               "done in %.2f s\n", kRanks, requests_per_rank, reply_bytes_per_rank,
+               (outcome.last_placed_ns - outcome.first_start_ns) / 1e9,
+               (outcome.last_done_ns - outcome.first_start_ns) / 1e9);
+  cr_expect_leq(requests_per_rank, kMaxRequestsPerRank,
+                "the store served %.2f requests per rank (bound %.0f): something in init or destroy now grows with "
+                "the world size", requests_per_rank, kMaxRequestsPerRank);
+  cr_expect_leq(reply_bytes_per_rank, kMaxReplyBytesPerRank,
+                "the store wrote %.0f reply bytes per rank (bound %.0f): something in init or destroy now reads "
+                "O(N) keys per rank", reply_bytes_per_rank, kMaxReplyBytesPerRank);
+}
