@@ -101,8 +101,8 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
   }
   if (stalled_ms >= kStallWorthNamingMs || 2 * stalled_ms >= static_cast<uint64_t>(smallest_timeout_ms)) {
     log::warn("rendezvous store: its event loop was stalled for ", seconds(stalled_ms),
-              " (its process stopped, swapped out or starved of CPU); the connections it watches are not held ",
-              "to account for that time");
+              " (its process stopped, swapped out or starved of CPU, or the loop busy in one long step); the ",
+              "connections it watches are not held to account for that time");
   }
   for (auto& [conn, entry] : entries_) {
     if (entry.timeout_ms <= 0) continue;
