@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/process_probe.h"
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
 #include "runtime/loop/loop.h"
@@ -39,6 +40,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using tutti::bench::read_all;
+using tutti::bench::status_kib;
+using tutti::bench::write_all;
 
 struct Options {
   int clients = 64;
@@ -54,34 +58,6 @@ struct ServerReport {
   unsigned long long requests = 0;
   unsigned long long keys = 0;
 };
-
-long status_kib(const char* field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  size_t length = std::strlen(field);
-  while (std::getline(status, line)) {
-    if (line.compare(0, length, field) == 0 && line.size() > length && line[length] == ':') {
-      return std::atol(line.c_str() + length + 1);
-    }
-  }
-  return -1;
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  auto* at = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = read(fd, at, size);
-    if (n <= 0) return false;
-    at += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-void write_all(int fd, const void* data, size_t size) {
-  ssize_t ignored = write(fd, data, size);
-  (void)ignored;
-}
 
 // The server's process: listens, says its port, serves until the parent closes
 // stop_fd (or exits), then reports its memory.
