@@ -162,21 +162,29 @@ Test(faults, rank_computing_past_the_heartbeat_timeout_is_not_lost, .timeout = 1
   cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
 }
 
+/* Rank `rank` of 3, started by hand as srun or mpirun would start it (tcp://, rank 0
+ * hosting the store on port), running coll_fault --case fault_case with rank 0 as the
+ * victim; the caller adds its own arguments and variables, then spawns it. */
+static tt_rank_setup* by_hand(int rank, int port, const char* fault_case) {
+  tt_rank_setup* setup = &setups[rank];
+  tt_setup_init(setup, TUTTI_TEST_BINARY_DIR "/tests/programs/coll_fault");
+  tt_setup_arg(setup, "--case");
+  tt_setup_arg(setup, "%s", fault_case);
+  tt_setup_arg(setup, "--victim");
+  tt_setup_arg(setup, "0");
+  tt_setup_env(setup, "TUTTI_INIT_METHOD=tcp://127.0.0.1:%d", port);
+  tt_setup_env(setup, "TUTTI_RANK=%d", rank);
+  tt_setup_env(setup, "TUTTI_WORLD_SIZE=3");
+  tt_setup_env(setup, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+  return setup;
+}
+
 /* Without a launcher, rank 0 hosts the store: when it dies, the others fail with
  * PEER_LOST saying that the store, hosted by rank 0, is gone. */
 Test(faults, death_of_the_rank_hosting_the_store_is_named, .timeout = 150) {
   int port = tt_free_port();
   for (int rank = 0; rank < 3; ++rank) {
-    tt_rank_setup* setup = &setups[rank];
-    tt_setup_init(setup, TUTTI_TEST_BINARY_DIR "/tests/programs/coll_fault");
-    tt_setup_arg(setup, "--case");
-    tt_setup_arg(setup, "kill");
-    tt_setup_arg(setup, "--victim");
-    tt_setup_arg(setup, "0");
-    tt_setup_env(setup, "TUTTI_INIT_METHOD=tcp://127.0.0.1:%d", port);
-    tt_setup_env(setup, "TUTTI_RANK=%d", rank);
-    tt_setup_env(setup, "TUTTI_WORLD_SIZE=3");
-    tt_setup_env(setup, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
+    tt_rank_setup* setup = by_hand(rank, port, "kill");
     cr_assert_eq(tt_spawn(&ranks[rank], setup->argv, setup->env), 0);
   }
   int ended = tt_wait_all(ranks, 3, tt_timeout_ms(60000));
@@ -212,18 +220,9 @@ static const char* line_starting(const char* text, const char* prefix, char* lin
 Test(faults, frozen_store_host_blames_itself_not_the_others, .timeout = 150) {
   int port = tt_free_port();
   for (int rank = 0; rank < 3; ++rank) {
-    tt_rank_setup* setup = &setups[rank];
-    tt_setup_init(setup, TUTTI_TEST_BINARY_DIR "/tests/programs/coll_fault");
-    tt_setup_arg(setup, "--case");
-    tt_setup_arg(setup, "cut");
-    tt_setup_arg(setup, "--victim");
-    tt_setup_arg(setup, "0");
+    tt_rank_setup* setup = by_hand(rank, port, "cut");
     tt_setup_arg(setup, "--count");
     tt_setup_arg(setup, "%d", 4 << 20);
-    tt_setup_env(setup, "TUTTI_INIT_METHOD=tcp://127.0.0.1:%d", port);
-    tt_setup_env(setup, "TUTTI_RANK=%d", rank);
-    tt_setup_env(setup, "TUTTI_WORLD_SIZE=3");
-    tt_setup_env(setup, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
     tt_setup_env(setup, "TUTTI_HEARTBEAT_TIMEOUT_MS=2000");
     tt_setup_env(setup, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
     cr_assert_eq(tt_spawn(&ranks[rank], setup->argv, setup->env), 0);
