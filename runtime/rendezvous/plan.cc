@@ -73,6 +73,32 @@ void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, 
   plan->node_key = launcher_node >= 0 ? concat("node#", launcher_node) : hostname();
 }
 
+// A program started alone (env://, no launcher's variables, no store address, no
+// other place in the config) is rank 0 of a world of one, as MPI and mpi4py
+// singletons are: it serves its own store on a free loopback port. A store address
+// without a rank is still an error: that is a launcher half set up, not a program
+// run alone.
+bool runs_alone(const Request& request, const std::optional<LaunchEnv>& launch, const Environment& env) {
+  if (launch) return false;
+  for (const char* name : {"TUTTI_ADDR", "MASTER_ADDR", "MASTER_PORT"}) {
+    if (env(name)) return false;
+  }
+  return (request.rank == -1 || request.rank == 0) && (request.world_size == -1 || request.world_size == 1);
+}
+
+void plan_world_of_one(Plan* plan) {
+  plan->rank = 0;
+  plan->world_size = 1;
+  plan->local_rank = 0;
+  plan->local_size = 1;
+  plan->node_rank = 0;
+  plan->node_key = hostname();
+  plan->launcher = "none (a world of one)";
+  plan->store_host = "127.0.0.1";
+  plan->store_port = 0;
+  plan->serve_store = true;
+}
+
 std::string advertised_host(const Environment& env) {
   auto host = env("TUTTI_HOST");
   return host ? *host : hostname();
@@ -94,8 +120,12 @@ Plan make_plan(const Request& request, const Environment& env) {
   }
 
   const std::optional<LaunchEnv> launch = read_launch_env(env);
-  place_rank(request, launch, &plan);
   plan.secret = env("TUTTI_SECRET").value_or("");
+  if (is_env && runs_alone(request, launch, env)) {
+    plan_world_of_one(&plan);
+    return plan;
+  }
+  place_rank(request, launch, &plan);
 
   if (is_tcp) {
     read_tcp_address(method, &plan);

@@ -98,9 +98,25 @@ Test(comm, init_rejects_bad_arguments, .timeout = 30) {
   expect_error(tutti_comm_init(&raw, &comm), TUTTI_ERR_INVALID_ARGUMENT, "call tutti_config_init");
 }
 
-Test(comm, init_without_any_launcher_says_what_to_set, .timeout = 30) {
+/* A program started alone is rank 0 of a world of one, as an MPI singleton; a launcher
+ * half set up (a rank without a store address, an address without a rank) is an error
+ * that says what to set. */
+Test(comm, init_without_any_launcher_is_a_world_of_one, .timeout = 30) {
   tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(NULL, &comm), TUTTI_OK, "%s", tutti_last_error());
+  int32_t rank = -1, size = -1;
+  cr_expect(tutti_comm_rank(comm, &rank) == TUTTI_OK && rank == 0);
+  cr_expect(tutti_comm_size(comm, &size) == TUTTI_OK && size == 1);
+  float x[2] = {1.5f, 2.5f};
+  cr_expect_eq(tutti_all_reduce(comm, x, x, 2, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect(x[0] == 1.5f && x[1] == 2.5f);
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "1", 1);
   expect_error(tutti_comm_init(NULL, &comm), TUTTI_ERR_INVALID_ARGUMENT, "run under tutti launch, srun or mpirun");
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
   setenv("TUTTI_RANK", "0", 1);
   setenv("TUTTI_WORLD_SIZE", "1", 1);
   expect_error(tutti_comm_init(NULL, &comm), TUTTI_ERR_INVALID_ARGUMENT, "set TUTTI_ADDR=HOST:PORT");

@@ -126,3 +126,35 @@ Test(plan, a_launcher_with_no_rendezvous_says_what_to_set, .timeout = 10) {
     }
   }
 }
+
+// A program started alone is rank 0 of a world of one and serves its own store on a
+// free loopback port, as an MPI singleton is; a store address or a place that says
+// otherwise keeps the old errors, since those are a launcher half set up.
+Test(plan, a_program_started_alone_is_a_world_of_one, .timeout = 10) {
+  Plan plan = make_plan(Request{}, fake({}));
+  cr_expect(plan.rank == 0 && plan.world_size == 1 && plan.local_rank == 0 && plan.local_size == 1 &&
+            plan.node_rank == 0);
+  cr_expect(plan.serve_store && plan.store_host == "127.0.0.1" && plan.store_port == 0, "%s:%d",
+            plan.store_host.c_str(), plan.store_port);
+  cr_expect(plan.launcher == "none (a world of one)", "%s", plan.launcher.c_str());
+
+  Request one;
+  one.rank = 0;
+  one.world_size = 1;
+  cr_expect(make_plan(one, fake({})).serve_store);
+
+  auto fails = [](const Request& request, const Vars& vars, const char* expected) {
+    try {
+      make_plan(request, fake(vars));
+      cr_expect_fail("make_plan did not fail for \"%s\"", expected);
+    } catch (const tutti::Error& error) {
+      cr_expect(std::string(error.what()).find(expected) != std::string::npos, "%s", error.what());
+    }
+  };
+  fails(Request{}, {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}}, "this process's rank is unknown");
+  fails(Request{}, {{"TUTTI_ADDR", "127.0.0.1:29500"}}, "this process's rank is unknown");
+  Request two;
+  two.world_size = 2;
+  fails(two, {}, "this process's rank is unknown");
+  fails(tcp_request(-1, -1), {}, "this process's rank is unknown");
+}
