@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "launcher/launcher.h"
+#if TUTTI_CLI_LUA
 #include "repl/repl_loop.h"
 #include "repl/script_runner.h"
+#endif
 #include "runtime/collectives/selector.h"
 #include "runtime/common/error.h"
 #include "runtime/common/settings.h"
 
-#ifndef TUTTI_CLI_VERSION
-#error "TUTTI_CLI_VERSION must be defined by the build (repl/CMakeLists.txt)"
+#if !defined(TUTTI_CLI_VERSION) || !defined(TUTTI_CLI_LUA)
+#error "TUTTI_CLI_VERSION and TUTTI_CLI_LUA must be defined by the build (repl/CMakeLists.txt)"
 #endif
 
 namespace {
@@ -26,7 +28,9 @@ using Args = std::span<const std::string>;
 
 int run_launch(Args args) { return tutti::launcher::launch_main(args); }
 
+#if TUTTI_CLI_LUA
 int run_run(Args args) { return tutti::launcher::run_main(args); }
+#endif
 
 int run_version(Args) {
   std::printf("tutti %s\n", TUTTI_CLI_VERSION);
@@ -77,7 +81,9 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"launch", run_launch, "run N ranks of a program on this machine (tutti launch --help)"},
+#if TUTTI_CLI_LUA
     {"run", run_run, "run a Lua script, or the REPL, on N ranks of this machine (tutti run --help)"},
+#endif
     {"info", run_info, "print the TUTTI_* settings with their current values"},
     {"version", run_version, "print the version"},
     {"help", run_help, "print this help"},
@@ -98,6 +104,7 @@ int run_help(Args) {
   return 0;
 }
 
+#if TUTTI_CLI_LUA
 int run_lua(Args args) {
   if (args.empty()) return tutti::repl::run_repl();
   if (args[0].size() > 1 && args[0][0] == '-') {
@@ -107,6 +114,14 @@ int run_lua(Args args) {
   }
   return tutti::repl::run_script(args);
 }
+#else
+int run_lua(Args) {
+  std::fprintf(stderr,
+               "tutti: this tutti was built without Lua (TUTTI_BUILD_REPL=OFF, or lua5.4 or libedit missing), "
+               "so it runs no scripts and no REPL; use tutti launch -- PROGRAM, or rebuild with TUTTI_BUILD_REPL=ON\n");
+  return kExitUsage;
+}
+#endif
 
 }  // namespace
 

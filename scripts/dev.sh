@@ -12,6 +12,7 @@ packages=(
   libuv1-dev libucx-dev liblua5.4-dev lua5.4 libcriterion-dev libssl-dev iproute2
   libedit-dev libpng-dev tmux python3-numpy python3-pytest python3-torch
   libpmix-dev openmpi-bin slurm-wlm
+  man-db dpkg-dev python3-pip python3-setuptools python3-venv
 )
 
 install_missing() {
@@ -28,9 +29,20 @@ install_missing() {
 }
 
 BUILD_DIR="${BUILD_DIR:-build}"
+# build [CMAKE_OPTION...] [-- TARGET...]: configures and builds, quietly: the log goes to
+# $BUILD_DIR/build.log, and only a failure prints (its last lines).
 build() {
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD_DIR" -j2
+  local options=() targets=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do options+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && targets=(--target "$@")
+  mkdir -p "$BUILD_DIR"
+  echo "scripts/dev.sh: building in $BUILD_DIR (log: $BUILD_DIR/build.log)"
+  if ! { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" &&
+         cmake --build "$BUILD_DIR" -j2 "${targets[@]}"; } >"$BUILD_DIR/build.log" 2>&1; then
+    tail -n 60 "$BUILD_DIR/build.log"
+    echo "scripts/dev.sh: the build failed; the whole log is $BUILD_DIR/build.log" >&2
+    return 1
+  fi
 }
 
 # Sourced, it only defines the above.
@@ -39,12 +51,14 @@ build() {
 case "${1:-}" in
   demo)
     install_missing
-    build
-    "$BUILD_DIR/bin/tutti" launch -n 4 --timeout 60 -- "$BUILD_DIR/bin/01_hello"
+    build -- tutti_cli tutti_lua_module
+    "$BUILD_DIR/bin/tutti" run -n 4 --timeout 60 examples/lua/01_all_reduce.lua
     ;;
   test)
     install_missing
-    build
+    # Every part, and a missing dependency is an error rather than a part left out.
+    build -DTUTTI_BUILD_LUA=ON -DTUTTI_BUILD_REPL=ON -DTUTTI_BUILD_PYTHON=ON -DTUTTI_BUILD_TESTS=ON \
+          -DTUTTI_BUILD_EXAMPLES=ON -DTUTTI_BUILD_BENCH=ON -DTUTTI_FUZZ=ON
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
     ;;
   *)
