@@ -78,13 +78,16 @@ if(TUTTI_BUILD_EXAMPLES)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
           PATTERN CMakeLists.txt EXCLUDE)
 endif()
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian's place for a package's license.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
 
 # cpack -G DEB: tutti_VERSION_ARCH.deb, everything above under /usr, stripped. dpkg-shlibdeps
 # finds what the binaries link (libuv1, libucx0, libssl3, liblua5.4-0, ...); the
 # interpreters the Python package and the Lua module run in are named by hand.
 set(CPACK_PACKAGE_NAME tutti)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "collective communication between processes, on CPUs and NVIDIA GPUs")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

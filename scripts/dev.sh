@@ -12,7 +12,7 @@ packages=(
   libuv1-dev libucx-dev liblua5.4-dev lua5.4 libcriterion-dev libssl-dev iproute2
   libedit-dev libpng-dev tmux python3-numpy python3-pytest python3-torch
   libpmix-dev openmpi-bin slurm-wlm
-  man-db dpkg-dev python3-pip python3-setuptools python3-venv
+  man-db dpkg-dev python3-pip python3-setuptools python3-venv abigail-tools
 )
 
 install_missing() {

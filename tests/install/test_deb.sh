@@ -32,7 +32,8 @@ done
 contents=$(dpkg-deb -c "$deb")
 for file in ./usr/bin/tutti ./usr/lib/libtutti.so.0.${version#0.} ./usr/include/tutti.h ./usr/include/tutti/tutti.hpp \
             ./usr/lib/pkgconfig/tutti.pc ./usr/lib/cmake/tutti/tuttiConfig.cmake ./usr/lib/lua/5.4/tutti.so \
-            ./usr/lib/python3.11/dist-packages/tutti/__init__.py ./usr/share/man/man1/tutti.1 ./usr/share/man/man3/tutti.3; do
+            ./usr/lib/python3.11/dist-packages/tutti/__init__.py ./usr/share/man/man1/tutti.1 ./usr/share/man/man3/tutti.3 \
+            ./usr/share/doc/tutti/copyright; do
   grep -qE " $file( |$)" <<<"$contents" || fail "the package lacks $file"
 done
 grep -qE " ./usr/lib/libtutti.so.0 -> libtutti.so" <<<"$contents" || fail "the package lacks the libtutti.so.0 link"
