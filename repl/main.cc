@@ -90,12 +90,16 @@ constexpr Command kCommands[] = {
 };
 
 void print_usage(FILE* out) {
+  std::fprintf(out, "usage: tutti COMMAND [ARGS...]\n");
+#if TUTTI_CLI_LUA
   std::fprintf(out,
-               "usage: tutti COMMAND [ARGS...]\n"
                "       tutti SCRIPT.lua [ARGS...]    run a Lua script on every rank of the job\n"
                "       tutti                         the Lua REPL, on every rank of the job\n"
-               "  e.g. tutti run -n 4 script.lua, tutti run -n 4, srun -n 4 tutti script.lua\n"
-               "\ncommands:\n");
+               "  e.g. tutti run -n 4 script.lua, tutti run -n 4, srun -n 4 tutti script.lua\n");
+#else
+  std::fprintf(out, "  (built without Lua: no scripts and no REPL; TUTTI_BUILD_REPL)\n");
+#endif
+  std::fprintf(out, "\ncommands:\n");
   for (const auto& command : kCommands) std::fprintf(out, "  %-8s %s\n", command.name, command.summary);
 }
 
