@@ -30,8 +30,9 @@ TUTTI_API tutti_status tutti_work_wait(tutti_work* handle, int64_t timeout_ms) {
         api, tutti::concat("timeout_ms ", timeout_ms, " is negative; pass >= 0, or -1 for the operation's own timeout"));
   }
   // -1 waits for completion, which the operation's own timeout bounds.
+  // Not a failure: the message is there for callers that report it anyway.
   if (!work->wait_for(timeout_ms)) {
-    return tutti::capi::fail_with(TUTTI_ERR_TIMEOUT,
+    return tutti::capi::fail_with(TUTTI_INPROGRESS,
                                   tutti::concat(api, ": the operation did not finish within ", timeout_ms,
                                                 " ms; it is still running: wait again, test it, or release it"));
   }

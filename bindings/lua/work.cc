@@ -76,13 +76,9 @@ int work_wait(lua_State* L) {
     luaL_argcheck(L, valid, 2, "timeout_ms expected: an integer >= 0, or nil");
   }
   tutti_status status = tutti_work_wait(work->handle, timeout_ms);
-  if (status == TUTTI_ERR_TIMEOUT) {
-    // Either this wait's own timeout, or the operation failed with a timeout of its own.
-    if (!has_ended(work)) {
-      lua_pushboolean(L, false);
-      return 1;
-    }
-    status = ended_status(work);
+  if (status == TUTTI_INPROGRESS) {
+    lua_pushboolean(L, false);
+    return 1;
   }
   if (status != TUTTI_OK) settle_and_raise(L, 1, work, status);
   settle(L, 1, work, status);

@@ -74,6 +74,7 @@ TUTTI_API const char* tutti_version_string(void);
 /* XX(name, value, message). Values are stable forever and never reused. */
 #define TUTTI_STATUS_MAP(XX)                                                                        \
   XX(OK, 0, "success")                                                                              \
+  XX(INPROGRESS, 1, "still running: the wait's own time ran out, not the operation's")            \
   XX(ERR_INVALID_ARGUMENT, -1, "invalid argument (tutti_last_error() says which and how to fix it)") \
   XX(ERR_TIMEOUT, -2, "timed out (tutti_last_error() names what was waited for, and which ranks)")  \
   XX(ERR_PEER_LOST, -3, "a peer rank or the rendezvous store was lost (tutti_last_error() names it)") \
@@ -233,9 +234,11 @@ typedef struct tutti_work tutti_work; /* opaque; always used as tutti_work* */
 
 /* Waits up to timeout_ms (-1: until the operation's own timeout) for work to finish,
  * and returns the operation's status; a failure's message goes to this thread's
- * tutti_last_error(). TIMEOUT here leaves work valid and running: wait again, test,
- * or release it. [any thread] [blocks <= timeout_ms]
- * [OK | ERR_TIMEOUT | ERR_INVALID_ARGUMENT | the operation's error] */
+ * tutti_last_error(). INPROGRESS (not an error: > 0) says that timeout_ms passed
+ * first: work stays valid and running; wait again, test, or release it. ERR_TIMEOUT
+ * is only ever the operation's own failure (its op_timeout_ms passed).
+ * [any thread] [blocks <= timeout_ms]
+ * [OK | INPROGRESS | ERR_INVALID_ARGUMENT | the operation's error] */
 TUTTI_API tutti_status tutti_work_wait(tutti_work* work, int64_t timeout_ms);
 /* Sets *done to 1 if work has finished (then wait returns at once), else 0.
  * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */

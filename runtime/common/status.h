@@ -8,6 +8,9 @@ namespace tutti {
 
 enum class Status : int32_t {
   kOk = 0,
+  // Never an operation's status: tutti_work_wait's answer when its caller's own time
+  // ran out first (capi/api_work.cc).
+  kInProgress = 1,
   kInvalidArgument = -1,
   kTimeout = -2,
   kPeerLost = -3,
@@ -25,6 +28,7 @@ enum class Status : int32_t {
 constexpr const char* status_word(Status status) {
   switch (status) {
     case Status::kOk: return "OK";
+    case Status::kInProgress: return "INPROGRESS";
     case Status::kInvalidArgument: return "INVALID_ARGUMENT";
     case Status::kTimeout: return "TIMEOUT";
     case Status::kPeerLost: return "PEER_LOST";

@@ -20,6 +20,7 @@ Test(abi_layout, config_fields_keep_their_offsets) {
 
 Test(abi_layout, status_values_are_stable) {
   cr_expect_eq(TUTTI_OK, 0);
+  cr_expect_eq(TUTTI_INPROGRESS, 1);
   cr_expect_eq(TUTTI_ERR_INVALID_ARGUMENT, -1);
   cr_expect_eq(TUTTI_ERR_TIMEOUT, -2);
   cr_expect_eq(TUTTI_ERR_PEER_LOST, -3);

@@ -171,11 +171,17 @@ Test(comm, set_op_timeout_bounds_later_operations_and_splits, .timeout = 30) {
   cr_assert_eq(tutti_comm_set_op_timeout(sub, 250), TUTTI_OK, "%s", tutti_last_error());
   expect_error(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT,
                "timed out after 250 ms");
-  /* A wait longer than any clock counts is a wait until the operation's own timeout,
-   * not one that gives up at once. */
+  /* A wait that runs out before the operation does says INPROGRESS, not an error; a
+   * wait longer than any clock counts is a wait until the operation's own timeout, not
+   * one that gives up at once; and once the operation has timed out, even a short wait
+   * says ERR_TIMEOUT: the two are never confused. */
   tutti_work* work = NULL;
   cr_assert_eq(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, &work), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_work_wait(work, 0), TUTTI_INPROGRESS);
+  cr_expect_eq(tutti_work_wait(work, 20), TUTTI_INPROGRESS);
+  cr_expect(strstr(tutti_last_error(), "still running") != NULL, "%s", tutti_last_error());
   expect_error(tutti_work_wait(work, INT64_MAX), TUTTI_ERR_TIMEOUT, "timed out after 250 ms");
+  expect_error(tutti_work_wait(work, 0), TUTTI_ERR_TIMEOUT, "timed out after 250 ms");
   cr_expect_eq(tutti_work_release(work), TUTTI_OK);
   cr_expect_eq(tutti_comm_destroy(sub), TUTTI_OK);
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);

@@ -24,6 +24,7 @@ SONAME = "libtutti.so.0"
 # TUTTI_STATUS_MAP, spelled out; tests/bindings/python checks each against
 # tutti_status_name().
 OK = 0
+INPROGRESS = 1  # tutti_work_wait: its own time ran out first; not an error
 ERR_INVALID_ARGUMENT = -1
 ERR_TIMEOUT = -2
 ERR_PEER_LOST = -3
@@ -37,6 +38,7 @@ ERR_INTERNAL = -10
 
 STATUS_NAMES = {
     OK: "TUTTI_OK",
+    INPROGRESS: "TUTTI_INPROGRESS",
     ERR_INVALID_ARGUMENT: "TUTTI_ERR_INVALID_ARGUMENT",
     ERR_TIMEOUT: "TUTTI_ERR_TIMEOUT",
     ERR_PEER_LOST: "TUTTI_ERR_PEER_LOST",

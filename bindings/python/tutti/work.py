@@ -22,7 +22,7 @@ import datetime
 import sys
 
 from . import _capi
-from .errors import check, error_for, invalid
+from .errors import TuttiTimeout, check, error_for, invalid
 
 
 def timeout_ms(timeout, api):
@@ -64,8 +64,10 @@ class Work:
         if self._handle is not None:
             ms = timeout_ms(timeout, "tutti.Work.wait")
             status = _capi.lib.tutti_work_wait(self._handle, ms)
-            if status == _capi.ERR_TIMEOUT and not self._finished():
-                check(status)
+            if status == _capi.INPROGRESS:
+                # This wait's own time ran out, not the operation's: torch raises here
+                # too, and the operation goes on.
+                raise TuttiTimeout(_capi.ERR_TIMEOUT, _capi.last_error())
             self._finish(status)
         if self._error is not None:
             raise self._error

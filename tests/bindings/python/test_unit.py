@@ -47,7 +47,7 @@ def test_status_table_matches_the_library():
 
 def test_every_error_status_has_its_class():
     for status, name in _capi.STATUS_NAMES.items():
-        if status == _capi.OK:
+        if status in (_capi.OK, _capi.INPROGRESS):
             continue
         error = tutti.errors.error_for(status, "m")
         assert type(error) is not tutti.TuttiError and isinstance(error, tutti.TuttiError)

@@ -52,10 +52,8 @@ class Work {
   // itself timed out.
   bool wait(std::chrono::milliseconds timeout) {
     const tutti_status status = tutti_work_wait(work_, timeout.count() < 0 ? 0 : timeout.count());
-    // ERR_TIMEOUT is either this wait's bound passing or the operation's own timeout;
-    // only a finished operation can have failed.
-    if (status == TUTTI_ERR_TIMEOUT && !test()) return false;
-    check(status == TUTTI_ERR_TIMEOUT ? tutti_work_wait(work_, 0) : status);
+    if (status == TUTTI_INPROGRESS) return false;
+    check(status);
     return true;
   }
 
