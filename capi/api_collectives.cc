@@ -3,6 +3,7 @@
 // that every binding gets the same messages.
 #include "capi/guard.h"
 #include "capi/handle.h"
+#include "capi/work_handles.h"
 #include "runtime/collectives/dtype.h"
 
 using tutti::collectives::Call;
@@ -33,11 +34,7 @@ tutti_status issue(tutti_comm* handle, const Call& call, tutti_work** work, cons
   if (comm == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
   return tutti::capi::guarded(api, [&] {
     auto operation = comm->issue(call, api, work != nullptr);
-    if (work != nullptr) {
-      auto* wrapped = new tutti_work();
-      wrapped->impl = std::move(operation);
-      *work = wrapped;
-    }
+    if (work != nullptr) *work = tutti::capi::work_handles::add(std::move(operation));
   });
 }
 

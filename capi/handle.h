@@ -1,26 +1,19 @@
-// The opaque handles behind tutti.h, each starting with a tag that every entry point
-// checks (STYLE G4): a stray or released pointer is then, most of the time, a clear
-// TUTTI_ERR_INVALID_ARGUMENT instead of a crash.
+// The opaque communicator handle behind tutti.h, starting with a tag that every entry
+// point checks (STYLE G4): a stray or released pointer is then, most of the time, a
+// clear TUTTI_ERR_INVALID_ARGUMENT instead of a crash. Work handles are kept apart
+// (work_handles.h), since a release may race a wait on them.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "runtime/comm/comm.h"
-#include "runtime/work/work.h"
 
 struct tutti_comm {
   static constexpr uint32_t kLiveTag = 0x4d4f4354;  // "TCOM"
   static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
   uint32_t tag = kLiveTag;
   std::unique_ptr<tutti::comm::Comm> impl;
-};
-
-struct tutti_work {
-  static constexpr uint32_t kLiveTag = 0x4b525754;  // "TWRK"
-  static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
-  uint32_t tag = kLiveTag;
-  std::shared_ptr<tutti::work::Work> impl;
 };
 
 namespace tutti::capi {

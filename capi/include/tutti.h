@@ -199,7 +199,13 @@ TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm);
 
 /* Releases comm. Not collective, but the rank that hosts the rendezvous store waits
  * (at most init_timeout_ms) for the others to leave before closing it.
- * NULL is accepted and does nothing. [one thread per comm] [blocks <= init_timeout_ms]
+ * Operations of comm still pending: those not yet started run first, in order, each
+ * bounded by its op_timeout_ms as always; then those still waiting for a peer (a
+ * receive nothing matched, a collective a peer never joined) fail with ERR_ABORTED,
+ * saying the communicator was destroyed. Their works stay valid, with that status,
+ * until released. To give up on all of them at once, tutti_comm_abort first.
+ * NULL is accepted and does nothing. [one thread per comm]
+ * [blocks <= init_timeout_ms, plus the op timeouts of operations not yet started]
  * [OK | ERR_INVALID_ARGUMENT] */
 TUTTI_API tutti_status tutti_comm_destroy(tutti_comm* comm);
 
@@ -244,7 +250,10 @@ TUTTI_API tutti_status tutti_work_wait(tutti_work* work, int64_t timeout_ms);
  * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
 TUTTI_API tutti_status tutti_work_test(tutti_work* work, int* done);
 /* Releases work. Releasing an unfinished operation does not cancel it: it still runs,
- * in order, and its buffers stay in use until it finishes. NULL is accepted.
+ * in order, and its buffers stay in use until it finishes. NULL is accepted. A release
+ * may race a wait or test of the same work on another thread: a wait already under way
+ * ends as it would have, with the operation's status; a call made after the release
+ * gets ERR_INVALID_ARGUMENT ("already released"), as a second release does.
  * [any thread] [never blocks] [OK | ERR_INVALID_ARGUMENT] */
 TUTTI_API tutti_status tutti_work_release(tutti_work* work);
 
