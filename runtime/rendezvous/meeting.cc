@@ -1,5 +1,6 @@
 #include "runtime/rendezvous/meeting.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -19,6 +20,8 @@ constexpr int64_t kDiagnosisMs = 2000;
 constexpr int64_t kLingerMs = 3000;
 // How often wait_present_or_lost looks again.
 constexpr int64_t kPresentPollMs = 10;
+// How long the store's host waits for the others to leave before it says so.
+constexpr int64_t kLeaveQuietMs = 2000;
 // Rank 0's places go to the store this many to a request (about 160 KiB of frame).
 constexpr size_t kPlacesPerSet = 4096;
 
@@ -258,9 +261,23 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
 namespace {
 
 // Until every rank has left, or, once the store has declared some lost (they never
-// will leave), until every rank has either left or been lost.
+// will leave), until every rank has either left or been lost. A wait past
+// kLeaveQuietMs says whom it waits for and how long it may last: it can take the
+// whole init timeout, and a destroy that hangs for minutes without a word looks hung.
 void wait_for_the_others(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
-  if (store.wait_any({prefix + "all_left", store::lost_key(prefix, 1)}, deadline) == 0) return;
+  const std::vector<std::string> ends = {prefix + "all_left", store::lost_key(prefix, 1)};
+  size_t ended = 0;
+  try {
+    ended = store.wait_any(ends, Deadline(std::min(deadline.at(), Deadline::after_ms(kLeaveQuietMs).at())));
+  } catch (const Error& error) {
+    if (error.status() != Status::kTimeout || deadline.expired()) throw;
+    std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
+    log::warn("this rank hosts the rendezvous store, so its tutti_comm_destroy waits (up to ",
+              deadline.remaining_ms(), " ms, the init timeout) for ranks ", staying.empty() ? "?" : staying,
+              " to leave before closing the store; they leave when they destroy their communicators or exit");
+    ended = store.wait_any(ends, deadline);
+  }
+  if (ended == 0) return;
   wait_present_or_lost(store, prefix, "left", prefix, size, deadline);
 }
 

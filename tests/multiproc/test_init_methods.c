@@ -158,3 +158,32 @@ Test(init_methods, tutti_launch, .timeout = 300) {
   const int sizes[] = {1, 2, 3, 4, 8};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) run_launched_world(sizes[i]);
 }
+
+/* Rank 0 hosts the store, so its destroy waits for the others to leave; a wait past
+ * two seconds says so on stderr, naming the rank it waits for, rather than hanging
+ * silently for up to the init timeout. */
+Test(init_methods, the_store_host_says_whom_its_destroy_waits_for, .timeout = 60) {
+  tt_rank_setup setups[2];
+  tt_process ranks[2];
+  int port = tt_free_port();
+  for (int rank = 0; rank < 2; ++rank) {
+    tt_setup_init(&setups[rank], RANK_PROGRAM);
+    tcp_method(&setups[rank], rank, 2, port, NULL);
+    tt_setup_arg(&setups[rank], "--no-split");
+    tt_setup_arg(&setups[rank], "--linger-ms");
+    tt_setup_arg(&setups[rank], rank == 0 ? "0" : "3500");
+    cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
+  }
+  tt_wait_all(ranks, 2, tt_timeout_ms(30000));
+  char* output = tt_output(&ranks[0]);
+  cr_expect(ranks[0].exited && ranks[0].exit_code == 0 && ranks[1].exited && ranks[1].exit_code == 0, "%s", output);
+  cr_expect(strstr(output, "this rank hosts the rendezvous store, so its tutti_comm_destroy waits (up to ") != NULL &&
+                strstr(output, "for ranks 1 to leave before closing the store") != NULL,
+            "rank 0 did not say whom it waits for:\n%s", output);
+  long long destroy_ms = -1;
+  const char* line = strstr(output, "DESTROYED after ");
+  if (line != NULL) destroy_ms = atoll(line + strlen("DESTROYED after "));
+  cr_expect(destroy_ms >= 3000, "rank 0's destroy took %lld ms; it should wait for rank 1:\n%s", destroy_ms, output);
+  free(output);
+  tt_cleanup_all(ranks, 2);
+}

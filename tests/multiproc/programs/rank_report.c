@@ -2,13 +2,16 @@
  * it gets in an even/odd split, and leaves. It sees only tutti.h.
  *
  *   rank_report [--rank R] [--world N] [--method URL] [--init-timeout MS]
- *               [--op-timeout MS] [--no-split] [--abort-after-init]
+ *               [--op-timeout MS] [--no-split] [--linger-ms MS]
  *
  * Prints "PLACE rank=R size=N local=L/LS node=K" and, unless --no-split,
- * "SPLIT color=C rank=R size=N", or "ERROR <TUTTI_STATUS_NAME> <message>" and exits 1. */
+ * "SPLIT color=C rank=R size=N", or "ERROR <TUTTI_STATUS_NAME> <message>" and exits 1.
+ * --linger-ms waits that long before destroying the world, and then prints
+ * "DESTROYED after MS ms", how long tutti_comm_destroy took. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tutti.h"
 
@@ -22,6 +25,7 @@ int main(int argc, char** argv) {
   tutti_config config;
   tutti_config_init(&config, sizeof config);
   int split = 1;
+  long linger_ms = -1;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : "";
     if (strcmp(argv[i], "--rank") == 0) config.rank = atoi(value), ++i;
@@ -30,6 +34,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--init-timeout") == 0) config.init_timeout_ms = atoll(value), ++i;
     else if (strcmp(argv[i], "--op-timeout") == 0) config.op_timeout_ms = atoll(value), ++i;
     else if (strcmp(argv[i], "--no-split") == 0) split = 0;
+    else if (strcmp(argv[i], "--linger-ms") == 0) linger_ms = atol(value), ++i;
   }
 
   tutti_comm* world = NULL;
@@ -56,6 +61,16 @@ int main(int argc, char** argv) {
     fflush(stdout);
     tutti_comm_destroy(half);
   }
+  if (linger_ms < 0) {
+    tutti_comm_destroy(world);
+    return 0;
+  }
+  nanosleep(&(struct timespec){linger_ms / 1000, (linger_ms % 1000) * 1000000L}, NULL);
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
   tutti_comm_destroy(world);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  printf("DESTROYED after %lld ms\n",
+         (long long)(end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000);
   return 0;
 }
