@@ -124,6 +124,35 @@ void operation_timeout(tutti::Comm& world) {
   world.barrier();
 }
 
+// A Work keeps its communicator alive: the Comm goes out of scope, or is destroyed,
+// while its operation is still waiting for rank 1, and the operation completes all
+// the same; the communicator goes once the last Work of it is done with.
+void outlives_its_comm(tutti::Comm& world) {
+  const int rank = world.rank(), size = world.size();
+  tutti::Comm side = world.split(0, rank);
+  std::vector<int32_t> flag(1, 1);
+  std::vector<int32_t> data(8, rank);
+  tutti::Work work;
+  {
+    tutti::Comm copy = world.split(0, rank);
+    if (rank == 1) {
+      side.recv(flag, 0, 0);
+      copy.all_reduce(data, TUTTI_OP_MAX);
+      copy.barrier();
+    } else {
+      work = copy.all_reduce_async(data, TUTTI_OP_MAX);
+      tutti::Work second = copy.barrier_async();
+      copy.destroy();
+      CHECK(!copy, "destroy() leaves the Comm empty");
+      if (rank == 0) side.send(flag, 1, 0);
+      second.wait();
+    }
+  }
+  if (rank != 1) work.wait();
+  check::equal(data, std::vector<int32_t>(8, size - 1), "the all_reduce of a Comm gone out of scope");
+  world.barrier();
+}
+
 // abort() fails the pending receive and every later call with AbortedError. Rank 0
 // aborts a communicator of its own: to the other ranks of a communicator, one rank's
 // abort is the loss of that rank (PeerLostError), which is not what this tests.
@@ -151,5 +180,6 @@ int main() {
                                      {"moves", moves},
                                      {"operation_timeout", operation_timeout},
                                      {"aborted", aborted},
+                                     {"outlives_its_comm", outlives_its_comm},
                                  });
 }

@@ -10,11 +10,18 @@
 // reduce and gather, send of broadcast and scatter, off the root) may be tutti::Buffer{}.
 // Each call blocks and throws the operation's error; its _async form returns a Work at
 // once, and the buffers belong to the operation until that Work has finished.
+//
+// A Work keeps its communicator alive: the tutti_comm is destroyed when the Comm and
+// every Work of its operations are gone, whatever order they go in. Destroying it can
+// block: the rank that hosts the rendezvous store (rank 0, unless tutti launch serves
+// it) waits, up to the init timeout, for the other ranks to destroy theirs, and says so
+// on stderr after 2 s; call destroy() to choose where that happens.
 #ifndef TUTTI_CPP_COMM_HPP
 #define TUTTI_CPP_COMM_HPP
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -31,7 +38,7 @@ class Comm {
   // No communicator, as after a move, or on a rank that split with TUTTI_UNDEFINED.
   Comm() noexcept = default;
   // Takes ownership of comm, from a C call made by hand.
-  explicit Comm(tutti_comm* comm) noexcept : comm_(comm) {}
+  explicit Comm(tutti_comm* comm) : comm_(own(comm)) {}
 
   // Joins the job: tutti_comm_init. Collective over every rank of the job.
   static Comm init(const Config& config = Config()) {
@@ -41,21 +48,20 @@ class Comm {
     return Comm(comm);
   }
 
-  Comm(Comm&& other) noexcept : comm_(std::exchange(other.comm_, nullptr)) {}
-  Comm& operator=(Comm&& other) noexcept {
-    if (this != &other) {
-      tutti_comm_destroy(comm_);
-      comm_ = std::exchange(other.comm_, nullptr);
-    }
-    return *this;
-  }
+  // Move-only; moving or destroying a Comm lets go of its communicator, which is
+  // destroyed once no Work of it is left either.
+  Comm(Comm&&) noexcept = default;
+  Comm& operator=(Comm&&) noexcept = default;
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
-  // Destroy a Comm after the Works of its operations (declare it before them).
-  ~Comm() { tutti_comm_destroy(comm_); }
+  ~Comm() = default;
+
+  // Lets go of the communicator now, leaving this Comm empty (see the top of this file
+  // for how long the destruction may take, once no Work holds it).
+  void destroy() noexcept { comm_.reset(); }
 
   explicit operator bool() const noexcept { return comm_ != nullptr; }
-  tutti_comm* get() const noexcept { return comm_; }
+  tutti_comm* get() const noexcept { return comm_.get(); }
 
   int32_t rank() const { return place(tutti_comm_rank); }
   int32_t size() const { return place(tutti_comm_size); }
@@ -66,18 +72,20 @@ class Comm {
   // An empty Comm on a rank that passes color TUTTI_UNDEFINED.
   Comm split(int32_t color, int32_t key) {
     tutti_comm* out = nullptr;
-    check(tutti_comm_split(comm_, color, key, &out));
+    check(tutti_comm_split(comm_.get(), color, key, &out));
     return Comm(out);
   }
   Comm shrink() {
     tutti_comm* out = nullptr;
-    check(tutti_comm_shrink(comm_, &out));
+    check(tutti_comm_shrink(comm_.get(), &out));
     return Comm(out);
   }
-  void set_op_timeout(std::chrono::milliseconds timeout) { check(tutti_comm_set_op_timeout(comm_, timeout.count())); }
-  void dump(int fd = 2) const { check(tutti_comm_dump(comm_, fd)); }
+  void set_op_timeout(std::chrono::milliseconds timeout) {
+    check(tutti_comm_set_op_timeout(comm_.get(), timeout.count()));
+  }
+  void dump(int fd = 2) const { check(tutti_comm_dump(comm_.get(), fd)); }
   // Any thread, any time: fails every pending and later operation with AbortedError.
-  void abort() { check(tutti_comm_abort(comm_)); }
+  void abort() { check(tutti_comm_abort(comm_.get())); }
 
   // ---- collectives
 
@@ -132,27 +140,27 @@ class Comm {
     return start([&](tutti_work** work) { return all_to_all_call(send, recv, work); });
   }
 
-  void barrier() { check(tutti_barrier(comm_, nullptr)); }
+  void barrier() { check(tutti_barrier(comm_.get(), nullptr)); }
   [[nodiscard]] Work barrier_async() {
-    return start([&](tutti_work** work) { return tutti_barrier(comm_, work); });
+    return start([&](tutti_work** work) { return tutti_barrier(comm_.get(), work); });
   }
 
   // ---- point to point: recv accepts a message of at most data.size() elements.
 
   void send(ConstBuffer data, int32_t peer, int32_t tag) {
-    check(tutti_send(comm_, data.data(), data.size(), data.dtype(), peer, tag, nullptr));
+    check(tutti_send(comm_.get(), data.data(), data.size(), data.dtype(), peer, tag, nullptr));
   }
   [[nodiscard]] Work send_async(ConstBuffer data, int32_t peer, int32_t tag) {
     return start([&](tutti_work** work) {
-      return tutti_send(comm_, data.data(), data.size(), data.dtype(), peer, tag, work);
+      return tutti_send(comm_.get(), data.data(), data.size(), data.dtype(), peer, tag, work);
     });
   }
   void recv(Buffer data, int32_t peer, int32_t tag) {
-    check(tutti_recv(comm_, data.data(), data.size(), data.dtype(), peer, tag, nullptr));
+    check(tutti_recv(comm_.get(), data.data(), data.size(), data.dtype(), peer, tag, nullptr));
   }
   [[nodiscard]] Work recv_async(Buffer data, int32_t peer, int32_t tag) {
     return start([&](tutti_work** work) {
-      return tutti_recv(comm_, data.data(), data.size(), data.dtype(), peer, tag, work);
+      return tutti_recv(comm_.get(), data.data(), data.size(), data.dtype(), peer, tag, work);
     });
   }
 
@@ -160,15 +168,20 @@ class Comm {
   template <class Read>
   int32_t place(Read read) const {
     int32_t value = 0;
-    check(read(comm_, &value));
+    check(read(comm_.get(), &value));
     return value;
   }
 
   template <class Call>
-  static Work start(Call call) {
+  Work start(Call call) {
     tutti_work* work = nullptr;
     check(call(&work));
-    return Work(work);
+    return Work(work, comm_);
+  }
+
+  static std::shared_ptr<tutti_comm> own(tutti_comm* comm) {
+    if (comm == nullptr) return nullptr;
+    return std::shared_ptr<tutti_comm>(comm, [](tutti_comm* owned) { tutti_comm_destroy(owned); });
   }
 
   // Throws InvalidArgumentError unless other, where this rank uses it and it has memory,
@@ -195,33 +208,33 @@ class Comm {
 
   tutti_status all_reduce_call(ConstBuffer send, Buffer recv, tutti_op op, tutti_work** work) {
     expect("all_reduce", recv, "recv", true, send.dtype(), send.size(), "send.size()");
-    return tutti_all_reduce(comm_, send.data(), recv.data(), send.size(), send.dtype(), op, work);
+    return tutti_all_reduce(comm_.get(), send.data(), recv.data(), send.size(), send.dtype(), op, work);
   }
   tutti_status reduce_call(ConstBuffer send, Buffer recv, tutti_op op, int32_t root, tutti_work** work) {
     expect("reduce", recv, "recv", is(root), send.dtype(), send.size(), "send.size() on the root");
-    return tutti_reduce(comm_, send.data(), recv.data(), send.size(), send.dtype(), op, root, work);
+    return tutti_reduce(comm_.get(), send.data(), recv.data(), send.size(), send.dtype(), op, root, work);
   }
   tutti_status broadcast_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
     expect("broadcast", send, "send", is(root), recv.dtype(), recv.size(), "recv.size() on the root");
-    return tutti_broadcast(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
+    return tutti_broadcast(comm_.get(), send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
   }
   tutti_status all_gather_call(ConstBuffer send, Buffer recv, tutti_work** work) {
     expect("all_gather", recv, "recv", true, send.dtype(), ranks() * send.size(), "comm.size() * send.size()");
-    return tutti_all_gather(comm_, send.data(), recv.data(), send.size(), send.dtype(), work);
+    return tutti_all_gather(comm_.get(), send.data(), recv.data(), send.size(), send.dtype(), work);
   }
   tutti_status reduce_scatter_call(ConstBuffer send, Buffer recv, tutti_op op, tutti_work** work) {
     expect("reduce_scatter", send, "send", true, recv.dtype(), ranks() * recv.size(), "comm.size() * recv.size()");
-    return tutti_reduce_scatter(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), op, work);
+    return tutti_reduce_scatter(comm_.get(), send.data(), recv.data(), recv.size(), recv.dtype(), op, work);
   }
   tutti_status gather_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
     expect("gather", recv, "recv", is(root), send.dtype(), ranks() * send.size(),
            "comm.size() * send.size() on the root");
-    return tutti_gather(comm_, send.data(), recv.data(), send.size(), send.dtype(), root, work);
+    return tutti_gather(comm_.get(), send.data(), recv.data(), send.size(), send.dtype(), root, work);
   }
   tutti_status scatter_call(ConstBuffer send, Buffer recv, int32_t root, tutti_work** work) {
     expect("scatter", send, "send", is(root), recv.dtype(), ranks() * recv.size(),
            "comm.size() * recv.size() on the root");
-    return tutti_scatter(comm_, send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
+    return tutti_scatter(comm_.get(), send.data(), recv.data(), recv.size(), recv.dtype(), root, work);
   }
   tutti_status all_to_all_call(ConstBuffer send, Buffer recv, tutti_work** work) {
     const size_t n = ranks();
@@ -231,10 +244,10 @@ class Comm {
                                                   "; give every rank a block of the same size");
     }
     expect("all_to_all", recv, "recv", true, send.dtype(), send.size(), "send.size()");
-    return tutti_all_to_all(comm_, send.data(), recv.data(), n != 0 ? send.size() / n : 0, send.dtype(), work);
+    return tutti_all_to_all(comm_.get(), send.data(), recv.data(), n != 0 ? send.size() / n : 0, send.dtype(), work);
   }
 
-  tutti_comm* comm_ = nullptr;
+  std::shared_ptr<tutti_comm> comm_;
 };
 
 }  // namespace tutti

@@ -5,11 +5,13 @@
 //   work.wait();                                   // throws the operation's error
 //   if (!work.wait(std::chrono::milliseconds(10))) { /* still running */ }
 //
-// Move-only; it owns its tutti_work and releases it once.
+// Move-only; it owns its tutti_work and releases it once, and holds its communicator
+// (tutti/comm.hpp says how long a communicator lives).
 #ifndef TUTTI_CPP_WORK_HPP
 #define TUTTI_CPP_WORK_HPP
 
 #include <chrono>
+#include <memory>
 #include <utility>
 
 #include "tutti.h"
@@ -21,14 +23,17 @@ class Work {
  public:
   // No operation: wait() and test() on it throw InvalidArgumentError, as in C.
   Work() noexcept = default;
-  // Takes ownership of work, from a C call made by hand.
-  explicit Work(tutti_work* work) noexcept : work_(work) {}
+  // Takes ownership of work, from a C call made by hand; comm, if given, is kept alive
+  // until the Work is done with.
+  explicit Work(tutti_work* work, std::shared_ptr<tutti_comm> comm = nullptr) noexcept
+      : work_(work), comm_(std::move(comm)) {}
 
-  Work(Work&& other) noexcept : work_(std::exchange(other.work_, nullptr)) {}
+  Work(Work&& other) noexcept : work_(std::exchange(other.work_, nullptr)), comm_(std::move(other.comm_)) {}
   Work& operator=(Work&& other) noexcept {
     if (this != &other) {
       finish();
       work_ = std::exchange(other.work_, nullptr);
+      comm_ = std::move(other.comm_);
     }
     return *this;
   }
@@ -75,6 +80,7 @@ class Work {
   }
 
   tutti_work* work_ = nullptr;
+  std::shared_ptr<tutti_comm> comm_;  // let go of after finish(), by ~Work
 };
 
 }  // namespace tutti
