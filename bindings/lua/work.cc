@@ -60,7 +60,7 @@ void release(Work* work) {
 
 // Raises the status's error after settling the Work, without losing the message.
 [[noreturn]] void settle_and_raise(lua_State* L, int index, Work* work, tutti_status status) {
-  lua_pushfstring(L, "%s: %s", tutti_status_name(status), tutti_last_error());
+  push_error(L, status);
   settle(L, index, work, status);
   lua_error(L);
   __builtin_unreachable();
@@ -122,7 +122,7 @@ int work_close(lua_State* L) {
   if (work->handle == nullptr) return 0;
   tutti_status status = tutti_work_wait(work->handle, -1);
   if (status != TUTTI_OK && lua_isnil(L, 2)) {
-    lua_pushfstring(L, "%s: %s", tutti_status_name(status), tutti_last_error());
+    push_error(L, status);
     settle(L, 1, work, status);
     release(work);
     return lua_error(L);
