@@ -14,6 +14,9 @@ namespace tutti::capi {
 void refuse_comm(const tutti_comm* handle, const char* api) {
   if (handle == nullptr) {
     invalid_argument(api, "comm is NULL; pass a communicator from tutti_comm_init or tutti_comm_split");
+  } else if (handle->tag == tutti_comm::kLiveTag && handle->pending) {
+    invalid_argument(api, "comm is still joining the job (tutti_comm_init_start); call tutti_comm_init_wait until "
+                          "it returns TUTTI_OK first");
   } else {
     invalid_argument(api, "comm is not a live tutti_comm (already destroyed?); pass one from tutti_comm_init");
   }
@@ -132,16 +135,35 @@ TUTTI_API tutti_status tutti_comm_set_op_timeout(tutti_comm* comm, int64_t op_ti
 }
 
 TUTTI_API tutti_status tutti_comm_abort(tutti_comm* comm) {
-  tutti::comm::Comm* impl = live_comm(comm, "tutti_comm_abort");
+  const char* api = "tutti_comm_abort";
+  if (comm == nullptr || comm->tag != tutti_comm::kLiveTag) {
+    tutti::capi::refuse_comm(comm, api);
+    return TUTTI_ERR_INVALID_ARGUMENT;
+  }
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  if (comm->pending) {
+    comm->pending->cancel.cancel("the init was aborted (tutti_comm_abort)");
+    return TUTTI_OK;
+  }
+  tutti::comm::Comm* impl = live_comm(comm, api);
   if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
-  return guarded("tutti_comm_abort", [&] { impl->abort(); });
+  return guarded(api, [&] { impl->abort(); });
 }
 
 TUTTI_API tutti_status tutti_comm_destroy(tutti_comm* comm) {
   if (comm == nullptr) return TUTTI_OK;
-  if (live_comm(comm, "tutti_comm_destroy") == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  if (comm->tag != tutti_comm::kLiveTag || (!comm->impl && !comm->pending)) {
+    tutti::capi::refuse_comm(comm, "tutti_comm_destroy");
+    return TUTTI_ERR_INVALID_ARGUMENT;
+  }
   return guarded("tutti_comm_destroy", [&] {
-    comm->tag = tutti_comm::kDeadTag;
+    std::unique_ptr<tutti::capi::PendingInit> pending;
+    {
+      std::lock_guard<std::mutex> lock(comm->mutex);
+      comm->tag = tutti_comm::kDeadTag;
+      pending = std::move(comm->pending);
+    }
+    pending.reset();  // gives a running init up and waits for its thread
     comm->impl.reset();
     delete comm;
   });

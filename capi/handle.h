@@ -6,14 +6,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
+#include "capi/pending_init.h"
 #include "runtime/comm/comm.h"
 
 struct tutti_comm {
   static constexpr uint32_t kLiveTag = 0x4d4f4354;  // "TCOM"
   static constexpr uint32_t kDeadTag = 0x44414544;  // "DEAD"
   uint32_t tag = kLiveTag;
-  std::unique_ptr<tutti::comm::Comm> impl;
+  std::unique_ptr<tutti::comm::Comm> impl;  // null while a started init runs
+  // A started init (tutti_comm_init_start) until tutti_comm_init_wait collects it.
+  // mutex guards the hand-over from pending to impl against tutti_comm_abort, which
+  // any thread may call at any time.
+  std::unique_ptr<tutti::capi::PendingInit> pending;
+  std::mutex mutex;
 };
 
 namespace tutti::capi {

@@ -56,9 +56,10 @@ case "${1:-}" in
     ;;
   test)
     install_missing
-    # Every part, and a missing dependency is an error rather than a part left out.
+    # Every part, and a missing dependency is an error rather than a part left out; the
+    # draft API too, so that it is tested.
     build -DTUTTI_BUILD_LUA=ON -DTUTTI_BUILD_REPL=ON -DTUTTI_BUILD_PYTHON=ON -DTUTTI_BUILD_TESTS=ON \
-          -DTUTTI_BUILD_EXAMPLES=ON -DTUTTI_BUILD_BENCH=ON -DTUTTI_FUZZ=ON
+          -DTUTTI_BUILD_EXAMPLES=ON -DTUTTI_BUILD_BENCH=ON -DTUTTI_FUZZ=ON -DTUTTI_BUILD_DRAFT_API=ON
     ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
     ;;
   *)

@@ -410,6 +410,36 @@ TUTTI_API tutti_status tutti_comm_set_stream(tutti_comm* comm, void* stream);
  * | the operation's error, if it already failed] */
 TUTTI_API tutti_status tutti_work_wait_stream(tutti_work* work, void* stream);
 
+/* ---------------------------------------------------------------- draft API
+ * Calls not yet promised: they may change or go in any 0.x release, and the ABI
+ * baseline (capi/abi/) leaves them out. Their symbols carry the version TUTTI_DRAFT.
+ * Define TUTTI_BUILD_DRAFT_API before including tutti.h to see them; a library built
+ * without the CMake option TUTTI_BUILD_DRAFT_API=ON does not export them (as libzmq's
+ * ZMQ_BUILD_DRAFT_API). */
+#ifdef TUTTI_BUILD_DRAFT_API
+
+/* Starts joining the job as tutti_comm_init does, on a thread of the library's, and
+ * returns at once: TUTTI_INPROGRESS with *out set, or the error that config alone
+ * shows (ERR_INVALID_ARGUMENT; *out NULL). The comm can then only be waited for
+ * (tutti_comm_init_wait), aborted (tutti_comm_abort, from any thread: the init gives
+ * up within about 100 ms, except during a PMIx exchange of the store's address, which
+ * ends at its own deadline) or destroyed (which gives the init up, then releases it);
+ * any other call on it is ERR_INVALID_ARGUMENT until the wait says OK. The NCCL
+ * equivalent is ncclCommInitRankConfig with blocking = 0.
+ * [any thread] [never blocks] [INPROGRESS | ERR_INVALID_ARGUMENT] */
+TUTTI_API tutti_status tutti_comm_init_start(const tutti_config* config, tutti_comm** out);
+/* Waits up to timeout_ms (-1: until the init's own init_timeout_ms) for a started
+ * init: OK once comm has joined (it is then like one from tutti_comm_init, and OK
+ * again at every later call), INPROGRESS while it is still joining, or the init's
+ * error, every time it is asked, after which comm can only be destroyed: ERR_ABORTED
+ * after tutti_comm_abort, ERR_TIMEOUT naming the ranks that never came, ...
+ * An abort that comes just as the init succeeds leaves an aborted comm: OK here, and
+ * ERR_ABORTED from every operation. [one thread per comm] [blocks <= timeout_ms]
+ * [OK | INPROGRESS | ERR_INVALID_ARGUMENT | tutti_comm_init's errors] */
+TUTTI_API tutti_status tutti_comm_init_wait(tutti_comm* comm, int64_t timeout_ms);
+
+#endif /* TUTTI_BUILD_DRAFT_API */
+
 #ifdef __cplusplus
 }
 #endif

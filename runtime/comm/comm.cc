@@ -53,11 +53,16 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
 
 }  // namespace
 
-std::unique_ptr<Comm> Comm::init(const Options& options) {
+std::unique_ptr<Comm> Comm::init(const Options& options, InitCancel* cancel) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
+  std::function<bool()> cancelled = cancel != nullptr ? cancel->predicate() : std::function<bool()>();
+  auto step = [cancel] {
+    if (cancel != nullptr) cancel->check();
+  };
   log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
   if (plan.store_host_is_slurm_node) plan.store_host = rendezvous::slurm_node_address(plan.store_host, deadline);
+  step();
 
   std::unique_ptr<Comm> comm(new Comm());
   comm->loop_ = loop::Loop::shared();
@@ -83,12 +88,23 @@ std::unique_ptr<Comm> Comm::init(const Options& options) {
     comm->store_host_ = found.host;
     comm->store_port_ = found.port;
   }
+  step();
   if (!plan.file_path.empty() && !plan.serve_store) {
     comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, plan.secret,
-                                                    &comm->store_host_, &comm->store_port_);
+                                                    &comm->store_host_, &comm->store_port_, cancelled);
   } else {
-    comm->store_ = store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline, plan.secret);
+    comm->store_ =
+        store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline, plan.secret, cancelled);
   }
+  // From here a cancel shuts the store client down, which ends any wait on it; the
+  // guard lets go of the client before the Comm (and the client) can go.
+  struct Unwatch {
+    InitCancel* cancel;
+    ~Unwatch() {
+      if (cancel != nullptr) cancel->watch(nullptr);
+    }
+  } unwatch{cancel};
+  if (cancel != nullptr) cancel->watch(comm->store_.get());
   comm->place_ = rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
   comm->joined_ = true;
   comm->start_collectives(deadline);

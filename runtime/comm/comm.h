@@ -10,6 +10,7 @@
 
 #include "runtime/collectives/call.h"
 #include "runtime/collectives/engine.h"
+#include "runtime/comm/init_cancel.h"
 #include "runtime/common/fault.h"
 #include "runtime/cuda/device_path.h"
 #include "runtime/health/activity_board.h"
@@ -34,8 +35,10 @@ struct HostedStore;
 
 class Comm {
  public:
-  // Meets the other ranks; throws Error (see tutti_comm_init in tutti.h).
-  static std::unique_ptr<Comm> init(const Options& options);
+  // Meets the other ranks; throws Error (see tutti_comm_init in tutti.h). cancel, if
+  // given, lets another thread give the init up (init_cancel.h): it then throws
+  // Error(kAborted).
+  static std::unique_ptr<Comm> init(const Options& options, InitCancel* cancel = nullptr);
   // Leaves the meeting; the rank serving the store waits for the others first.
   ~Comm();
 

@@ -51,16 +51,19 @@ void publish_store_address(const std::string& path, const std::string& host, uin
 
 std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
                                                     Deadline deadline, const std::string& secret, std::string* host,
-                                                    uint16_t* port) {
+                                                    uint16_t* port, const std::function<bool()>& cancelled) {
   int64_t pause_ms = 5;
   std::string last_reason = "the file does not exist yet";
   for (;;) {
+    if (cancelled && cancelled()) {
+      fail(Status::kAborted, concat("waiting at the rendezvous file ", path, " was given up (the init was aborted)"));
+    }
     if (read_address(path, host, port)) {
       // A short try: a stale file's store refuses at once, and rank 0 may rewrite
       // the file meanwhile.
       auto attempt = Deadline::after_ms(std::min<int64_t>(1000, deadline.remaining_ms()));
       try {
-        return store::Client::connect(loop, *host, *port, attempt, secret);
+        return store::Client::connect(loop, *host, *port, attempt, secret, cancelled);
       } catch (const Error& error) {
         if (error.status() != Status::kTransport && error.status() != Status::kTimeout &&
             error.status() != Status::kDenied) {

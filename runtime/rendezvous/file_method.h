@@ -4,6 +4,7 @@
 // store, so the file system sees one write and a few reads per rank, not one per key.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,9 +24,9 @@ void publish_store_address(const std::string& path, const std::string& host, uin
 // the file is read again until rank 0 has replaced it, or the deadline passes.
 // host and port receive the address it connected to. secret: the job's, as for
 // store::Client::connect; a store that denies it may be an earlier job's, so it is
-// also read again.
+// also read again. cancelled: as for store::Client::connect, also asked between reads.
 std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
                                                     Deadline deadline, const std::string& secret, std::string* host,
-                                                    uint16_t* port);
+                                                    uint16_t* port, const std::function<bool()>& cancelled = {});
 
 }  // namespace tutti::rendezvous

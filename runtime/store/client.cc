@@ -554,10 +554,37 @@ bool retryable(int rc) {
          rc == UV_ECONNRESET || rc == UV_ECONNABORTED;
 }
 
+// How often a connect given a `cancelled` asks it.
+constexpr auto kCancelPoll = std::chrono::milliseconds(50);
+
+[[noreturn]] void give_up_cancelled(const std::string& address) {
+  fail(Status::kAborted, concat("connecting to the rendezvous store at ", address, " was given up (the init was aborted)"));
+}
+
+// Until the connection attempt has an outcome (true) or the deadline passes (false),
+// asking `cancelled` as it goes.
+bool wait_connected(ClientCore& core, Deadline deadline, const std::function<bool()>& cancelled) {
+  if (!cancelled) return core.connected_future().wait_until(deadline.at()) == std::future_status::ready;
+  while (!cancelled()) {
+    auto slice = std::min(deadline.at(), std::chrono::steady_clock::now() + kCancelPoll);
+    if (core.connected_future().wait_until(slice) == std::future_status::ready) return true;
+    if (deadline.expired()) return false;
+  }
+  return false;
+}
+
+void sleep_unless_cancelled(std::chrono::steady_clock::duration pause, const std::function<bool()>& cancelled) {
+  auto until = std::chrono::steady_clock::now() + pause;
+  while (std::chrono::steady_clock::now() < until && !(cancelled && cancelled())) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kCancelPoll, until - std::chrono::steady_clock::now()));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
-                                        Deadline deadline, const std::string& secret) {
+                                        Deadline deadline, const std::string& secret,
+                                        const std::function<bool()>& cancelled) {
   const std::string address = concat(host, ":", port);
   sockaddr_storage socket_address{};
   std::string why = resolve_socket_address(host, port, /*passive=*/false, &socket_address);
@@ -574,8 +601,9 @@ std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const 
     if (!loop->post([core, socket_address] { core->connect_on_loop(socket_address); })) {
       fail(Status::kAborted, "the tutti event loop is stopping; no new work is accepted");
     }
-    if (core->connected_future().wait_until(deadline.at()) != std::future_status::ready) {
+    if (!wait_connected(*core, deadline, cancelled)) {
       loop->post([core] { core->close_on_loop(); });
+      if (cancelled && cancelled()) give_up_cancelled(address);
       last = UV_ETIMEDOUT;
       break;
     }
@@ -591,7 +619,8 @@ std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const 
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline.at()) break;
-    std::this_thread::sleep_for(std::min(backoff, deadline.at() - now));
+    sleep_unless_cancelled(std::min(backoff, deadline.at() - now), cancelled);
+    if (cancelled && cancelled()) give_up_cancelled(address);
     backoff = std::min(backoff * 2, std::chrono::duration_cast<std::chrono::steady_clock::duration>(kMaxBackoff));
     if (deadline.expired()) break;
   }

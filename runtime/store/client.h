@@ -28,9 +28,12 @@ class Client {
   // how many tries over how long, and the last reason. secret: the job's (TUTTI_SECRET),
   // or "" for none. With one, the client and the store prove to each other that they
   // know it (handshake.h) and a store that cannot is refused with kDenied; without one,
-  // only a store without a secret accepts the client.
+  // only a store without a secret accepts the client. cancelled, if given, is asked
+  // every 50 ms while connecting: once it says true, connect gives up with
+  // kAborted (an init given up from another thread, comm/init_cancel.h).
   static std::unique_ptr<Client> connect(std::shared_ptr<loop::Loop> loop, const std::string& host,
-                                         uint16_t port, Deadline deadline, const std::string& secret = {});
+                                         uint16_t port, Deadline deadline, const std::string& secret = {},
+                                         const std::function<bool()>& cancelled = {});
   virtual ~Client() = default;
 
   virtual void set(const std::string& key, const std::string& value, Deadline deadline) = 0;

@@ -29,9 +29,10 @@ def world():
 def exported_symbols():
     out = subprocess.run(["nm", "-D", "--defined-only", _capi.library_path],
                          check=True, capture_output=True, text=True).stdout
-    # Lines are "ADDRESS TYPE NAME@@TUTTI_0"; the version node itself has type A.
+    # Lines are "ADDRESS TYPE NAME@@TUTTI_0"; the version node itself has type A. The
+    # draft API (NAME@@TUTTI_DRAFT, tutti.h) is not bound here until it is promised.
     rows = [line.split() for line in out.splitlines()]
-    return {row[2].split("@")[0] for row in rows if row[1] in "TDRBVW"}
+    return {row[2].split("@")[0] for row in rows if row[1] in "TDRBVW" and not row[2].endswith("@@TUTTI_DRAFT")}
 
 
 def test_capi_declares_every_export_once():
