@@ -1,5 +1,5 @@
 """torch.distributed's NCCL backend on the sizes and iterations of tutti-bench -m device,
-for the table beside tutti-bench and nccl-bench (README.md, "Benchmarks"): float32 SUM
+for the table beside tutti-bench and nccl-bench (docs/benchmarks.md): float32 SUM
 all_reduce on CUDA tensors, each call followed by torch.cuda.synchronize(), which is
 what a blocking tutti call on device buffers does (the host waits for the GPU).
 

@@ -1,7 +1,7 @@
 /* tutti-bench: times tutti's collectives the way nccl-tests times NCCL's.
  *
  * Run:   tutti launch -n 2 -- build/bin/tutti-bench all_reduce -b 8 -e 64M -f 4
- * Prints on rank 0 a header, then one row per size (README.md, "Benchmarks", says
+ * Prints on rank 0 a header, then one row per size (docs/benchmarks.md says
  * what the columns mean); the times depend on the machine:
  *   #       size        count      type  redop  root         time        algbw        busbw   #wrong   iters
  *   #        (B)   (elements)                                (us)       (GB/s)       (GB/s)

@@ -11,7 +11,7 @@
 # with the cores' cache-line round trip (build/bin/core-round-trip) before and after
 # each run: small messages follow it, and on a VM it can change by 4x between runs.
 # Environment: BUILD_DIR (default build); BENCH_ENV, "VAR=value ..." given to the
-# ranks of both libraries (e.g. glibc's MALLOC_MMAP_MAX_=0, see README.md);
+# ranks of both libraries (e.g. glibc's MALLOC_MMAP_MAX_=0, see docs/benchmarks.md);
 # BENCH_TIMEOUT, seconds per run (default 300); BENCH_REPEAT, runs of each library per
 # table, alternating, of which each row shows the fastest (default 1). On a machine
 # shared with other work, a rank that loses its core for a moment stalls its peers, and

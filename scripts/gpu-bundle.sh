@@ -16,7 +16,7 @@ BUILD_DIR="${BUILD_DIR:-build-gpu}"
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTTI_FUZZ=OFF >/dev/null
 ninja -C "$BUILD_DIR" -t targets all | grep -q '^nccl_bench:' ||
-  { echo "scripts/gpu-bundle.sh: CMake found no CUDA toolkit with NCCL here; see README.md, \"GPU buffers\"" >&2; exit 1; }
+  { echo "scripts/gpu-bundle.sh: CMake found no CUDA toolkit with NCCL here; see docs/gpu.md" >&2; exit 1; }
 targets=(tutti tutti_cli tutti_python tutti_bench nccl_bench gpu.test_collectives gpu.test_streams gpu.test_timeouts)
 cmake --build "$BUILD_DIR" -j2 --target "${targets[@]}"
 
