@@ -117,6 +117,10 @@ void check_plan(const rendezvous::Request& request, const rendezvous::Plan& plan
   if (method.rfind("file://", 0) == 0) {
     require(!plan.file_path.empty() && plan.file_path[0] == '/', "plan: file:// without an absolute path");
     require(plan.store_port == 0, "plan: file:// with a port");
+  } else if (plan.launcher == "none (a world of one)") {
+    // A program started alone serves its own store on a free loopback port.
+    require(method == "env://" && plan.world_size == 1 && plan.serve_store, "plan: a world of one that is not alone");
+    require(plan.store_host == "127.0.0.1" && plan.store_port == 0, "plan: a world of one not on a free loopback port");
   } else if (plan.store_via_pmix) {
     require(method == "env://", concat("plan: PMIx with init method \"", method, "\""));
     require(!plan.store_host.empty(), "plan: PMIx without a host to serve on");
