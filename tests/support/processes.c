@@ -129,19 +129,33 @@ int tt_spawn_ranks(tt_process* processes, int n, char* const argv[], tt_env_fn e
   return 0;
 }
 
-int tt_free_port(void) {
+/* Whether port can be bound on loopback now (0: any port; *bound gets the one taken). */
+static int bindable(int port, int* bound) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons((uint16_t)port);
   socklen_t len = sizeof addr;
-  int port = -1;
-  if (bind(fd, (struct sockaddr*)&addr, sizeof addr) == 0 && getsockname(fd, (struct sockaddr*)&addr, &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
+  int ok = bind(fd, (struct sockaddr*)&addr, sizeof addr) == 0 && getsockname(fd, (struct sockaddr*)&addr, &len) == 0;
+  if (ok && bound != NULL) *bound = ntohs(addr.sin_port);
   close(fd);
-  return port;
+  return ok;
+}
+
+/* Below Linux's ephemeral range (32768 and up by default): a port there is never taken
+ * as the source port of some outgoing connection between this probe and the bind that
+ * follows it, which tests running beside it (gloo opens hundreds) made happen. */
+int tt_free_port(void) {
+  static unsigned seed;
+  if (seed == 0) seed = (unsigned)getpid() ^ (unsigned)now_ms();
+  for (int tries = 0; tries < 200; ++tries) {
+    int port = 20000 + (int)(rand_r(&seed) % 12000);
+    if (bindable(port, NULL)) return port;
+  }
+  int port = -1;
+  return bindable(0, &port) ? port : -1;
 }
 
 int tt_wait_for_port(int port, int timeout_ms) {

@@ -48,8 +48,9 @@ int tt_spawn_ranks(tt_process* processes, int n, char* const argv[], tt_env_fn e
 int tt_wait_all(tt_process* processes, int n, int timeout_ms);
 void tt_cleanup_all(tt_process* processes, int n);
 
-/* A free TCP port on 127.0.0.1 (bound then released; the tests run sequentially per
- * file, and the kernel does not hand a just-released port out again at once). */
+/* A free TCP port on 127.0.0.1 in 20000..31999, below the kernel's ephemeral range, so
+ * that no outgoing connection takes it before the test binds it (bound then released;
+ * a random one, so that tests running beside each other pick different ports). */
 int tt_free_port(void);
 
 /* Waits until something accepts TCP connections on 127.0.0.1:port; 1 if so in time. */
