@@ -1,7 +1,9 @@
 #include "launcher/launcher.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -12,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <optional>
+#include <random>
 #include <unordered_map>
 #include <vector>
 
@@ -48,9 +52,13 @@ constexpr const char* kStoreHost = "127.0.0.1";
 
 // The variables tutti launch sets; inherited values are dropped rather than doubled
 // (TUTTI_SECRET is passed on as it was when the user set one).
+// torch's env:// variables are set too, so that torch.distributed scripts (gloo, nccl,
+// or backend "tutti") run under tutti launch as under torchrun.
 constexpr const char* kOwnVariables[] = {"TUTTI_RANK",         "TUTTI_WORLD_SIZE",   "TUTTI_LOCAL_RANK",
                                          "TUTTI_LOCAL_SIZE",   "TUTTI_ADDR",         "TUTTI_HOST",
-                                         "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET"};
+                                         "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
+                                         "RANK",               "WORLD_SIZE",         "LOCAL_RANK",
+                                         "LOCAL_WORLD_SIZE",   "MASTER_ADDR",        "MASTER_PORT"};
 
 // The launcher's own messages: one write each, "tutti launch: " first, always shown
 // (TUTTI_LOG_LEVEL gates only the info-level ones, through log::enabled).
@@ -62,6 +70,39 @@ void say(const std::string& message) {
 
 void say_info(const std::string& message) {
   if (log::enabled(log::Level::kInfo)) say(message);
+}
+
+// Whether port (0: any) can be bound on loopback now; the one bound, or 0.
+uint16_t bind_probe(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  socklen_t length = sizeof(address);
+  uint16_t bound = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    bound = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return bound;
+}
+
+// A loopback port free now, for torch's store (MASTER_PORT), which rank 0 of a
+// torch.distributed script binds; 0 if none could be found. The launcher's own store
+// listens elsewhere (TUTTI_ADDR, which tutti reads first), so the two never collide.
+// As torchrun's 29500, it lies below Linux's ephemeral range (32768 and up), where no
+// outgoing connection takes it in the second before rank 0 binds it; it is free when
+// chosen, not reserved.
+uint16_t free_loopback_port() {
+  std::mt19937 random(static_cast<unsigned>(getpid()) ^ static_cast<unsigned>(time(nullptr)));
+  std::uniform_int_distribution<int> below_ephemeral(20000, 32767);
+  for (int tries = 0; tries < 100; ++tries) {
+    if (uint16_t port = bind_probe(static_cast<uint16_t>(below_ephemeral(random))); port != 0) return port;
+  }
+  return bind_probe(0);
 }
 
 std::string seconds_text(uint64_t ms) { return concat(static_cast<double>(ms) / 1000.0, " s"); }
@@ -174,6 +215,12 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   if (!user_init_method) plan.env.push_back("TUTTI_INIT_METHOD=env://");
   plan.env.push_back(concat("TUTTI_LAUNCHER_PID=", getpid()));
   plan.env.push_back(concat("TUTTI_SECRET=", secret_));
+  plan.env.push_back(concat("WORLD_SIZE=", options_.ranks));
+  plan.env.push_back(concat("LOCAL_WORLD_SIZE=", options_.ranks));
+  plan.env.push_back(concat("MASTER_ADDR=", kStoreHost));
+  if (uint16_t torch_port = free_loopback_port(); torch_port != 0) {
+    plan.env.push_back(concat("MASTER_PORT=", torch_port));
+  }
   pthread_sigmask(SIG_SETMASK, nullptr, &plan.child_mask);
   plan.reset_signals.assign(std::begin(kForwardedSignals), std::end(kForwardedSignals));
   plan.reset_signals.push_back(SIGCHLD);
@@ -286,7 +333,8 @@ void Job::spawn_all(const ExecPlan& plan) {
   for (int rank = 0; rank < options_.ranks && stop_signal_ == 0; ++rank) {
     auto process = std::make_unique<RankProcess>(&loop_, rank, options_.tag_output, stdout_, stderr_,
                                                  [this](RankProcess&) { maybe_finish(); });
-    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank), concat("TUTTI_LOCAL_RANK=", rank)};
+    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank), concat("TUTTI_LOCAL_RANK=", rank),
+                                         concat("RANK=", rank), concat("LOCAL_RANK=", rank)};
     bool on_terminal = options_.interactive && rank == 0;
     std::string failure = process->start(plan, rank_env, on_terminal);
     if (!failure.empty()) {

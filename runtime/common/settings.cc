@@ -23,7 +23,8 @@ constexpr Setting kTable[] = {
     {"TUTTI_STORE_SERVER", "string", "rank0",
      "Who serves the store at TUTTI_ADDR: rank0, or launcher (set by tutti launch, which serves it itself)."},
     {"TUTTI_PORT", "int", "",
-     "Port of the rendezvous store under Slurm, MPI or PMI; derived from the job and step ids when unset."},
+     "Port of the rendezvous store under Slurm, MPI or PMI (derived from the job and step ids when unset), "
+     "and beside MASTER_ADDR (MASTER_PORT+1 when unset: MASTER_PORT is torch's store's)."},
     {"TUTTI_HOST", "string", "",
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", "120000", "How long rendezvous may take before it fails and names the missing ranks."},

@@ -243,8 +243,22 @@ void read_address(Reader& reader, LaunchEnv& out) {
     // torchrun users sometimes write an IPv6 address in brackets; connect needs it bare.
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     std::string what = concat("MASTER_PORT=", *master_port, " is not a port in 1..65535");
-    out.store_port = read_port(reader, *master_port, what, fix);
+    int master_port_number = read_port(reader, *master_port, what, fix);
     out.store_host = host;
+    // MASTER_PORT belongs to torch: rank 0's TCPStore of init_process_group listens
+    // there, often in the same processes as tutti's store. tutti's store takes
+    // TUTTI_PORT when set, else the port after it, so the two never fight over one
+    // port, whichever starts first.
+    const char* port_fix = "set TUTTI_PORT to a free port for tutti's store, or MASTER_PORT below 65535";
+    if (std::optional<long> port = reader.integer("TUTTI_PORT", 1, 65535, port_fix)) {
+      out.store_port = static_cast<int>(*port);
+    } else if (master_port_number == 65535) {
+      reader.invalid("MASTER_PORT=65535 leaves no port for tutti's store, which listens on MASTER_PORT+1 "
+                     "(MASTER_PORT is torch's store's)",
+                     port_fix);
+    } else {
+      out.store_port = master_port_number + 1;
+    }
     return;
   }
   out.under_pmix = reader.text("PMIX_NAMESPACE") && reader.text("PMIX_RANK");

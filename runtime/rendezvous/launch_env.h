@@ -40,7 +40,8 @@ struct LaunchEnv {
 //   4. OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE (its _NODE_RANK is not a node index)
 //   5. PMI_RANK / PMI_SIZE
 // The store address, whatever the launcher: TUTTI_ADDR ("host:port"), else
-// MASTER_ADDR + MASTER_PORT; without either, whether PMIx is there (under_pmix); and
+// MASTER_ADDR with port TUTTI_PORT, else MASTER_PORT + 1 (MASTER_PORT is torch's
+// store's: the two stores never share a port); without either, whether PMIx is there (under_pmix); and
 // under Slurm the first host of SLURM_STEP_NODELIST
 // (or SLURM_JOB_NODELIST, SLURM_NODELIST) with port TUTTI_PORT or one derived from
 // SLURM_JOB_ID and SLURM_STEP_ID, so that two steps or jobs sharing nodes never pick

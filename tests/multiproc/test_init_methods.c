@@ -47,7 +47,8 @@ static void torch_env_method(tt_rank_setup* s, int rank, int n, int port, const 
   tt_setup_env(s, "WORLD_SIZE=%d", n);
   tt_setup_env(s, "LOCAL_RANK=%d", rank);
   tt_setup_env(s, "MASTER_ADDR=127.0.0.1");
-  tt_setup_env(s, "MASTER_PORT=%d", port);
+  /* MASTER_PORT is torch's store's; tutti's listens on the port after it, the free one. */
+  tt_setup_env(s, "MASTER_PORT=%d", port - 1);
 }
 
 static void slurm_env_method(tt_rank_setup* s, int rank, int n, int port, const char* dir) {

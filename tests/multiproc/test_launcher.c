@@ -190,18 +190,38 @@ ParameterizedTest(int* size, launcher, world_variables, .timeout = 60) {
   tt_cleanup(process);
 }
 
+/* The integer that ends the line starting at line. */
+static int last_field_int(const char* line) {
+  const char* end = line + strcspn(line, "\n");
+  const char* start = end;
+  while (start > line && start[-1] != ' ') --start;
+  return atoi(start);
+}
+
+/* torch's env:// variables are the launcher's too (RANK ... MASTER_PORT), so that a
+ * torch.distributed script runs under it as under torchrun. */
 Test(launcher, inherited_variables_are_replaced_but_init_method_is_kept, .timeout = 60) {
   const char* args[] = {"launch",  "-n", "2",
-                        "/bin/sh", "-c", "echo \"got $TUTTI_RANK $TUTTI_WORLD_SIZE $TUTTI_INIT_METHOD $RANK\"",
+                        "/bin/sh", "-c",
+                        "echo \"got $TUTTI_RANK $TUTTI_WORLD_SIZE $TUTTI_INIT_METHOD $RANK $WORLD_SIZE $LOCAL_RANK "
+                        "$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT\"",
                         NULL};
-  char* env[] = {"TUTTI_RANK=7", "TUTTI_WORLD_SIZE=9", "TUTTI_INIT_METHOD=file:///tmp/elsewhere", "RANK=5", NULL};
+  char* env[] = {"TUTTI_RANK=7", "TUTTI_WORLD_SIZE=9", "TUTTI_INIT_METHOD=file:///tmp/elsewhere", "RANK=5",
+                 "WORLD_SIZE=9", "MASTER_ADDR=elsewhere", "MASTER_PORT=1", NULL};
   tt_process* process = new_process();
   start_tutti(process, args, env);
   cr_assert(tt_wait(process, tt_timeout_ms(20000)));
   char* output = tt_output(process);
   cr_assert_eq(process->exit_code, 0, "%s", output);
-  cr_assert_eq(tt_count(output, "[0] got 0 2 file:///tmp/elsewhere 5\n"), 1, "%s", output);
-  cr_assert_eq(tt_count(output, "[1] got 1 2 file:///tmp/elsewhere 5\n"), 1, "%s", output);
+  cr_assert_eq(tt_count(output, "[0] got 0 2 file:///tmp/elsewhere 0 2 0 2 127.0.0.1 "), 1, "%s", output);
+  cr_assert_eq(tt_count(output, "[1] got 1 2 file:///tmp/elsewhere 1 2 1 2 127.0.0.1 "), 1, "%s", output);
+  /* One MASTER_PORT for the job, a real port, and not the launcher's store's. */
+  const char* line0 = strstr(output, "[0] got ");
+  const char* line1 = strstr(output, "[1] got ");
+  cr_assert(line0 != NULL && line1 != NULL, "%s", output);
+  int port0 = last_field_int(line0);
+  int port1 = last_field_int(line1);
+  cr_assert(port0 > 1 && port0 < 65536 && port0 == port1, "MASTER_PORT %d and %d in:\n%s", port0, port1, output);
   free(output);
   tt_cleanup(process);
 }

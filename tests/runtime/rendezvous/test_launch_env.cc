@@ -102,7 +102,22 @@ Test(launch_env, torchrun, .timeout = 10) {
   cr_assert_str_eq(env.launcher.c_str(), "torch");
   cr_assert(env.rank == 5 && env.world_size == 8 && env.local_rank == 1 && env.local_size == 4);
   cr_assert(env.node_rank == 1);
-  expect_store(env, "10.0.0.1", 29400);
+  // MASTER_PORT is torch's store's; tutti's listens on the next port.
+  expect_store(env, "10.0.0.1", 29401);
+}
+
+// tutti's store and torch's, both from MASTER_ADDR/MASTER_PORT, never share a port:
+// tutti's takes TUTTI_PORT when set, else MASTER_PORT + 1; 65535 leaves it none.
+Test(launch_env, master_port_belongs_to_torch, .timeout = 10) {
+  Vars torch = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+  expect_store(read(torch), "127.0.0.1", 29501);
+  torch["TUTTI_PORT"] = "31000";
+  expect_store(read(torch), "127.0.0.1", 31000);
+  torch["TUTTI_PORT"] = "29500x";
+  expect_error(torch, "torchrun", "TUTTI_PORT", "TUTTI_PORT");
+  torch.erase("TUTTI_PORT");
+  torch["MASTER_PORT"] = "65535";
+  expect_error(torch, "torchrun", "MASTER_PORT=65535 leaves no port for tutti's store", "MASTER_PORT");
 }
 
 Test(launch_env, slurm, .timeout = 10) {
@@ -203,7 +218,7 @@ Test(launch_env, address_precedence, .timeout = 10) {
                {"MASTER_PORT", "29500"},   {"TUTTI_ADDR", "store:1234"}};
   expect_store(read(vars), "store", 1234);
   vars.erase("TUTTI_ADDR");
-  expect_store(read(vars), "master", 29500);
+  expect_store(read(vars), "master", 29501);  // MASTER_PORT itself is torch's
   vars.erase("MASTER_ADDR");
   vars.erase("MASTER_PORT");
   expect_store(read(vars), "n1", slurm_step_port(5, 1));
@@ -218,7 +233,7 @@ Test(launch_env, tutti_addr_overrides_every_launcher, .timeout = 10) {
   expect_store(env, "::1", 29501);
   env = read({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}, {"TUTTI_ADDR", "[fe80::1]:80"}});
   expect_store(env, "fe80::1", 80);
-  env = read({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"MASTER_ADDR", "[::1]"}, {"MASTER_PORT", "65535"}});
+  env = read({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"MASTER_ADDR", "[::1]"}, {"MASTER_PORT", "65534"}});
   expect_store(env, "::1", 65535);
 }
 
