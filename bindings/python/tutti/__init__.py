@@ -20,17 +20,17 @@ Failures raise TuttiError subclasses (TuttiTimeout, TuttiPeerLost, TuttiMismatch
 with the status and a message that says what, where and how to fix it.
 
 Layers: _capi (tutti.h, literally), then comm, collectives, work and errors.
+`import tutti.torch` registers backend "tutti" with torch.distributed (docs/torch.md).
 """
 import atexit
-import ctypes
 
 from . import _capi
 from .collectives import Collectives, ReduceOp, int32
-from .comm import Comm
+from .comm import Comm, connect
 from .errors import (TuttiAborted, TuttiDenied, TuttiError, TuttiInternal,
                      TuttiInvalidArgument, TuttiMismatch, TuttiNoMemory, TuttiPeerLost,
-                     TuttiTimeout, TuttiTransportError, TuttiUnsupported, check, invalid)
-from .work import Work, timeout_ms
+                     TuttiTimeout, TuttiTransportError, TuttiUnsupported, invalid)
+from .work import Work
 
 __all__ = [
     "init", "is_initialized", "destroy", "world", "rank", "world_size", "get_rank",
@@ -66,23 +66,7 @@ def init(init_method=None, rank=None, world_size=None, timeout=None, init_timeou
     if _world is not None:
         raise invalid(f"{api}: tutti is already initialised ({_world!r}); call tutti.destroy() "
                       f"first to join another job")
-    config = _capi.tutti_config()
-    check(_capi.lib.tutti_config_init(config, ctypes.sizeof(config)))
-    if init_method is not None:
-        config.init_method = str(init_method).encode()
-    if rank is not None:
-        config.rank = int32(rank, api, "rank")
-    if world_size is not None:
-        config.world_size = int32(world_size, api, "world_size")
-    if timeout is not None:
-        config.op_timeout_ms = timeout_ms(timeout, api)
-    if init_timeout is not None:
-        config.init_timeout_ms = timeout_ms(init_timeout, api)
-    if name is not None:
-        config.name = str(name).encode()
-    handle = _capi.comm_p()
-    check(_capi.lib.tutti_comm_init(config, ctypes.byref(handle)))
-    _world = Comm(handle)
+    _world = connect(api, init_method, rank, world_size, timeout, init_timeout, name)
     return _world
 
 

@@ -14,6 +14,43 @@ from .errors import check, error_for, invalid
 from .work import Work, timeout_ms
 
 
+def connect(api, init_method=None, rank=None, world_size=None, timeout=None, init_timeout=None,
+            name=None):
+    """A new Comm from tutti_comm_init: tutti.init's arguments (None: the environment's),
+    messages naming `api`. Collective over every rank of the job it joins."""
+    config = _capi.tutti_config()
+    check(_capi.lib.tutti_config_init(config, ctypes.sizeof(config)))
+    if init_method is not None:
+        config.init_method = str(init_method).encode()
+    if rank is not None:
+        config.rank = int32(rank, api, "rank")
+    if world_size is not None:
+        config.world_size = int32(world_size, api, "world_size")
+    if timeout is not None:
+        config.op_timeout_ms = timeout_ms(timeout, api)
+    if init_timeout is not None:
+        config.init_timeout_ms = timeout_ms(init_timeout, api)
+    if name is not None:
+        config.name = str(name).encode()
+    handle = _capi.comm_p()
+    status = _capi.lib.tutti_comm_init(config, ctypes.byref(handle))
+    global _inits
+    if status != _capi.ERR_INVALID_ARGUMENT:  # past the plan: the library counted it
+        _inits += 1
+    check(status)
+    return Comm(handle)
+
+
+# How many tutti_comm_init calls of this process reached the rendezvous: the library
+# numbers each process's worlds in that order (their keys in the store), which
+# tutti.torch keeps equal across the ranks of each group it makes.
+_inits = 0
+
+
+def inits():
+    return _inits
+
+
 class Comm(Collectives):
     """A communicator: rank(), size(), the collectives (see tutti.collectives), split()."""
 

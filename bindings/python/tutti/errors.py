@@ -20,6 +20,9 @@ class TuttiError(Exception):
         self.status = status
         self.message = message
 
+    def __reduce__(self):  # pickles with both arguments (torch pickles future values)
+        return (type(self), (self.status, self.message))
+
     @property
     def status_name(self):
         """The status's name in tutti.h, e.g. "TUTTI_ERR_TIMEOUT"."""

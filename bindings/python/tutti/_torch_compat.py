@@ -1,0 +1,78 @@
+"""Every line of tutti.torch that depends on the torch version, in one place.
+
+Written for and tested with torch 1.13 (Debian 12's python3-torch), where a backend
+is a Python subclass of torch.distributed.ProcessGroup and its Works subclass
+torch.distributed._Work.
+
+The 2.x step (untested here: only 1.13 installs on Debian 12). torch 2.0 split the
+ProcessGroup a user holds from the Backend that does the work, one Backend per device
+type. What changes is confined to this file:
+  1. PROCESS_GROUP_BASE becomes torch._C._distributed_c10d.Backend (the same method
+     names: allreduce, allgather, _allgather_base, ...; getBackendName goes away).
+  2. WORK_BASE becomes torch.distributed.Work (it lost its underscore in 2.0).
+  3. register() passes devices=["cpu", "cuda"] to Backend.register_backend, and torch
+     wraps the returned Backend in a ProcessGroup itself.
+  4. Work.wait(timeout) gets a timedelta there too; NO_TIMEOUT stays timedelta(0).
+Since 2.1, a Python Work subclass kept only by C++ keeps its Python half alive
+(py::wrapper), so tutti.torch's keep-alive list becomes unnecessary but stays harmless.
+"""
+import datetime
+
+import torch
+import torch.distributed as dist
+
+VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+MODERN = VERSION >= (2, 0)
+
+if MODERN:  # pragma: no cover - torch 2.x is not installable on Debian 12
+    PROCESS_GROUP_BASE = torch._C._distributed_c10d.Backend
+    WORK_BASE = dist.Work
+else:
+    PROCESS_GROUP_BASE = dist.ProcessGroup
+    WORK_BASE = dist._Work
+
+# What C++ passes to Work.wait for "no timeout" (c10d's kNoTimeout): 0 ms.
+NO_TIMEOUT = datetime.timedelta(0)
+
+# torch.distributed.ReduceOp's members, hashable by their kind in 1.13 and 2.x.
+REDUCE_OPS = {name: getattr(dist.ReduceOp, name) for name in
+              ("SUM", "PRODUCT", "MIN", "MAX", "AVG", "BAND", "BOR", "BXOR", "PREMUL_SUM")
+              if hasattr(dist.ReduceOp, name)}
+
+
+def register(name, creator):
+    """Registers creator(options, pg_options) as backend `name` (extended API: the
+    creator gets the group's store, rank, size, timeout, name and global ranks)."""
+    if name.upper() in dist.Backend._plugins:
+        return
+    if MODERN:  # pragma: no cover
+        dist.Backend.register_backend(name, creator, extended_api=True, devices=["cpu", "cuda"])
+    else:
+        dist.Backend.register_backend(name, creator, extended_api=True)
+
+
+def backend_options(options):
+    """(store, rank, size, timeout, group name, global ranks) of the creator's options."""
+    return (options.store, options.group_rank, options.group_size, options.timeout,
+            options.group_id, list(options.global_ranks_in_group))
+
+
+# torch.distributed's wrappers that, called with async_op=False, wait on the Work the
+# backend returns at once (in 1.13 and 2.x alike). When one of them is the backend's
+# caller, tutti.torch runs the operation as one blocking call instead: the same
+# result and errors, without an asynchronous Work's hand-off to tutti's loop thread
+# and back (about 15 us of an 8-byte all_reduce).
+_c10d = dist.distributed_c10d
+_WAITING_CALLERS = frozenset(
+    getattr(_c10d, name).__code__ for name in (
+        "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+        "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
+        "gather", "scatter", "all_to_all", "all_to_all_single", "barrier", "all_reduce_coalesced",
+        "all_gather_coalesced")
+    if hasattr(_c10d, name))
+
+
+def caller_waits_at_once(frame):
+    """True when frame (the backend method's caller) is a torch.distributed wrapper
+    called with async_op=False."""
+    return frame.f_code in _WAITING_CALLERS and frame.f_locals.get("async_op") is False
