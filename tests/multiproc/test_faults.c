@@ -76,7 +76,11 @@ static long long expect_survivors_lost(int world, int victim, const char* fragme
     cr_expect(strstr(line, fragment ? fragment : naming) != NULL, "rank %d does not say \"%s\": %s", rank,
               fragment ? fragment : naming, line);
     if (!fragment) cr_expect(strstr(line, ", pid ") != NULL, "rank %d does not give the pid: %s", rank, line);
-    cr_expect(strstr(line, "all_reduce #") != NULL, "rank %d does not name its operation: %s", rank, line);
+    /* "all_reduce #N" when the loss ended the operation, "tutti_all_reduce: comm ... is
+     * unusable" when a slow rank (8 ranks on 2 cores) issued it after the loss was known
+     * (seen once in CI): either way the operation is named. */
+    cr_expect(strstr(line, "all_reduce #") != NULL || strstr(line, "tutti_all_reduce: comm ") != NULL,
+              "rank %d does not name its operation: %s", rank, line);
   }
   return last_ms - dying_ms;
 }
