@@ -103,6 +103,13 @@ def _bootstrap(store, rank, size, timeout, name):
     return connect(api, f"tcp://{address}", rank, size, timeout, timeout, name)
 
 
+def _caller_waits():
+    """Whether torch's wrapper that called the backend method calling this waits on the
+    Work at once (async_op=False): frames are this, the method, _torch_errors' wrapper,
+    then torch's."""
+    return compat.caller_waits_at_once(sys._getframe(3))
+
+
 def _torch_errors(method):
     """Raises the tutti errors of a backend method as torch_error does (also RuntimeError)."""
     def call(*args, **kwargs):
@@ -155,7 +162,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def allreduce(self, tensors, opts=None):
         api = "torch.distributed.all_reduce"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         tensor = self._one(tensors, api)
         op = _reduce_op(opts, api)
         return self._work(api, [self._comm.all_reduce(tensor, op, async_op=not blocking)], [tensor])
@@ -163,7 +170,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def allreduce_coalesced(self, tensors, opts=None):
         api = "torch.distributed.all_reduce_coalesced"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         op = _reduce_op(opts, api)
         tensors = list(tensors)
         if not tensors:
@@ -181,7 +188,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def reduce(self, tensors, opts):
         api = "torch.distributed.reduce"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         tensor = self._one(tensors, api)
         self._root_tensor(opts, api)
         inner = self._comm.reduce(tensor, opts.rootRank, _reduce_op(opts, api), async_op=not blocking)
@@ -190,7 +197,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def broadcast(self, tensors, opts):
         api = "torch.distributed.broadcast"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         tensor = self._one(tensors, api)
         self._root_tensor(opts, api)
         return self._work(api, [self._comm.broadcast(tensor, opts.rootRank, async_op=not blocking)],
@@ -199,7 +206,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def allgather(self, output_tensor_lists, input_tensors, opts=None):
         api = "torch.distributed.all_gather"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         tensor = self._one(input_tensors, api)
         outputs = self._one(output_tensor_lists, api, "output_tensor_lists")
         return self._work(api, [self._comm.all_gather(list(outputs), tensor, async_op=not blocking)],
@@ -208,7 +215,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def _allgather_base(self, output, input, opts=None):
         api = "torch.distributed.all_gather_into_tensor"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         return self._work(api, [self._comm.all_gather_into_tensor(output, input, async_op=not blocking)],
                           [output])
 
@@ -216,7 +223,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     def allgather_coalesced(self, output_lists, input_list, opts=None):
         """output_lists[r][j] = rank r's input_list[j], as torch's all_gather_coalesced."""
         api = "torch.distributed.all_gather_coalesced"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         if len(output_lists) != self._comm.size() or any(len(o) != len(input_list)
                                                          for o in output_lists):
             raise invalid(f"{api}: output_tensor_lists must hold one list per rank "
@@ -230,7 +237,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def reduce_scatter(self, output_tensors, input_tensor_lists, opts=None):
         api = "torch.distributed.reduce_scatter"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         output = self._one(output_tensors, api)
         inputs = self._one(input_tensor_lists, api, "input_tensor_lists")
         inner = self._comm.reduce_scatter(output, list(inputs), _reduce_op(opts, api), async_op=not blocking)
@@ -239,14 +246,14 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def _reduce_scatter_base(self, output, input, opts=None):
         api = "torch.distributed.reduce_scatter_tensor"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         inner = self._comm.reduce_scatter_tensor(output, input, _reduce_op(opts, api), async_op=not blocking)
         return self._work(api, [inner], [output])
 
     @_torch_errors
     def gather(self, output_tensor_lists, input_tensors, opts):
         api = "torch.distributed.gather"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         tensor = self._one(input_tensors, api)
         root = opts.rootRank
         outputs = None
@@ -258,7 +265,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def scatter(self, output_tensors, input_tensor_lists, opts):
         api = "torch.distributed.scatter"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         output = self._one(output_tensors, api)
         root = opts.rootRank
         inputs = None
@@ -269,7 +276,7 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         api = "torch.distributed.all_to_all_single"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         for arg, splits in (("input_split_sizes", input_split_sizes),
                             ("output_split_sizes", output_split_sizes)):
             if splits and len(set(splits)) > 1:
@@ -283,14 +290,14 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     @_torch_errors
     def alltoall(self, output_tensors, input_tensors, opts=None):
         api = "torch.distributed.all_to_all"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         inner = self._comm.all_to_all(list(output_tensors), list(input_tensors), async_op=not blocking)
         return self._work(api, [inner], list(output_tensors))
 
     @_torch_errors
     def barrier(self, opts=None):
         api = "torch.distributed.barrier"
-        blocking = compat.caller_waits_at_once(sys._getframe(2))  # 1: _torch_errors
+        blocking = _caller_waits()
         return self._work(api, [self._comm.barrier(async_op=not blocking)], [])
 
     @_torch_errors
