@@ -7,17 +7,18 @@
 // per simulated node, with a job secret. The store runs in a child process of its own,
 // started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
 // limits, the secret), so that its CPU time (/proc/<pid>/stat), peak memory (VmHWM)
-// and descriptors (/proc/<pid>/fd, sampled here every 20 ms) are its own. Each rank is
-// a thread of one of the client processes, consecutive ranks in one process as a
-// node's would be, running bench/simulated_rank.h's steps: the real client, meeting,
+// and descriptors (those open at start, plus its peak of connections) are its own.
+// Each rank is a thread of one of the client processes, consecutive ranks in one
+// process as a node's would be, running bench/simulated_rank.h's steps: the real client, meeting,
 // failure detector and leave, with the transports' store traffic mirrored. The threads
 // of all processes are released together once every one is up. Prints, e.g.:
 //   tutti-rendezvous-bench: 1000 ranks in 16 processes (1 loop each), 8 ranks per node, secret on
+//   last rank in      0.412 s after the first connect (connected and past the handshake)
 //   last rank placed   0.739 s after the first connect
 //   last rank done     1.964 s after the first connect
 //   store CPU          0.59 s (user + system, from listening to the end)
 //   store memory       peak (VmHWM) 13.3 MiB, 4.5 MiB before the ranks came: 9.08 KiB per rank
-//   store fds          1015 at peak (sampled)
+//   store fds          1012 at peak (12 at start + 1000 connections at most)
 //   store traffic      31.9 requests and 3422 reply bytes per rank
 //   RESULT impl=tutti n=1000 processes=16 seconds=1.964 placed_s=0.739 store_cpu_s=0.590 ...
 // (the format only: those times come from a busy 2-core VM).
@@ -28,6 +29,7 @@
 // It includes runtime headers, unlike the collectives' bench: the store has no C API.
 #include <dirent.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +68,8 @@ struct Options {
 // What the store's process reports when it is told to stop.
 struct ServerReport {
   long start_kib = 0;  // VmRSS once listening, before any rank
+  int start_fds = 0;   // descriptors open then (the listener, the loop's own)
+  unsigned long long peak_connections = 0;
   long hwm_kib = 0;    // VmHWM at the end
   double cpu_s = 0;    // user + system, from listening to the end
   unsigned long long requests = 0;
@@ -79,6 +83,7 @@ struct ClientReport {
   int ranks = 0;
   int failed = 0;
   long long first_start_ns = 0;
+  long long last_connected_ns = 0;
   long long last_placed_ns = 0;
   long long last_done_ns = 0;
   char first_error[1024] = {};
@@ -87,6 +92,7 @@ struct ClientReport {
 // The store's process: listens, says its port, serves until the parent closes stop_fd
 // (or exits), then reports.
 [[noreturn]] void serve(const std::string& secret, int report_fd, int stop_fd) {
+  prctl(PR_SET_NAME, "rdv-store");  // for perf and top; its threads inherit the name
   ServerReport report;
   uint16_t port = 0;
   try {
@@ -94,6 +100,7 @@ struct ClientReport {
     auto server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
     port = server->port();
     report.start_kib = status_kib("VmRSS");
+    report.start_fds = count_fds(getpid());
     double cpu_at_start = cpu_seconds();
     write_all(report_fd, &port, sizeof(port));
     char byte;
@@ -102,6 +109,7 @@ struct ClientReport {
     report.cpu_s = cpu_seconds() - cpu_at_start;
     auto stats = server->stats();
     report.requests = stats.requests;
+    report.peak_connections = stats.peak_connections;
     report.reply_bytes = stats.reply_bytes;
     report.keys = stats.keys;
     report.dropped = stats.dropped_connections;
@@ -120,6 +128,7 @@ struct ClientReport {
 // them when go_fd closes, and reports.
 [[noreturn]] void run_client(const tutti::bench::SimulatedJob& job, int first, int count, int loops, int ready_fd,
                              int go_fd, int report_fd) {
+  prctl(PR_SET_NAME, "rdv-ranks");
   ClientReport report;
   try {
     tutti::bench::BatchOutcome outcome = tutti::bench::run_ranks(job, first, count, loops, [&] {
@@ -131,6 +140,7 @@ struct ClientReport {
     report.ranks = outcome.ranks;
     report.failed = outcome.failed;
     report.first_start_ns = outcome.first_start_ns;
+    report.last_connected_ns = outcome.last_connected_ns;
     report.last_placed_ns = outcome.last_placed_ns;
     report.last_done_ns = outcome.last_done_ns;
     std::snprintf(report.first_error, sizeof(report.first_error), "%s", outcome.first_error.c_str());
@@ -246,13 +256,13 @@ int main(int argc, char** argv) {
   }
   close(go_pipe[1]);  // go
 
-  // Until every client process reports: sample the store's descriptors meanwhile.
+  // Until every client process reports. (The store's descriptors are not sampled
+  // here: listing /proc/<pid>/fd of 10,000 entries every few ms took a tenth of the
+  // machine's CPU; the store counts its own peak of connections.)
   std::vector<ClientReport> reports(clients.size());
   std::vector<size_t> received(clients.size(), 0);
   size_t open_reports = clients.size();
-  int peak_fds = 0;
   while (open_reports > 0) {
-    peak_fds = std::max(peak_fds, count_fds(server_pid));
     std::vector<pollfd> fds;
     std::vector<size_t> which;
     for (size_t c = 0; c < clients.size(); ++c) {
@@ -260,7 +270,7 @@ int main(int argc, char** argv) {
       fds.push_back(pollfd{client_report_fds[c], POLLIN, 0});
       which.push_back(c);
     }
-    if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+    if (poll(fds.data(), fds.size(), -1) <= 0) continue;
     for (size_t f = 0; f < fds.size(); ++f) {
       if (fds[f].revents == 0) continue;
       size_t c = which[f];
@@ -287,7 +297,7 @@ int main(int argc, char** argv) {
   }
 
   int failed = 0;
-  long long first_start = 0, last_placed = 0, last_done = 0;
+  long long first_start = 0, last_connected = 0, last_placed = 0, last_done = 0;
   std::string first_error;
   for (size_t c = 0; c < reports.size(); ++c) {
     const ClientReport& r = reports[c];
@@ -299,26 +309,32 @@ int main(int argc, char** argv) {
     failed += r.failed;
     if (first_error.empty() && r.first_error[0] != '\0') first_error = r.first_error;
     if (r.first_start_ns != 0 && (first_start == 0 || r.first_start_ns < first_start)) first_start = r.first_start_ns;
+    last_connected = std::max(last_connected, r.last_connected_ns);
     last_placed = std::max(last_placed, r.last_placed_ns);
     last_done = std::max(last_done, r.last_done_ns);
   }
   const double n = options.ranks;
+  double connected_s = seconds_between(first_start, last_connected);
   double placed_s = seconds_between(first_start, last_placed);
   double done_s = seconds_between(first_start, last_done);
+  long long peak_fds = server.start_fds + static_cast<long long>(server.peak_connections);
   double kib_per_rank = static_cast<double>(server.hwm_kib - server.start_kib) / n;
+  std::printf("last rank in      %.3f s after the first connect (connected and past the handshake)\n",
+              connected_s);
   std::printf("last rank placed   %.3f s after the first connect\n", placed_s);
   std::printf("last rank done     %.3f s after the first connect\n", done_s);
   std::printf("store CPU          %.2f s (user + system, from listening to the end)\n", server.cpu_s);
   std::printf("store memory       peak (VmHWM) %.1f MiB, %.1f MiB before the ranks came: %.2f KiB per rank\n",
               server.hwm_kib / 1024.0, server.start_kib / 1024.0, kib_per_rank);
-  std::printf("store fds          %d at peak (sampled)\n", peak_fds);
+  std::printf("store fds          %lld at peak (%d at start + %llu connections at most)\n", peak_fds,
+              server.start_fds, server.peak_connections);
   std::printf("store traffic      %.1f requests and %.0f reply bytes per rank\n", server.requests / n,
               server.reply_bytes / n);
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
-  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f placed_s=%.3f store_cpu_s=%.3f store_hwm_kib=%ld "
-              "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%d requests_per_rank=%.2f "
+  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f store_hwm_kib=%ld "
+              "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
               "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
-              options.ranks, options.processes, done_s, placed_s, server.cpu_s, server.hwm_kib, server.start_kib,
+              options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, server.hwm_kib, server.start_kib,
               kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0, failed);
   return failed == 0 ? 0 : 1;
 }

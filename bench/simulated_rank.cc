@@ -98,10 +98,12 @@ void share_segment(store::Client& store, const std::string& prefix, const rendez
   store.get(prefix + "verdict", deadline);
 }
 
-// Mirrors connect.cc's StoreDirectory: one get_async per peer, asked again when its
-// slice times out, all in flight at once (the lookups are lazy and asynchronous, so a
-// collective's first step asks for its few peers together).
-void look_up_peers(store::Client& store, const std::string& prefix, const std::vector<int>& peers, Deadline deadline) {
+// Mirrors connect.cc's StoreDirectory: one get_async per peer, asked on the loop
+// thread and again when its slice times out, all in flight at once (the lookups are
+// lazy and asynchronous, so a collective's first step asks for its few peers
+// together, and the client writes what the loop sends in one turn at once).
+void look_up_peers(loop::Loop& loop, store::Client& store, const std::string& prefix, const std::vector<int>& peers,
+                   Deadline deadline) {
   struct Lookups {
     std::mutex mutex;
     std::condition_variable done;
@@ -121,7 +123,9 @@ void look_up_peers(store::Client& store, const std::string& prefix, const std::v
                       });
     }
   };
-  for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
+  loop.call([&] {
+    for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
+  }, deadline);
   std::unique_lock<std::mutex> lock(lookups->mutex);
   if (!lookups->done.wait_until(lock, deadline.at(), [&] { return lookups->left == 0; })) {
     fail(Status::kTimeout, concat("UCX address lookups: ", lookups->left, " of ", peers.size(), " peers unanswered"));
@@ -131,6 +135,7 @@ void look_up_peers(store::Client& store, const std::string& prefix, const std::v
 
 struct RankTimes {
   int64_t started_ns = 0;
+  int64_t connected_ns = 0;
   int64_t placed_ns = 0;
   int64_t done_ns = 0;
 };
@@ -143,6 +148,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   const std::string where = concat("simulated rank ", rank, " of ", job.world_size);
 
   auto store = store::Client::connect(loop, job.host, job.port, deadline, job.secret);
+  times.connected_ns = now_ns();
   rendezvous::Place place = rendezvous::meet(*store, prefix, plan_for(job, rank), concat(node_name(job, rank), ":",
                                              100000 + rank), deadline, "tutti_comm_init");
   times.placed_ns = now_ns();
@@ -168,7 +174,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   auto monitor = health::Monitor::start(std::move(watch), deadline);
 
   // A program's first collectives: the transport looks its peers' cards up lazily.
-  look_up_peers(*store, prefix, peers_of(rank, job.world_size), deadline);
+  look_up_peers(*loop, *store, prefix, peers_of(rank, job.world_size), deadline);
 
   // ~Comm: the monitor leaves the store's watch, then the meeting.
   monitor.reset();
@@ -262,6 +268,7 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
     }
     const RankTimes& t = times[i];
     if (outcome.first_start_ns == 0 || t.started_ns < outcome.first_start_ns) outcome.first_start_ns = t.started_ns;
+    outcome.last_connected_ns = std::max(outcome.last_connected_ns, t.connected_ns);
     outcome.last_placed_ns = std::max(outcome.last_placed_ns, t.placed_ns);
     outcome.last_done_ns = std::max(outcome.last_done_ns, t.done_ns);
   }

@@ -21,7 +21,7 @@ namespace {
 // A wait on the next loss event is renewed this often; it costs the store nothing
 // while parked.
 constexpr int64_t kWatchMs = 3600 * 1000;
-// How long ~Monitor gives the clean leave and the loop's closing of the timer.
+// How long ~Monitor gives the loop to close the timer.
 constexpr int64_t kLeaveMs = 2000;
 
 std::string seconds(int64_t ms) {
@@ -192,8 +192,10 @@ void read_heartbeat_settings(int64_t* interval_ms, int64_t* timeout_ms) {
 }
 
 std::unique_ptr<Monitor> Monitor::start(MonitorSetup setup, Deadline deadline) {
-  setup.store->member(setup.prefix, setup.rank, deadline);
-  setup.store->heartbeat(setup.timeout_ms, setup.board->current(), deadline);
+  auto watch = setup.store->pipeline(deadline);
+  watch->member(setup.prefix, setup.rank);
+  watch->heartbeat(setup.timeout_ms, setup.board->current());
+  watch->wait_all();
   auto state = std::make_shared<State>(std::move(setup));
   state->setup.loop->call([state] { state->start_on_loop(); }, deadline);
   return std::unique_ptr<Monitor>(new Monitor(std::move(state)));
@@ -210,12 +212,15 @@ Monitor::~Monitor() {
     log::error(state->setup.where, ": the event loop did not stop the failure detector within ", kLeaveMs,
                " ms; leaving it to the loop");
   }
-  try {
-    state->setup.store->heartbeat(0, state->setup.board->current(), deadline);
-  } catch (const Error& error) {
-    // The store or its connection is gone: there is nobody to tell.
-    log::debug(state->setup.where, ": leaving the store's watch: ", error.what());
-  }
+  // Not waited for: a store that is gone watches nobody, and what this rank sends next
+  // on the connection (the meeting's leave) comes after it.
+  state->setup.store->heartbeat_async(0, state->setup.board->current(),
+                                      [where = state->setup.where](Status status, const std::string& message,
+                                                                   const std::string&) {
+                                        if (status != Status::kOk && status != Status::kAborted) {
+                                          log::debug(where, ": leaving the store's watch: ", message);
+                                        }
+                                      });
 }
 
 bool Monitor::store_lost() const { return state_->store_lost.load(); }

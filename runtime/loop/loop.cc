@@ -1,5 +1,8 @@
 #include "runtime/loop/loop.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 
@@ -100,6 +103,15 @@ void Loop::drain_tasks_on_loop() {
 }
 
 void Loop::run_thread() {
+  // libuv writes to sockets with write(), which raises SIGPIPE when the peer has closed:
+  // by default that kills the whole process, a program's rank or the store's host,
+  // for a peer that merely went away. Blocked on this thread, the signal stays
+  // pending here, harmless, and the write fails with EPIPE, which the read side of the
+  // connection reports. The program's own SIGPIPE handling is left as it is.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   // Tasks posted between the last wake-up and stopping_ are still run, so that no
   // promise a caller waits on is left unset.

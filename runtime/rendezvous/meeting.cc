@@ -48,43 +48,13 @@ std::string key(const std::string& prefix, const std::string& what, int rank) {
   fail(static_cast<Status>(code), concat(message, " (reported by another rank)"));
 }
 
-void claim_rank(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
-                const std::string& where, Deadline deadline, const char* api) {
-  int64_t claims = store.add(key(prefix, "claim", plan.rank), 1, deadline);
-  if (claims > 1) {
-    std::string first = "another process";
-    try {
-      first = store.get(key(prefix, "who", plan.rank), Deadline::after_ms(kDiagnosisMs));
-      first = first.substr(0, first.find('\n'));
-    } catch (const Error&) {
-    }
-    abort_meeting(store, prefix, Status::kInvalidArgument,
-                  concat(api, ": rank ", plan.rank, " is claimed twice ", where, ": by ", first, " and by ",
-                         identity, "; give every process its own rank (check TUTTI_RANK, RANK or the launcher)"),
-                  deadline);
-  }
-  std::string size_text = std::to_string(plan.world_size);
-  std::string agreed = store.compare_set(prefix + "world_size", "", size_text, deadline);
-  if (agreed != size_text) {
-    abort_meeting(store, prefix, Status::kMismatch,
-                  concat(api, ": rank ", plan.rank, " (", identity, ") was told the world has ",
-                         plan.world_size, " ranks, but a rank before it was told ", agreed, " ", where,
-                         "; give every rank the same world size"),
-                  deadline);
-  }
-  store.set(key(prefix, "who", plan.rank), identity + "\n" + plan.node_key, deadline);
-}
-
 // From its claim on, the store watches this rank's connection: should the process end
 // before every rank has arrived, the store writes a loss event (store/liveness.h) that
 // ends the others' wait at once, naming it, where they would otherwise wait out their
 // deadline for a rank that can never come. The watch's timeout only has to outlast
 // the rest of init, in which a rank may wait silently on the store; the communicator's
 // failure detector (health/monitor.h) takes the watch over with its own.
-void watch(store::Client& store, const std::string& prefix, int rank, Deadline deadline) {
-  store.heartbeat(deadline.remaining_ms() + kLingerMs + kDiagnosisMs, "", deadline);
-  store.member(prefix, rank, deadline);
-}
+int64_t watch_timeout_ms(Deadline deadline) { return deadline.remaining_ms() + kLingerMs + kDiagnosisMs; }
 
 // A rank that had arrived was lost before all had: the meeting can never complete.
 [[noreturn]] void fail_on_loss(store::Client& store, const std::string& prefix, const Plan& plan,
@@ -103,9 +73,10 @@ void watch(store::Client& store, const std::string& prefix, int rank, Deadline d
               "; see that rank's own output for why it ended"));
 }
 
-// Rank 0 numbers the nodes in order of their lowest rank and tells every rank its
-// place on its node.
-void publish_places(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
+// Rank 0 numbers the nodes in order of their lowest rank, tells every rank its place
+// on its node, and returns its own. Every rank counts its arrival only after its claim
+// stood, so the N "who" keys are all there.
+std::string publish_places(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
   std::vector<std::string> keys;
   keys.reserve(size);
   for (int rank = 0; rank < size; ++rank) keys.push_back(key(prefix, "who", rank));
@@ -132,6 +103,7 @@ void publish_places(store::Client& store, const std::string& prefix, int size, D
       places.clear();
     }
   }
+  return concat(local_rank[0], " ", node_sizes[node_of_rank[0]], " ", node_of_rank[0]);
 }
 
 }  // namespace
@@ -210,7 +182,6 @@ void unwatch(store::Client& store) {
 
 Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
            Deadline deadline, const char* api) {
-  enter(store, prefix, deadline);
   try {
     return meet_entered(store, prefix, plan, identity, deadline, api);
   } catch (const Error&) {
@@ -220,16 +191,50 @@ Place meet(store::Client& store, const std::string& prefix, const Plan& plan, co
   }
 }
 
+// Two round trips for most ranks, each a pipeline of requests:
+//   1. enter; claim the rank (its "who" key, set only if absent: the answer names a
+//      first claimant); agree on the world size
+//   2. once both claims stood: the store's watch; count the arrival; wait for this
+//      rank's place, or an abort, or a loss
+// The last to arrive says so (all_arrived); rank 0 waits for that instead of its
+// place, numbers the nodes and publishes every place.
 Place meet_entered(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
                    Deadline deadline, const char* api) {
   std::string where = concat("at the rendezvous ", plan.init_method, " (store ", store.address(), ")");
-  claim_rank(store, prefix, plan, identity, where, deadline, api);
-  watch(store, prefix, plan.rank, deadline);
+  const std::string who = identity + "\n" + plan.node_key;
+  const std::string size_text = std::to_string(plan.world_size);
 
-  if (store.add(prefix + "arrived", 1, deadline) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
-  size_t which = 0;
+  auto claim = store.pipeline(deadline);
+  claim->add(prefix + "entered", 1);
+  size_t claimed = claim->compare_set(key(prefix, "who", plan.rank), "", who);
+  size_t agreed = claim->compare_set(prefix + "world_size", "", size_text);
+  claim->wait_all();
+  if (claim->value(claimed) != who) {
+    std::string first = claim->value(claimed);
+    abort_meeting(store, prefix, Status::kInvalidArgument,
+                  concat(api, ": rank ", plan.rank, " is claimed twice ", where, ": by ",
+                         first.substr(0, first.find('\n')), " and by ", identity,
+                         "; give every process its own rank (check TUTTI_RANK, RANK or the launcher)"),
+                  deadline);
+  }
+  if (claim->value(agreed) != size_text) {
+    abort_meeting(store, prefix, Status::kMismatch,
+                  concat(api, ": rank ", plan.rank, " (", identity, ") was told the world has ",
+                         plan.world_size, " ranks, but a rank before it was told ", claim->value(agreed), " ", where,
+                         "; give every rank the same world size"),
+                  deadline);
+  }
+
+  auto arrive = store.pipeline(deadline);
+  arrive->heartbeat(watch_timeout_ms(deadline), "");
+  arrive->member(prefix, plan.rank);
+  size_t arrived = arrive->add(prefix + "arrived", 1);
+  size_t ended = arrive->get_any({plan.rank == 0 ? prefix + "all_arrived" : key(prefix, "place", plan.rank),
+                                  prefix + "abort", store::lost_key(prefix, 1)});
+  arrive->wait(arrived);
+  if (arrive->number(arrived) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
   try {
-    which = store.wait_any({prefix + "all_arrived", prefix + "abort", store::lost_key(prefix, 1)}, deadline);
+    arrive->wait(ended);
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout) throw;
     std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
@@ -239,11 +244,12 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                 " never arrived; start every rank with the same init method and world size, or raise "
                 "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)"));
   }
+  int64_t which = arrive->number(ended);
   if (which == 1) fail_from_abort_key(store, prefix, deadline);
   if (which == 2) fail_on_loss(store, prefix, plan, where, deadline, api);
 
-  if (plan.rank == 0) publish_places(store, prefix, plan.world_size, deadline);
-  std::string place_text = store.get(key(prefix, "place", plan.rank), deadline);
+  std::string place_text =
+      plan.rank == 0 ? publish_places(store, prefix, plan.world_size, deadline) : arrive->value(ended);
   Place place;
   place.rank = plan.rank;
   place.size = plan.world_size;
@@ -309,8 +315,11 @@ std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& 
 void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
            Deadline deadline) {
   try {
-    store.set(key(prefix, "left", rank), "", deadline);
-    if (store.add(prefix + "left", 1, deadline) == size) store.set(prefix + "all_left", "", deadline);
+    auto left = store.pipeline(deadline);
+    left->set(key(prefix, "left", rank), "");
+    size_t count = left->add(prefix + "left", 1);
+    left->wait_all();
+    if (left->number(count) == size) store.set(prefix + "all_left", "", deadline);
     if (wait_for_all) wait_for_the_others(store, prefix, size, deadline);
   } catch (const Error& error) {
     if (!wait_for_all) return;

@@ -1,9 +1,12 @@
 #include "runtime/store/client.h"
 
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -41,19 +44,29 @@ struct Answer {
   Reply reply;
 };
 
-// A call in flight: a user thread waits on promise, or, for calls made from the loop,
-// callback takes the answer.
+// The answers a user thread waits for: a blocking call's one, or a pipeline's several.
+struct Answers {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<std::optional<Answer>> slots;  // guarded by mutex
+};
+
+// A call in flight: a user thread waits for its slot in answers, or, for calls made
+// from the loop, callback takes the answer.
 struct Pending {
   Op op;
-  std::promise<Answer> promise;
+  std::shared_ptr<Answers> answers;
+  size_t slot = 0;
   std::function<void(Answer)> callback;
 
   void deliver(Answer answer) {
     if (callback) {
       callback(std::move(answer));
-    } else {
-      promise.set_value(std::move(answer));
+      return;
     }
+    std::lock_guard<std::mutex> lock(answers->mutex);
+    answers->slots[slot] = std::move(answer);
+    answers->arrived.notify_all();
   }
 };
 
@@ -65,6 +78,13 @@ struct WriteRequest {
 // The client's loop-side half, shared with the user threads that call through it. It
 // owns itself (keep_alive_) while its handle is open, for the same reason as the
 // server's: a caller that stops waiting must not free what the loop still uses.
+//
+// Writes: a user thread writes its requests on the socket itself (non-blocking, under
+// mutex_), which spares the loop a wake-up and a thread switch per request. What the
+// socket does not take, and what code on the loop sends, waits in outbox_ for the
+// loop, which writes it with libuv; while it does, user threads append to outbox_ too,
+// so that bytes go out in the order they were sent. Calls made on the loop in one
+// turn thus go out in one write.
 class ClientCore : public std::enable_shared_from_this<ClientCore> {
  public:
   ClientCore(loop::Loop* loop, std::string address)
@@ -79,10 +99,14 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::shared_future<void> closed_future() const { return closed_future_; }
   void set_max_frame_bytes(size_t bytes) { max_frame_bytes_ = bytes; }
 
-  // User threads. Sends request and waits for its answer until wait_until.
-  Answer call(Request request, std::chrono::steady_clock::time_point wait_until, bool* timed_out);
+  // User threads. Sends requests in one write; answers->slots[first + i] gets the
+  // answer to requests[i], at once when the client has failed or a request breaks the
+  // frame limit. Returns their ids, for forget().
+  std::vector<uint32_t> send(std::vector<Request> requests, const std::shared_ptr<Answers>& answers, size_t first);
   // Any thread. Sends request; callback gets its answer once (see Client::Done).
   void call_async(Request request, std::function<void(Answer)> callback);
+  // Stops waiting for the answer to id; false when it has come, or is being delivered.
+  bool forget(uint32_t id);
   void fail_all(Answer::Source source, Status status, const std::string& message);
 
   void connect_on_loop(const sockaddr_storage& address);
@@ -95,7 +119,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   static void on_write(uv_write_t* req, int status);
   static void on_closed(uv_handle_t* handle);
 
-  void write_on_loop(std::string bytes);
+  uint32_t next_id_locked();
+  void write_locked(std::string bytes);
+  void flush_on_loop();
   void read_on_loop(ssize_t nread, const uv_buf_t* buf);
   void complete_on_loop(Reply reply);
   void lose_on_loop(Status status, const std::string& message);
@@ -108,6 +134,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unordered_map<uint32_t, std::shared_ptr<Pending>> pending_;  // guarded by mutex_
   std::optional<Answer> failed_;  // guarded by mutex_; set once, then every call gets it
   uint32_t next_id_ = 1;          // guarded by mutex_
+  int fd_ = -1;                   // guarded by mutex_; the socket, while it is open
+  std::string outbox_;            // guarded by mutex_; bytes for the loop to write
+  bool loop_writing_ = false;     // guarded by mutex_; the loop owns the writes
   std::atomic<size_t> max_frame_bytes_{kMaxReplyBytes};
 
   // Loop thread only.
@@ -132,74 +161,116 @@ Answer failure(Answer::Source source, Status status, const std::string& message)
   return answer;
 }
 
-Answer ClientCore::call(Request request, std::chrono::steady_clock::time_point wait_until, bool* timed_out) {
-  *timed_out = false;
-  auto pending = std::make_shared<Pending>();
-  pending->op = request.op;
-  auto future = pending->promise.get_future();
+uint32_t ClientCore::next_id_locked() {
+  uint32_t id = next_id_++;
+  if (next_id_ == 0) next_id_ = 1;
+  return id;
+}
+
+std::vector<uint32_t> ClientCore::send(std::vector<Request> requests, const std::shared_ptr<Answers>& answers,
+                                       size_t first) {
+  auto fill = [&](const Answer& answer) {
+    std::lock_guard<std::mutex> lock(answers->mutex);
+    for (size_t i = 0; i < requests.size(); ++i) answers->slots[first + i] = answer;
+  };
+  std::vector<uint32_t> ids;
   std::string bytes;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (failed_) return *failed_;
-    request.id = next_id_++;
-    if (next_id_ == 0) next_id_ = 1;
-    bytes = protocol::encode(request);
-    if (bytes.size() > max_frame_bytes_.load()) {
-      return failure(Answer::Source::kServer, Status::kInvalidArgument,
-                     concat("the request takes ", bytes.size(), " bytes, over the store's max_frame_bytes (",
-                            max_frame_bytes_.load(), "); send less at once"));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_) {
+    fill(*failed_);
+    return ids;
+  }
+  for (auto& request : requests) {
+    request.id = next_id_locked();
+    std::string frame = protocol::encode(request);
+    if (frame.size() > max_frame_bytes_.load()) {
+      fill(failure(Answer::Source::kServer, Status::kInvalidArgument,
+                   concat("the request takes ", frame.size(), " bytes, over the store's max_frame_bytes (",
+                          max_frame_bytes_.load(), "); send less at once")));
+      return {};
     }
-    pending_.emplace(request.id, pending);
+    bytes += frame;
+    ids.push_back(request.id);
   }
-  auto self = shared_from_this();
-  if (!loop_->post([self, bytes = std::move(bytes)]() mutable { self->write_on_loop(std::move(bytes)); })) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_.erase(request.id);
-    return failure(Answer::Source::kShutdown, Status::kAborted, "the tutti event loop is stopping; no new work is accepted");
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto pending = std::make_shared<Pending>();
+    pending->op = requests[i].op;
+    pending->answers = answers;
+    pending->slot = first + i;
+    pending_.emplace(ids[i], std::move(pending));
   }
-  if (future.wait_until(wait_until) != std::future_status::ready) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (pending_.erase(request.id) == 1) {
-      *timed_out = true;
-      return Answer{};
-    }
-    // Answered while we gave up: the answer is on its way; take it.
-  }
-  return future.get();
+  write_locked(std::move(bytes));
+  return ids;
 }
 
 void ClientCore::call_async(Request request, std::function<void(Answer)> callback) {
   auto pending = std::make_shared<Pending>();
   pending->op = request.op;
   pending->callback = std::move(callback);
-  std::string bytes;
+  std::optional<Answer> failed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!failed_) {
-      request.id = next_id_++;
-      if (next_id_ == 0) next_id_ = 1;
-      bytes = protocol::encode(request);
+    if (failed_) {
+      failed = failed_;
+    } else {
+      request.id = next_id_locked();
       pending_.emplace(request.id, pending);
+      write_locked(protocol::encode(request));
     }
   }
-  if (bytes.empty()) {
-    Answer failed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      failed = *failed_;
-    }
-    pending->deliver(std::move(failed));
-    return;
+  if (failed) pending->deliver(std::move(*failed));
+}
+
+bool ClientCore::forget(uint32_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pending_.erase(id) == 1;
+}
+
+void ClientCore::write_locked(std::string bytes) {
+  if (fd_ < 0) return;  // closed: whoever closed has failed the call already
+  if (!loop_writing_ && !loop_->on_loop_thread()) {
+    ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(bytes.size())) return;
+    // A broken connection: its read side fails every call. A full socket (EAGAIN):
+    // the loop writes the rest once it drains.
+    if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+    if (sent > 0) bytes.erase(0, static_cast<size_t>(sent));
   }
+  outbox_ += bytes;
+  if (loop_writing_) return;
+  loop_writing_ = true;
   auto self = shared_from_this();
-  if (!loop_->post([self, bytes = std::move(bytes)]() mutable { self->write_on_loop(std::move(bytes)); })) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending_.erase(request.id);
+  loop_->post([self] { self->flush_on_loop(); });
+}
+
+void ClientCore::flush_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  auto* write = new WriteRequest;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closing_ || outbox_.empty()) {
+      loop_writing_ = false;
+      delete write;
+      return;
     }
-    pending->deliver(failure(Answer::Source::kShutdown, Status::kAborted,
-                             "the tutti event loop is stopping; no new work is accepted"));
+    write->bytes.swap(outbox_);
   }
+  write->req.data = write;
+  uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
+  int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &ClientCore::on_write);
+  if (rc != 0) {
+    delete write;
+    lose_on_loop(Status::kPeerLost, concat("lost the connection to the rendezvous store at ", address_, " (",
+                                           uv_strerror(rc), "; did the process hosting it, rank 0 or tutti launch, exit?)"));
+  }
+}
+
+void ClientCore::on_write(uv_write_t* req, int status) {
+  auto* self = static_cast<ClientCore*>(req->handle->data);
+  delete static_cast<WriteRequest*>(req->data);
+  // What was appended meanwhile goes next. A failed write needs nothing here: the
+  // read side sees the broken connection.
+  if (status == 0) self->flush_on_loop();
 }
 
 void ClientCore::fail_all(Answer::Source source, Status status, const std::string& message) {
@@ -242,6 +313,11 @@ void ClientCore::on_connect(uv_connect_t* req, int status) {
     return;
   }
   if (self->closing_) return;  // given up on while connecting
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&self->tcp_), &fd) == 0) {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->fd_ = fd;
+  }
   uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &ClientCore::on_alloc, &ClientCore::on_read);
   self->set_connected_on_loop(0);
 }
@@ -297,23 +373,6 @@ void ClientCore::complete_on_loop(Reply reply) {
   pending->deliver(std::move(answer));
 }
 
-void ClientCore::write_on_loop(std::string bytes) {
-  TUTTI_ASSERT_ON_LOOP(*loop_);
-  if (closing_) return;  // whoever closed has failed the call already
-  auto* write = new WriteRequest;
-  write->bytes = std::move(bytes);
-  write->req.data = write;
-  uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
-  int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &ClientCore::on_write);
-  if (rc != 0) {
-    delete write;
-    lose_on_loop(Status::kPeerLost, concat("lost the connection to the rendezvous store at ", address_, " (",
-                                           uv_strerror(rc), "; did the process hosting it, rank 0 or tutti launch, exit?)"));
-  }
-}
-
-void ClientCore::on_write(uv_write_t* req, int) { delete static_cast<WriteRequest*>(req->data); }
-
 void ClientCore::lose_on_loop(Status status, const std::string& message) {
   fail_all(Answer::Source::kLost, status, message);
   close_on_loop();
@@ -323,6 +382,11 @@ void ClientCore::close_on_loop() {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   if (closing_) return;
   closing_ = true;
+  {
+    // From here no user thread writes on the descriptor, which uv_close frees.
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd_ = -1;
+  }
   if (!opened_) {
     closed_.set_value();
     return;
@@ -346,6 +410,187 @@ std::string describe_keys(const std::vector<std::string>& keys) {
   if (keys.size() > shown) out += concat(" and ", keys.size() - shown, " more");
   return out;
 }
+
+// What a blocking call would throw for answer (status kOk: nothing).
+Error failure_of(const std::string& address, const std::string& what, int64_t timeout_ms, const Answer& answer) {
+  const Reply& reply = answer.reply;
+  if (answer.source == Answer::Source::kServer && reply.status == Status::kTimeout) {
+    return Error(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address));
+  }
+  if (reply.status == Status::kOk) return Error(Status::kOk, "");
+  switch (answer.source) {
+    case Answer::Source::kShutdown:
+      return Error(reply.status, reply.message);
+    case Answer::Source::kLost:
+      return Error(reply.status, concat(what, ": ", reply.message));
+    case Answer::Source::kServer:
+      break;
+  }
+  if (reply.status == Status::kAborted) {
+    // The server answers kAborted only as it closes: to this caller, its host left.
+    return Error(Status::kPeerLost, concat(what, ": lost the connection to the rendezvous store at ", address,
+                                           " (did the process hosting it, rank 0 or tutti launch, exit?)"));
+  }
+  return Error(reply.status, concat(what, " on ", address, ": ", reply.message));
+}
+
+Request make(Op op, std::vector<std::string> keys) {
+  Request r;
+  r.op = op;
+  r.keys = std::move(keys);
+  return r;
+}
+
+// Requests through one ClientCore; the blocking calls are pipelines of one request.
+class PipelineImpl final : public Pipeline {
+ public:
+  PipelineImpl(std::shared_ptr<ClientCore> core, Deadline deadline)
+      : core_(std::move(core)),
+        deadline_(deadline),
+        timeout_ms_(deadline.remaining_ms()),
+        answers_(std::make_shared<Answers>()) {}
+  ~PipelineImpl() override {
+    // Answers still to come are dropped as they arrive.
+    for (uint32_t id : ids_) {
+      if (id != 0) core_->forget(id);
+    }
+  }
+
+  size_t set(const std::string& key, const std::string& value) override {
+    Request r = make(Op::kSet, {key});
+    r.value = value;
+    return push("set", std::move(r), false);
+  }
+  size_t add(const std::string& key, int64_t delta) override {
+    Request r = make(Op::kAdd, {key});
+    r.number = delta;
+    return push("add", std::move(r), false);
+  }
+  size_t compare_set(const std::string& key, const std::string& expected, const std::string& desired) override {
+    Request r = make(Op::kCompareSet, {key});
+    r.expected = expected;
+    r.value = desired;
+    return push("compare_set", std::move(r), false);
+  }
+  size_t multi_get(const std::vector<std::string>& keys) override {
+    return push("multi_get", make(Op::kMultiGet, keys), true);
+  }
+  size_t wait_any(const std::vector<std::string>& keys) override {
+    Request r = make(Op::kWait, keys);
+    r.wait_any = true;
+    return push("wait_any", std::move(r), true);
+  }
+  size_t get_any(const std::vector<std::string>& keys) override {
+    Request r = make(Op::kWait, keys);
+    r.wait_any = true;
+    r.with_value = true;
+    return push("get_any", std::move(r), true);
+  }
+  size_t heartbeat(int64_t timeout_ms, const std::string& activity) override {
+    Request r = make(Op::kHeartbeat, {});
+    r.number = timeout_ms;
+    r.value = activity;
+    return push("heartbeat", std::move(r), false);
+  }
+  size_t member(const std::string& prefix, int64_t rank) override {
+    Request r = make(Op::kMember, {prefix});
+    r.number = rank;
+    return push("member", std::move(r), false);
+  }
+
+  // Any request, named for messages; waits: it parks at the store until deadline.
+  size_t push(const char* name, Request r, bool waits) {
+    if (waits) r.number = timeout_ms_;
+    size_t index_below = r.op == Op::kWait && r.wait_any ? r.keys.size() : 0;
+    calls_.push_back(Call{concat("store ", name, " ", describe_keys(r.keys)), waits, index_below, {}});
+    if (r.op == Op::kWait && r.with_value) calls_.back().keys = r.keys;
+    unsent_.push_back(std::move(r));
+    std::lock_guard<std::mutex> lock(answers_->mutex);
+    answers_->slots.emplace_back();
+    return calls_.size() - 1;
+  }
+
+  void send() override {
+    if (unsent_.empty()) return;
+    size_t first = ids_.size();
+    size_t count = unsent_.size();
+    std::vector<uint32_t> ids = core_->send(std::move(unsent_), answers_, first);
+    unsent_.clear();
+    ids_.resize(first + count, 0);  // none when the client had failed: answered already
+    std::copy(ids.begin(), ids.end(), ids_.begin() + static_cast<ptrdiff_t>(first));
+  }
+
+  // Waits for answer i; nullptr when the deadline (and for a parked request, the
+  // server's grace after it) passed first.
+  const Answer* await(size_t i) {
+    if (i >= ids_.size()) send();
+    auto wait_until = deadline_.at();
+    if (calls_.at(i).waits) wait_until += kServerTimeoutGrace;
+    std::unique_lock<std::mutex> lock(answers_->mutex);
+    auto answered = [&] { return answers_->slots[i].has_value(); };
+    if (!answers_->arrived.wait_until(lock, wait_until, answered)) {
+      lock.unlock();
+      if (ids_[i] != 0 && core_->forget(ids_[i])) return nullptr;
+      lock.lock();
+      answers_->arrived.wait(lock, answered);  // answered as we gave up: being delivered
+    }
+    return &*answers_->slots[i];
+  }
+
+  void wait(size_t i) override {
+    const Answer* answer = await(i);
+    const Call& call = calls_[i];
+    if (!answer) fail(Status::kTimeout, concat(call.what, " timed out after ", timeout_ms_, " ms on ", address()));
+    Error error = failure_of(address(), call.what, timeout_ms_, *answer);
+    if (error.status() != Status::kOk) throw error;
+    const Reply& reply = answer->reply;
+    if (call.index_below > 0 && (reply.number < 0 || static_cast<size_t>(reply.number) >= call.index_below)) {
+      fail(Status::kTransport, concat(call.what, " on ", address(), ": the store answered index ", reply.number,
+                                      ", out of range"));
+    }
+    if (reply.op == Op::kWait && !call.keys.empty() && !reply.with_value) {
+      // A store of an earlier release answers GET_ANY as WAIT_ANY: read the value.
+      PipelineImpl get(core_, deadline_);
+      size_t g = get.push("get", make(Op::kGet, {call.keys.at(static_cast<size_t>(reply.number))}), true);
+      get.wait(g);
+      std::lock_guard<std::mutex> lock(answers_->mutex);
+      answers_->slots[i]->reply.values = get.reply(g).values;
+      answers_->slots[i]->reply.with_value = true;
+    }
+  }
+
+  void wait_all() override {
+    for (size_t i = 0; i < calls_.size(); ++i) wait(i);
+  }
+
+  int64_t number(size_t i) const override { return reply(i).number; }
+  const std::string& value(size_t i) const override { return reply(i).values.at(0); }
+  const std::vector<std::string>& values(size_t i) const override { return reply(i).values; }
+
+  // Once waited for: request i's reply.
+  const Reply& reply(size_t i) const {
+    std::lock_guard<std::mutex> lock(answers_->mutex);
+    return answers_->slots.at(i).value().reply;
+  }
+
+ private:
+  struct Call {
+    std::string what;               // "store get \"key\"", for messages
+    bool waits = false;
+    size_t index_below = 0;         // WAIT any's answer is an index below it
+    std::vector<std::string> keys;  // GET_ANY's, should the store not send the value
+  };
+
+  std::string address() const { return core_->address(); }
+
+  std::shared_ptr<ClientCore> core_;
+  const Deadline deadline_;
+  const int64_t timeout_ms_;
+  std::shared_ptr<Answers> answers_;
+  std::vector<Call> calls_;
+  std::vector<Request> unsent_;
+  std::vector<uint32_t> ids_;  // of the requests sent, by index; 0: answered at once
+};
 
 class ClientImpl final : public Client {
  public:
@@ -387,14 +632,16 @@ class ClientImpl final : public Client {
     run("wait_all", make(Op::kWait, keys), deadline, true);
   }
   size_t wait_any(const std::vector<std::string>& keys, Deadline deadline) override {
-    Request r = make(Op::kWait, keys);
-    r.wait_any = true;
-    Reply reply = run("wait_any", r, deadline, true);
-    if (reply.number < 0 || static_cast<size_t>(reply.number) >= keys.size()) {
-      fail(Status::kTransport, concat("store wait_any ", describe_keys(keys), " on ", address(),
-                                      ": the store answered index ", reply.number, ", out of range"));
-    }
-    return static_cast<size_t>(reply.number);
+    PipelineImpl calls(core_, deadline);
+    size_t i = calls.wait_any(keys);
+    calls.wait(i);
+    return static_cast<size_t>(calls.number(i));
+  }
+  std::pair<size_t, std::string> get_any(const std::vector<std::string>& keys, Deadline deadline) override {
+    PipelineImpl calls(core_, deadline);
+    size_t i = calls.get_any(keys);
+    calls.wait(i);
+    return {static_cast<size_t>(calls.number(i)), calls.value(i)};
   }
   std::vector<bool> check(const std::vector<std::string>& keys, Deadline deadline) override {
     Reply reply = run("check", make(Op::kCheck, keys), deadline, false);
@@ -418,6 +665,9 @@ class ClientImpl final : public Client {
   }
   bool remove(const std::string& key, Deadline deadline) override {
     return run("remove", make(Op::kDelete, {key}), deadline, false).number != 0;
+  }
+  std::unique_ptr<Pipeline> pipeline(Deadline deadline) override {
+    return std::make_unique<PipelineImpl>(core_, deadline);
   }
 
   void heartbeat(int64_t timeout_ms, const std::string& activity, Deadline deadline) override {
@@ -452,52 +702,12 @@ class ClientImpl final : public Client {
   std::string address() const override { return core_->address(); }
 
  private:
-  static Request make(Op op, std::vector<std::string> keys) {
-    Request r;
-    r.op = op;
-    r.keys = std::move(keys);
-    return r;
-  }
-
   // Sends r, waits, and returns an OK reply or throws the error it stands for.
   Reply run(const char* name, Request r, Deadline deadline, bool waits) {
-    int64_t timeout_ms = deadline.remaining_ms();
-    auto wait_until = deadline.at();
-    if (waits) {
-      r.number = timeout_ms;
-      wait_until += kServerTimeoutGrace;
-    }
-    std::string what = concat("store ", name, " ", describe_keys(r.keys));
-    bool timed_out = false;
-    Answer answer = core_->call(std::move(r), wait_until, &timed_out);
-    if (timed_out) fail(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address()));
-    Error error = failure_of(address(), what, timeout_ms, answer);
-    if (error.status() != Status::kOk) throw error;
-    return std::move(answer.reply);
-  }
-
-  // What a blocking call would throw for answer (status kOk: nothing).
-  static Error failure_of(const std::string& address, const std::string& what, int64_t timeout_ms,
-                          const Answer& answer) {
-    const Reply& reply = answer.reply;
-    if (answer.source == Answer::Source::kServer && reply.status == Status::kTimeout) {
-      return Error(Status::kTimeout, concat(what, " timed out after ", timeout_ms, " ms on ", address));
-    }
-    if (reply.status == Status::kOk) return Error(Status::kOk, "");
-    switch (answer.source) {
-      case Answer::Source::kShutdown:
-        return Error(reply.status, reply.message);
-      case Answer::Source::kLost:
-        return Error(reply.status, concat(what, ": ", reply.message));
-      case Answer::Source::kServer:
-        break;
-    }
-    if (reply.status == Status::kAborted) {
-      // The server answers kAborted only as it closes: to this caller, its host left.
-      return Error(Status::kPeerLost, concat(what, ": lost the connection to the rendezvous store at ", address,
-                                             " (did the process hosting it, rank 0 or tutti launch, exit?)"));
-    }
-    return Error(reply.status, concat(what, " on ", address, ": ", reply.message));
+    PipelineImpl calls(core_, deadline);
+    size_t i = calls.push(name, std::move(r), waits);
+    calls.wait(i);
+    return calls.reply(i);
   }
 
   void run_async(const char* name, Request r, int64_t timeout_ms, Done done) {
@@ -529,20 +739,20 @@ void ClientImpl::hello(const std::string& secret, Deadline deadline) {
     r.number = protocol::kVersion;
     r.value = process_identity();
     r.expected = std::move(auth);
-    bool timed_out = false;
-    Answer answer = core_->call(std::move(r), deadline.at(), &timed_out);
-    if (timed_out) {
+    PipelineImpl calls(core_, deadline);
+    const Answer* answer = calls.await(calls.push("hello", std::move(r), false));
+    if (!answer) {
       fail(Status::kTimeout, concat(where, ": no answer to the handshake within ", timeout_ms,
                                     " ms; is the address that of a tutti store?"));
     }
-    const Reply& reply = answer.reply;
-    if (answer.source == Answer::Source::kLost) {
+    const Reply& reply = answer->reply;
+    if (answer->source == Answer::Source::kLost) {
       fail(Status::kTransport, concat(where, " closed the connection during the handshake; it may be over its ",
                                       "max_connections or not a tutti store (see its log)"));
     }
     if (reply.status == Status::kDenied) fail(Status::kDenied, concat(where, " denied this process: ", reply.message));
     if (reply.status != Status::kOk) fail(Status::kTransport, concat(where, " refused the handshake: ", reply.message));
-    return answer.reply;
+    return reply;
   };
   Reply reply = say_hello(handshake.first_auth());
   if (auto proof = handshake.on_first_reply(reply)) handshake.on_second_reply(say_hello(std::move(*proof)));

@@ -1,6 +1,8 @@
 // A connection to the rendezvous store, for user threads. Every call blocks until the
-// server answers or the deadline passes, and throws Error on failure; the I/O itself
-// runs on the event loop. Calls may come from several threads at once.
+// server answers or the deadline passes, and throws Error on failure. The calling
+// thread writes its request on the socket itself; the event loop reads the answers
+// (and writes whatever the socket would not take at once). Calls may come from several
+// threads at once; a Pipeline sends several requests in one round trip.
 //
 // Errors, by status: kTimeout (deadline passed; the message names the key(s)),
 // kTransport (could not connect, or the connection broke; names the address),
@@ -13,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/common/deadline.h"
@@ -20,6 +23,42 @@
 #include "runtime/loop/loop.h"
 
 namespace tutti::store {
+
+// Requests in flight together on one connection: those added between two send()s go
+// out in one write, and each is answered on its own, so that a caller can act on one
+// answer while another (a parked GET_ANY) still waits at the store. A sequence whose
+// steps do not depend on each other's answers then costs one round trip, not one per
+// request. Requests are not a transaction: each runs whether or not the others
+// succeed. Made by Client::pipeline(); one thread at a time; must not outlive its
+// Client. Waiting requests wait until the pipeline's deadline.
+class Pipeline {
+ public:
+  virtual ~Pipeline() = default;
+
+  // Each returns the request's index, for wait() and the readers below.
+  virtual size_t set(const std::string& key, const std::string& value) = 0;
+  virtual size_t add(const std::string& key, int64_t delta) = 0;
+  virtual size_t compare_set(const std::string& key, const std::string& expected, const std::string& desired) = 0;
+  virtual size_t multi_get(const std::vector<std::string>& keys) = 0;
+  virtual size_t wait_any(const std::vector<std::string>& keys) = 0;
+  virtual size_t get_any(const std::vector<std::string>& keys) = 0;
+  virtual size_t heartbeat(int64_t timeout_ms, const std::string& activity) = 0;
+  virtual size_t member(const std::string& prefix, int64_t rank) = 0;
+
+  // Sends every request added since the last send, in one write.
+  virtual void send() = 0;
+  // Waits for request i's answer (sending what is unsent first) and throws the error
+  // the blocking call would have thrown, if any.
+  virtual void wait(size_t i) = 0;
+  // wait() for every request, in order: throws the first failure.
+  virtual void wait_all() = 0;
+
+  // Answers, once waited for: ADD's number, WAIT_ANY's and GET_ANY's index; GET_ANY's
+  // and COMPARE_SET's value; MULTI_GET's values.
+  virtual int64_t number(size_t i) const = 0;
+  virtual const std::string& value(size_t i) const = 0;
+  virtual const std::vector<std::string>& values(size_t i) const = 0;
+};
 
 class Client {
  public:
@@ -59,6 +98,11 @@ class Client {
   virtual std::vector<std::string> multi_get(const std::vector<std::string>& keys, Deadline deadline) = 0;
   // Returns whether the key existed.
   virtual bool remove(const std::string& key, Deadline deadline) = 0;
+  // Waits until at least one key exists; returns the index of one that does, and its
+  // value, in one round trip.
+  virtual std::pair<size_t, std::string> get_any(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  // Requests to send together (see Pipeline), waiting until deadline at most.
+  virtual std::unique_ptr<Pipeline> pipeline(Deadline deadline) = 0;
 
   // Failure detection (liveness.h). heartbeat(timeout_ms > 0) asks the store to watch
   // this connection and declare it lost when it closes or goes silent for timeout_ms;

@@ -241,10 +241,14 @@ Reply KeySpace::answer(const Waiter& waiter, Status status) const {
       reply.number = 0;
       if (request.wait_any) {
         for (size_t i = 0; i < request.keys.size(); ++i) {
-          if (values_.count(request.keys[i]) != 0) {
-            reply.number = static_cast<int64_t>(i);
-            break;
+          auto it = values_.find(request.keys[i]);
+          if (it == values_.end()) continue;
+          reply.number = static_cast<int64_t>(i);
+          if (request.with_value) {
+            reply.with_value = true;
+            reply.values.push_back(it->second);
           }
+          break;
         }
       }
       break;

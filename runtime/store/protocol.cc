@@ -208,7 +208,8 @@ std::string encode(const Request& r) {
       put_strs(body, r.values);
       break;
   }
-  uint16_t flags = (r.op == Op::kWait && r.wait_any) ? kFlagWaitAny : 0;
+  uint16_t flags = 0;
+  if (r.op == Op::kWait && r.wait_any) flags = r.with_value ? kFlagWaitAny | kFlagWithValue : kFlagWaitAny;
   return frame(r.op, flags, r.id, body);
 }
 
@@ -234,9 +235,12 @@ std::string encode(const Reply& r) {
         put_str(body, r.values.at(0));
         break;
       case Op::kAdd:
-      case Op::kWait:
       case Op::kDelete:
         put_i64(body, r.number);
+        break;
+      case Op::kWait:
+        put_i64(body, r.number);
+        if (r.with_value) put_str(body, r.values.at(0));
         break;
       case Op::kCheck: {
         std::string bytes;
@@ -250,7 +254,8 @@ std::string encode(const Reply& r) {
         break;
     }
   }
-  return frame(r.op, kFlagReply, r.id, body);
+  bool with_value = r.status == Status::kOk && r.op == Op::kWait && r.with_value;
+  return frame(r.op, with_value ? kFlagReply | kFlagWithValue : kFlagReply, r.id, body);
 }
 
 Request decode_request(const Frame& f) {
@@ -284,6 +289,7 @@ Request decode_request(const Frame& f) {
       r.keys = in.strs();
       r.number = in.i64();
       r.wait_any = r.op == Op::kWait && (f.header.flags & kFlagWaitAny) != 0;
+      r.with_value = r.wait_any && (f.header.flags & kFlagWithValue) != 0;
       break;
     case Op::kCheck:
       r.keys = in.strs();
@@ -341,9 +347,15 @@ Reply decode_reply(const Frame& f) {
         r.values.push_back(in.str());
         break;
       case Op::kAdd:
-      case Op::kWait:
       case Op::kDelete:
         r.number = in.i64();
+        break;
+      case Op::kWait:
+        r.number = in.i64();
+        if (f.header.flags & kFlagWithValue) {
+          r.with_value = true;
+          r.values.push_back(in.str());
+        }
         break;
       case Op::kCheck: {
         std::string bytes = in.str();

@@ -24,7 +24,8 @@
 //   HELLO        i64 version, str server, i64 max_frame_bytes, str auth (a challenge,
 //                or the server's proof)
 //   GET          str value            ADD          i64 value
-//   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all)
+//   COMPARE_SET  str value            WAIT         i64 index (of a present key; 0 for all),
+//                                                  then str value with kFlagWithValue
 //   CHECK        str flags (one byte per key, 0 or 1)
 //   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
 //   SET, HEARTBEAT, MEMBER, MULTI_SET  nothing
@@ -79,6 +80,11 @@ bool is_known_op(uint8_t op);
 
 constexpr uint16_t kFlagReply = 1u << 0;
 constexpr uint16_t kFlagWaitAny = 1u << 1;
+// On a WAIT any: answer with the present key's value too (a GET of whichever key comes
+// first, in one round trip). A server that honours it sets it on the reply, whose body
+// then ends with str value; one that predates it ignores it, as below, and its reply
+// has no value (the client then GETs the key).
+constexpr uint16_t kFlagWithValue = 1u << 2;
 // Other flag bits are reserved: senders leave them 0 and receivers ignore them.
 
 struct Header {
@@ -99,6 +105,7 @@ struct Request {
   Op op = Op::kHello;
   uint32_t id = 0;
   bool wait_any = false;          // WAIT
+  bool with_value = false;        // WAIT any: the reply carries the present key's value
   std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
   std::vector<std::string> values;  // MULTI_SET, one per key
   std::string value;              // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
@@ -116,6 +123,7 @@ struct Reply {
   std::vector<bool> flags;          // CHECK
   int64_t number = 0;               // ADD value, WAIT index, DELETE existed, HELLO version
   int64_t max_frame_bytes = 0;      // HELLO
+  bool with_value = false;          // WAIT: values[0] is the present key's value
 };
 
 // What a peer did wrong on the wire; the connection cannot continue after it.

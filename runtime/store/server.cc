@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "runtime/common/log.h"
 #include "runtime/store/handshake.h"
 #include "runtime/store/key_space.h"
+#include "runtime/store/listeners.h"
 #include "runtime/store/liveness.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
@@ -55,6 +57,9 @@ struct Connection {
   bool greeted = false;  // and authenticated, where the server has a secret
   bool denied = false;   // answered kDenied; closes once that is written
   bool closing = false;
+  // Replies not yet written: every reply of one loop turn goes out in one write.
+  std::string outbox;
+  bool in_flush = false;  // listed in ServerCore::flush_
   std::unordered_set<Waiter*> waiters;
   ServerHandshake handshake;
   // Until greeted: its place in ServerCore::greeting_, and when its time is up.
@@ -90,10 +95,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   ServerStats stats() const {
     ServerStats s;
     s.connections = connections_count_.load();
+    s.peak_connections = peak_connections_.load();
     s.keys = keys_count_.load();
     s.bytes = bytes_count_.load();
     s.requests = requests_.load();
     s.reply_bytes = reply_bytes_.load();
+    s.writes = writes_.load();
     s.dropped_connections = dropped_.load();
     s.denied_connections = denied_.load();
     return s;
@@ -106,11 +113,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   static void on_timer(uv_timer_t* timer);
   static void on_handshake_timer(uv_timer_t* timer);
   static void on_sweep(uv_timer_t* timer);
+  static void on_flush(uv_check_t* check);
   static void on_write(uv_write_t* req, int status);
   static void on_connection_closed(uv_handle_t* handle);
-  static void on_own_handle_closed(uv_handle_t* handle);  // listener_, timer_
+  static void on_own_handle_closed(uv_handle_t* handle);  // listeners_, timers
 
-  void accept_on_loop();
+  void accept_on_loop(uv_stream_t* listener);
   void read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf);
   void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
   void greet_on_loop(Connection* conn, const Request& request);
@@ -121,6 +129,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void arm_handshake_timer_on_loop();
   void expire_handshakes_on_loop();
   void send_on_loop(Connection* conn, const Reply& reply, bool then_close = false);
+  void write_on_loop(Connection* conn, bool then_close);
+  void flush_on_loop();
   void answer_ready_on_loop(std::unique_ptr<Waiter> waiter);
   void arm_timer_on_loop();
   void expire_on_loop();
@@ -135,13 +145,18 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   ServerLimits limits_;
   const std::string secret_;  // "": clients need none
   std::atomic<uint16_t> port_{0};
-  uv_tcp_t listener_;
+  // Several, each with an accept queue of its own (listeners.h).
+  std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
   uv_timer_t timer_;
   // Connections not yet greeted, oldest first: every one has the same time to finish
   // the handshake, so one timer for the oldest serves them all.
   std::list<Connection*> greeting_;
   uv_timer_t handshake_timer_;
   uv_timer_t sweep_timer_;
+  // Connections with replies to write, flushed after the loop's I/O callbacks (the
+  // check phase, which runs before any connection closed in this turn is freed).
+  std::vector<Connection*> flush_;
+  uv_check_t flush_check_;
   KeySpace keys_;
   Liveness liveness_{keys_, kSweepMs};
   std::unordered_set<Connection*> connections_;
@@ -152,10 +167,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::shared_future<void> closed_future_;
 
   std::atomic<size_t> connections_count_{0};
+  std::atomic<size_t> peak_connections_{0};
   std::atomic<size_t> keys_count_{0};
   std::atomic<size_t> bytes_count_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> reply_bytes_{0};
+  std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> denied_{0};
 };
@@ -163,9 +180,6 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
 void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   keep_alive_ = shared_from_this();
-  uv_tcp_init(loop_->uv(), &listener_);
-  listener_.data = this;
-  ++open_handles_;
   uv_timer_init(loop_->uv(), &timer_);
   timer_.data = this;
   ++open_handles_;
@@ -175,11 +189,27 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   uv_timer_init(loop_->uv(), &sweep_timer_);
   sweep_timer_.data = this;
   ++open_handles_;
+  uv_check_init(loop_->uv(), &flush_check_);
+  flush_check_.data = this;
+  ++open_handles_;
 
-  // libuv reports some bind errors (EADDRINUSE) only at listen(), so both are checked.
-  int rc = uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0);
-  // The backlog is the kernel's cap (somaxconn): thousands of ranks connect at once.
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 65535, &ServerCore::on_connection);
+  std::vector<int> fds;
+  int rc = bind_listeners(address, listeners_for(limits_.max_connections), &fds);
+  for (int fd : fds) {
+    auto listener = std::make_unique<uv_tcp_t>();
+    uv_tcp_init(loop_->uv(), listener.get());
+    listener->data = this;
+    ++open_handles_;
+    int opened = uv_tcp_open(listener.get(), fd);
+    if (opened != 0) {
+      close(fd);  // the handle did not take it
+    } else {
+      // The backlog is the kernel's cap (somaxconn) per listener.
+      opened = uv_listen(reinterpret_cast<uv_stream_t*>(listener.get()), 65535, &ServerCore::on_connection);
+    }
+    if (opened != 0 && rc == 0) rc = opened;
+    listeners_.push_back(std::move(listener));
+  }
   if (rc != 0) {
     close_all_on_loop();
     const char* hint = "check the address and port";
@@ -197,7 +227,7 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   }
   sockaddr_storage bound{};
   int length = sizeof(bound);
-  uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &length);
+  uv_tcp_getsockname(listeners_.front().get(), reinterpret_cast<sockaddr*>(&bound), &length);
   port_ = socket_address_port(bound);
   log::info(where(), ": listening");
 }
@@ -208,16 +238,16 @@ void ServerCore::on_connection(uv_stream_t* listener, int status) {
     log::warn(self->where(), ": accepting a connection failed: ", uv_strerror(status));
     return;
   }
-  self->accept_on_loop();
+  self->accept_on_loop(listener);
 }
 
-void ServerCore::accept_on_loop() {
+void ServerCore::accept_on_loop(uv_stream_t* listener) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   auto* conn = new Connection(this, secret_);
   uv_tcp_init(loop_->uv(), &conn->tcp);
   conn->tcp.data = conn;
   ++open_handles_;
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), reinterpret_cast<uv_stream_t*>(&conn->tcp)) != 0) {
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&conn->tcp)) != 0) {
     conn->closing = true;
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
     return;
@@ -444,9 +474,24 @@ void ServerCore::expire_handshakes_on_loop() {
 
 void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_close) {
   if (conn->closing) return;
+  std::string bytes = protocol::encode(reply);
+  reply_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  if (conn->outbox.empty()) {
+    conn->outbox = std::move(bytes);
+  } else {
+    conn->outbox += bytes;
+  }
+  if (then_close) return write_on_loop(conn, true);
+  if (conn->in_flush) return;
+  conn->in_flush = true;
+  flush_.push_back(conn);
+  if (flush_.size() == 1) uv_check_start(&flush_check_, &ServerCore::on_flush);
+}
+
+void ServerCore::write_on_loop(Connection* conn, bool then_close) {
+  writes_.fetch_add(1, std::memory_order_relaxed);
   auto* write = new WriteRequest;
-  write->bytes = protocol::encode(reply);
-  reply_bytes_.fetch_add(write->bytes.size(), std::memory_order_relaxed);
+  write->bytes.swap(conn->outbox);
   write->then_close = then_close;
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
@@ -455,6 +500,19 @@ void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_cl
   if (rc != 0) {
     delete write;
     if (then_close) close_on_loop(conn);
+  }
+}
+
+void ServerCore::on_flush(uv_check_t* check) { static_cast<ServerCore*>(check->data)->flush_on_loop(); }
+
+void ServerCore::flush_on_loop() {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  std::vector<Connection*> flush;
+  flush.swap(flush_);
+  uv_check_stop(&flush_check_);
+  for (Connection* conn : flush) {
+    conn->in_flush = false;
+    if (!conn->closing && !conn->outbox.empty()) write_on_loop(conn, false);
   }
 }
 
@@ -503,6 +561,9 @@ void ServerCore::drop_on_loop(Connection* conn, const std::string& why) {
 
 void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   if (conn->closing) return;
+  // Replies made before the close (a challenge before the frame that broke the rules)
+  // still go; libuv writes at once what nothing queues before.
+  if (!conn->outbox.empty()) write_on_loop(conn, false);
   conn->closing = true;
   for (Waiter* waiter : conn->waiters) keys_.drop(waiter);
   conn->waiters.clear();
@@ -535,6 +596,7 @@ void ServerCore::handle_closed_on_loop() {
 void ServerCore::close_all_on_loop() {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   if (closing_) return;
+  flush_on_loop();  // replies already made go before the farewells below
   closing_ = true;
   // Parked requests are told why, best effort: a write that would block is skipped,
   // since the connection closes right after and the client sees that anyway.
@@ -547,14 +609,16 @@ void ServerCore::close_all_on_loop() {
   }
   std::vector<Connection*> open(connections_.begin(), connections_.end());
   for (Connection* conn : open) close_on_loop(conn);
-  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), &ServerCore::on_own_handle_closed);
+  for (auto& listener : listeners_) uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_check_), &ServerCore::on_own_handle_closed);
 }
 
 void ServerCore::update_stats_on_loop() {
   connections_count_ = connections_.size();
+  if (connections_.size() > peak_connections_.load(std::memory_order_relaxed)) peak_connections_ = connections_.size();
   keys_count_ = keys_.keys();
   bytes_count_ = keys_.bytes();
 }

@@ -36,10 +36,13 @@ struct ServerLimits {
 
 struct ServerStats {
   size_t connections = 0;
+  size_t peak_connections = 0;   // the most open at once since start
   size_t keys = 0;
   size_t bytes = 0;              // keys and values held
   uint64_t requests = 0;         // served since start
   uint64_t reply_bytes = 0;      // written since start, frames whole
+  uint64_t writes = 0;           // socket writes that carried them: replies of one loop
+                                 // turn to one connection go out together
   uint64_t dropped_connections = 0;  // for protocol violations, denial or a handshake timeout
   uint64_t denied_connections = 0;   // of those, for failing authentication
 };

@@ -1,10 +1,11 @@
 // The growth guard of issue 21: 2,000 simulated ranks go through init and destroy
 // (bench/simulated_rank.h: the real client, meeting, failure detector and leave, with
 // the transports' store traffic mirrored) against a store in this process, and the
-// store's requests and reply bytes per rank must stay under a constant bound. Counts,
-// not times: they do not depend on how loaded the machine is, and an all-to-all
-// through the store (every rank reading every address: 2,000 x ~220 bytes per rank
-// here) or rank 0 making a round trip per rank shows up in them at once.
+// store's requests, reply bytes and socket writes per rank must stay under a constant
+// bound. Counts, not times: they do not depend on how loaded the machine is, and an
+// all-to-all through the store (every rank reading every address: 2,000 x ~220 bytes
+// per rank here) or rank 0 making a round trip per rank shows up in them at once; so
+// does a step that stops sending its requests together (the writes).
 // tutti-rendezvous-bench runs the same steps for the times.
 #include <criterion/criterion.h>
 
@@ -20,16 +21,18 @@ namespace {
 
 constexpr int kRanks = 2000;
 
-// Measured at 2,000 ranks (2026-11-25): 32.87 requests and 3,673 reply bytes per rank.
-// Per rank: 2 HELLOs (the secret's challenge); the meeting's 9; the UCX card; 3 for
-// shared memory; the detector's MEMBER, HEARTBEAT and parked GET; 11.86 peers' cards
-// on average (rank +- 1 and rank ^ 2^k: they grow as log N, 13.9 at 10,000 ranks);
-// the HEARTBEAT that ends the watch and leave's 2. Rank 0's reads and places add ~0
-// per rank. The peers' cards are most of the bytes (~235 each). The bounds leave room
-// for a few requests more per rank and for log N at larger sizes, not for anything
-// that grows with N.
+// Measured at 2,000 ranks (2026-11-25): 30.9 requests, 3,659 reply bytes and 12.0
+// writes per rank. Per rank: 2 HELLOs (the secret's challenge); the meeting's 7, in
+// two pipelines; the UCX card; 3 for shared memory; the detector's MEMBER and
+// HEARTBEAT (one pipeline) and parked GET; 11.86 peers' cards on average (rank +- 1
+// and rank ^ 2^k: they grow as log N, 13.9 at 10,000 ranks), asked together; the
+// HEARTBEAT that ends the watch and leave's 2, together. Rank 0's reads and places add
+// ~0 per rank. The peers' cards are most of the bytes (~235 each). The bounds leave
+// room for a few requests more per rank and for log N at larger sizes, not for
+// anything that grows with N.
 constexpr double kMaxRequestsPerRank = 40;
 constexpr double kMaxReplyBytesPerRank = 5 * 1024;
+constexpr double kMaxWritesPerRank = 16;
 
 }  // namespace
 
@@ -58,8 +61,9 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
   tutti::store::ServerStats stats = server->stats();
   double requests_per_rank = static_cast<double>(stats.requests) / kRanks;
   double reply_bytes_per_rank = static_cast<double>(stats.reply_bytes) / kRanks;
-  std::fprintf(stderr, "rendezvous_scale: %d ranks: %.2f requests and %.0f reply bytes per rank, placed in %.2f s, "
-               "done in %.2f s\n", kRanks, requests_per_rank, reply_bytes_per_rank,
+  double writes_per_rank = static_cast<double>(stats.writes) / kRanks;
+  std::fprintf(stderr, "rendezvous_scale: %d ranks: %.2f requests, %.0f reply bytes and %.2f writes per rank, "
+               "placed in %.2f s, done in %.2f s\n", kRanks, requests_per_rank, reply_bytes_per_rank, writes_per_rank,
                (outcome.last_placed_ns - outcome.first_start_ns) / 1e9,
                (outcome.last_done_ns - outcome.first_start_ns) / 1e9);
   cr_expect_leq(requests_per_rank, kMaxRequestsPerRank,
@@ -68,4 +72,7 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
   cr_expect_leq(reply_bytes_per_rank, kMaxReplyBytesPerRank,
                 "the store wrote %.0f reply bytes per rank (bound %.0f): something in init or destroy now reads "
                 "O(N) keys per rank", reply_bytes_per_rank, kMaxReplyBytesPerRank);
+  cr_expect_leq(writes_per_rank, kMaxWritesPerRank,
+                "the store made %.2f socket writes per rank (bound %.0f): some step sends its requests one round "
+                "trip at a time again, or the store writes each reply on its own", writes_per_rank, kMaxWritesPerRank);
 }

@@ -41,12 +41,16 @@ using store_test::Store;
 namespace protocol = tutti::store::protocol;
 namespace auth = tutti::store::auth;
 
-// A fake store on 127.0.0.1: it accepts one connection and plays the handshake of a
-// store with a secret, but proves itself with its own secret, not the job's. It counts
-// the requests other than HELLO that reach it: a client must send none.
+// A fake store on 127.0.0.1 that accepts one connection. As a stranger, it plays the
+// handshake of a store with a secret, but proves itself with its own secret, not the
+// job's, and counts the requests other than HELLO that reach it: a client must send
+// none. As an older release, it takes clients without a secret and answers WAIT as a
+// store before kFlagWithValue did (the first key's index, no value), and GET with
+// "value of <key>".
 class FakeStore {
  public:
-  FakeStore() {
+  enum class Plays { kStranger, kOlderRelease };
+  explicit FakeStore(Plays plays = Plays::kStranger) : plays_(plays) {
     listener_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -90,6 +94,7 @@ class FakeStore {
         protocol::Request request = protocol::decode_request(*frame);
         if (request.op != protocol::Op::kHello) {
           ++others_;
+          if (plays_ == Plays::kOlderRelease) answer_as_older_release(fd, request);
           continue;
         }
         protocol::Reply reply;
@@ -98,7 +103,9 @@ class FakeStore {
         reply.number = protocol::kVersion;
         reply.max_frame_bytes = 1 << 20;
         std::string server_nonce(auth::kNonceBytes, 'n');
-        if (hellos_++ == 0) {
+        if (plays_ == Plays::kOlderRelease) {
+          reply.values = {"older store", ""};
+        } else if (hellos_++ == 0) {
           client_nonce = auth::parse_token(request.expected, auth::kNonceBytes).value_or("");
           reply.values = {"fake store", auth::token(server_nonce)};
         } else {
@@ -113,6 +120,17 @@ class FakeStore {
     close(fd);
   }
 
+  void answer_as_older_release(int fd, const protocol::Request& request) {
+    protocol::Reply reply;
+    reply.op = request.op;
+    reply.id = request.id;
+    if (request.op == protocol::Op::kGet) reply.values = {"value of " + request.keys.at(0)};
+    std::string bytes = protocol::encode(reply);
+    ssize_t ignored = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    (void)ignored;
+  }
+
+  const Plays plays_;
   int listener_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -305,6 +323,101 @@ Test(client, multi_set_sets_every_key_in_one_request, .timeout = 20) {
   store.client->multi_set({}, {}, soon());
   auto e = error_of([&] { store.client->multi_set({"a", "b"}, {"1"}, soon()); });
   cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "2 keys but 1 values"), "%s", e.what());
+}
+
+Test(client, get_any_returns_the_first_key_present_and_its_value, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    other->set("g/lost", "rank 3 ended", soon());
+  });
+  auto [index, value] = store.client->get_any({"g/place", "g/abort", "g/lost"}, soon());
+  setter.join();
+  cr_assert_eq(index, 2u);
+  cr_assert_eq(value, "rank 3 ended");
+  auto e = error_of([&] { store.client->get_any({"g/none"}, Deadline::after_ms(50)); });
+  cr_assert(e.status() == Status::kTimeout && contains(e.what(), "store get_any \"g/none\" timed out"), "%s",
+            e.what());
+}
+
+Test(client, get_any_on_an_older_store_reads_the_value_itself, .timeout = 20) {
+  FakeStore older(FakeStore::Plays::kOlderRelease);
+  auto loop = std::make_shared<Loop>();
+  auto client = Client::connect(loop, "127.0.0.1", older.port(), soon());
+  auto [index, value] = client->get_any({"first", "second"}, soon());
+  cr_assert_eq(index, 0u);
+  cr_assert_eq(value, "value of first");
+  cr_assert_eq(older.others(), 2, "a WAIT, then a GET of the key it named");
+}
+
+// The meeting's shape: requests sent together, one answered while another still waits
+// at the store, each failure thrown by the wait for its own request.
+Test(client, a_pipeline_answers_each_request_on_its_own, .timeout = 20) {
+  Store store;
+  auto other = store.connect();
+  uint64_t before = store.server->stats().requests;
+  auto pipeline = store.client->pipeline(soon());
+  size_t count = pipeline->add("p/count", 5);
+  size_t kept = pipeline->compare_set("p/who", "", "me");
+  size_t place = pipeline->get_any({"p/place", "p/abort"});
+  pipeline->set("p/mine", "1");
+  size_t all = pipeline->multi_get({"p/mine", "p/who"});
+  pipeline->send();
+  pipeline->wait(count);
+  cr_assert_eq(pipeline->number(count), 5);
+  pipeline->wait(kept);
+  cr_assert_eq(pipeline->value(kept), "me");
+  pipeline->wait(all);
+  cr_assert_eq(pipeline->values(all), (std::vector<std::string>{"1", "me"}));
+  // The GET_ANY still waits; a SET from another connection ends it.
+  other->set("p/place", "0 4 1", soon());
+  pipeline->wait(place);
+  cr_assert_eq(pipeline->number(place), 0);
+  cr_assert_eq(pipeline->value(place), "0 4 1");
+  cr_assert_eq(store.server->stats().requests - before, 6u, "five requests, and the other connection's SET");
+
+  // A failure is thrown by its own wait; the requests around it still ran.
+  auto failing = store.client->pipeline(soon());
+  size_t bad = failing->add("p/who", 1);  // holds "me", not a number
+  size_t good = failing->add("p/count", 1);
+  failing->send();
+  failing->wait(good);
+  cr_assert_eq(failing->number(good), 6);
+  auto e = error_of([&] { failing->wait(bad); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "store add \"p/who\""), "%s", e.what());
+  auto first = store.client->pipeline(soon());
+  first->set("p/x", "1");
+  first->add("p/who", 1);
+  first->add("p/y", 1);
+  cr_assert(error_of([&] { first->wait_all(); }).status() == Status::kInvalidArgument);
+  cr_assert_eq(store.client->get("p/y", soon()), "1");
+
+  // Waiting ones wait until the pipeline's deadline, and say so.
+  auto late = store.client->pipeline(Deadline::after_ms(100));
+  size_t never = late->get_any({"p/never"});
+  e = error_of([&] { late->wait(never); });
+  cr_assert(e.status() == Status::kTimeout && contains(e.what(), "store get_any \"p/never\" timed out"), "%s",
+            e.what());
+  // A pipeline dropped with a request still parked leaves the client usable.
+  {
+    auto dropped = store.client->pipeline(soon());
+    dropped->get_any({"p/dropped"});
+    dropped->send();
+  }
+  cr_assert_eq(store.client->get("p/x", soon()), "1");
+}
+
+Test(client, a_pipeline_of_a_failed_client_fails_each_request, .timeout = 20) {
+  Store store;
+  store.client->shutdown(Status::kAborted, "closed by the test");
+  auto pipeline = store.client->pipeline(soon());
+  size_t a = pipeline->set("k", "v");
+  size_t b = pipeline->get_any({"k"});
+  for (size_t i : {a, b}) {
+    auto e = error_of([&] { pipeline->wait(i); });
+    cr_assert(e.status() == Status::kAborted && contains(e.what(), "closed by the test"), "%s", e.what());
+  }
 }
 
 Test(client, remove, .timeout = 20) {

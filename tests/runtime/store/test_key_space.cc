@@ -29,11 +29,12 @@ struct Fixture {
     cr_assert(reply.has_value(), "%s was parked", op_name(op).c_str());
     return *reply;
   }
-  Waiter* park(Op op, std::vector<std::string> k, uint64_t deadline, bool any = false) {
+  Waiter* park(Op op, std::vector<std::string> k, uint64_t deadline, bool any = false, bool with_value = false) {
     Request r;
     r.op = op;
     r.keys = std::move(k);
     r.wait_any = any;
+    r.with_value = with_value;
     r.number = 1000;
     cr_assert(!keys.handle(r).has_value());
     return keys.park(nullptr, r, deadline);
@@ -74,6 +75,26 @@ Test(key_space, wait_all_needs_every_key_and_any_needs_one, .timeout = 10) {
       cr_assert_eq(r.number, 1);
     }
   }
+}
+
+Test(key_space, get_any_answers_the_first_present_key_and_its_value, .timeout = 10) {
+  Fixture f;
+  f.park(Op::kWait, {"place/3", "abort", "lost/1"}, 100, /*any=*/true, /*with_value=*/true);
+  f.run(Op::kSet, {"lost/1"}, "rank 5 ended");
+  cr_assert_eq(f.ready.size(), 1u);
+  Reply r = f.keys.answer(*f.ready[0], Status::kOk);
+  cr_assert(r.with_value && r.number == 2);
+  cr_assert_eq(r.values, (std::vector<std::string>{"rank 5 ended"}));
+  // Answered at once when a key is there already: the first present one, in order.
+  f.run(Op::kSet, {"place/3"}, "0 8 0");
+  Request now;
+  now.op = Op::kWait;
+  now.keys = {"abort", "place/3", "lost/1"};
+  now.wait_any = true;
+  now.with_value = true;
+  now.number = 1000;
+  auto reply = f.keys.handle(now);
+  cr_assert(reply.has_value() && reply->number == 1 && reply->values.at(0) == "0 8 0");
 }
 
 Test(key_space, expiry_goes_by_deadline_and_drop_forgets, .timeout = 10) {

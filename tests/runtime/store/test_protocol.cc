@@ -111,11 +111,16 @@ Test(protocol, requests_round_trip, .timeout = 10) {
   cr_assert(got.op == Op::kCompareSet && got.expected == "old" && got.value == "new");
 
   for (bool any : {false, true}) {
-    Request wait = request(Op::kWait, {"a", "b", ""});
-    wait.wait_any = any;
-    wait.number = 1;
-    got = round_trip(wait);
-    cr_assert(got.op == Op::kWait && got.keys == wait.keys && got.wait_any == any && got.number == 1);
+    for (bool with_value : {false, true}) {
+      Request wait = request(Op::kWait, {"a", "b", ""});
+      wait.wait_any = any;
+      wait.with_value = with_value;
+      wait.number = 1;
+      got = round_trip(wait);
+      cr_assert(got.op == Op::kWait && got.keys == wait.keys && got.wait_any == any && got.number == 1);
+      // A value comes back only for WAIT any (GET_ANY).
+      cr_assert_eq(got.with_value, any && with_value);
+    }
   }
 
   got = round_trip(request(Op::kCheck, {"x", "y"}));
@@ -177,6 +182,27 @@ Test(protocol, replies_round_trip, .timeout = 10) {
     got = round_trip(r);
     cr_assert(got.op == op && got.number == INT64_MIN);
   }
+  // GET_ANY's answer: the index and its key's value, the flag on the reply's header.
+  Reply get_any;
+  get_any.op = Op::kWait;
+  get_any.number = 2;
+  get_any.with_value = true;
+  get_any.values = {std::string("pl\0ce", 6)};
+  std::string bytes = encode(get_any);
+  cr_assert(parse_header(bytes).flags & kFlagWithValue);
+  got = round_trip(get_any);
+  cr_assert(got.with_value && got.number == 2 && got.values == get_any.values);
+  // A store that predates the flag answers without it, and without the value.
+  Reply plain_wait;
+  plain_wait.op = Op::kWait;
+  plain_wait.number = 1;
+  got = round_trip(plain_wait);
+  cr_assert(!got.with_value && got.values.empty() && got.number == 1);
+  // An error carries no value and no flag.
+  get_any.status = Status::kTimeout;
+  get_any.message = "timed out";
+  cr_assert(!(parse_header(encode(get_any)).flags & kFlagWithValue));
+
   Reply check;
   check.op = Op::kCheck;
   check.flags = {true, false, true};

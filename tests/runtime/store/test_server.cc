@@ -156,6 +156,74 @@ Test(server, a_port_in_use_is_a_transport_error_naming_the_address, .timeout = 2
   client->set("k", "v", soon());
 }
 
+Test(server, a_port_held_by_any_socket_is_in_use, .timeout = 20) {
+  // Bound, not even listening: the store's probe (listeners.h) still finds it taken,
+  // though its own listeners share their port among themselves.
+  int holder = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert_eq(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
+  auto loop = std::make_shared<Loop>();
+  auto e = error_of([&] { Server::start(loop, "127.0.0.1", ntohs(address.sin_port)); });
+  cr_assert(e.status() == Status::kTransport && contains(e.what(), "address already in use"), "%s", e.what());
+  close(holder);
+  // Free again, the port serves.
+  auto server = Server::start(loop, "127.0.0.1", ntohs(address.sin_port));
+  Client::connect(loop, "127.0.0.1", server->port(), soon())->set("k", "v", soon());
+}
+
+// One socket's accept queue holds net.core.somaxconn connections; a SYN that finds it
+// full is dropped and sent again a second later. The store listens on enough sockets
+// for its max_connections, so a burst past one queue completes at once, even while the
+// store's loop is busy and accepts nothing.
+Test(server, a_connect_burst_past_one_accept_queue_completes_at_once, .timeout = 60) {
+  size_t queue = 4096;
+  FILE* file = fopen("/proc/sys/net/core/somaxconn", "r");
+  if (file) {
+    cr_assert_eq(fscanf(file, "%zu", &queue), 1);
+    fclose(file);
+  }
+  const size_t burst = queue + queue / 5;
+  auto loop = std::make_shared<Loop>();
+  auto server = Server::start(loop, "127.0.0.1", 0);
+  std::atomic<bool> release{false};
+  loop->post([&] {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::vector<int> fds;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(server->port());
+  for (size_t i = 0; i < burst; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    cr_assert_geq(fd, 0, "socket %zu: %s", i, strerror(errno));
+    int rc = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    cr_assert(rc == 0 || errno == EINPROGRESS, "connect %zu: %s", i, strerror(errno));
+    fds.push_back(fd);
+  }
+  // Well under the second a dropped SYN waits to be sent again.
+  auto until = Clock::now() + std::chrono::milliseconds(500);
+  size_t connected = 0;
+  for (int fd : fds) {
+    pollfd p{fd, POLLOUT, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (poll(&p, 1, static_cast<int>(std::max<int64_t>(left, 0))) == 1) {
+      int error = 0;
+      socklen_t size = sizeof(error);
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+      if (error == 0) ++connected;
+    }
+  }
+  release = true;
+  for (int fd : fds) close(fd);
+  cr_assert_eq(connected, burst, "%zu of %zu connects completed within 500 ms (somaxconn %zu)", connected, burst,
+               queue);
+}
+
 Test(server, a_host_that_is_not_local_is_invalid, .timeout = 30) {
   auto loop = std::make_shared<Loop>();
   auto e = error_of([&] { Server::start(loop, "no-such-host.invalid", 0); });
