@@ -17,6 +17,8 @@
 //   last rank placed   0.739 s after the first connect
 //   last rank done     1.964 s after the first connect
 //   store CPU          0.59 s (user + system, from listening to the end)
+//   ranks' CPU         1.71 s (the client processes, user + system, from the go to the end: on a real
+//                      job, the ranks' machines)
 //   store memory       peak (VmHWM) 13.3 MiB, 4.5 MiB before the ranks came: 9.08 KiB per rank
 //   store fds          1012 at peak (12 at start + 1000 connections at most)
 //   store traffic      31.9 requests and 3422 reply bytes per rank
@@ -86,6 +88,7 @@ struct ClientReport {
   long long last_connected_ns = 0;
   long long last_placed_ns = 0;
   long long last_done_ns = 0;
+  double cpu_s = 0;  // user + system of the whole process, from go to the end
   char first_error[1024] = {};
 };
 
@@ -130,13 +133,16 @@ struct ClientReport {
                              int go_fd, int report_fd) {
   prctl(PR_SET_NAME, "rdv-ranks");
   ClientReport report;
+  double cpu_at_go = 0;
   try {
     tutti::bench::BatchOutcome outcome = tutti::bench::run_ranks(job, first, count, loops, [&] {
       char byte = 'r';
       write_all(ready_fd, &byte, 1);
       ssize_t ignored = read(go_fd, &byte, 1);  // EOF: every process is ready
       (void)ignored;
+      cpu_at_go = cpu_seconds();
     });
+    report.cpu_s = cpu_seconds() - cpu_at_go;
     report.ranks = outcome.ranks;
     report.failed = outcome.failed;
     report.first_start_ns = outcome.first_start_ns;
@@ -298,6 +304,7 @@ int main(int argc, char** argv) {
 
   int failed = 0;
   long long first_start = 0, last_connected = 0, last_placed = 0, last_done = 0;
+  double ranks_cpu = 0;
   std::string first_error;
   for (size_t c = 0; c < reports.size(); ++c) {
     const ClientReport& r = reports[c];
@@ -307,6 +314,7 @@ int main(int argc, char** argv) {
       continue;
     }
     failed += r.failed;
+    ranks_cpu += r.cpu_s;
     if (first_error.empty() && r.first_error[0] != '\0') first_error = r.first_error;
     if (r.first_start_ns != 0 && (first_start == 0 || r.first_start_ns < first_start)) first_start = r.first_start_ns;
     last_connected = std::max(last_connected, r.last_connected_ns);
@@ -324,6 +332,8 @@ int main(int argc, char** argv) {
   std::printf("last rank placed   %.3f s after the first connect\n", placed_s);
   std::printf("last rank done     %.3f s after the first connect\n", done_s);
   std::printf("store CPU          %.2f s (user + system, from listening to the end)\n", server.cpu_s);
+  std::printf("ranks' CPU         %.2f s (the client processes, user + system, from the go to the end: on a real\n"
+              "                   job, the ranks' machines)\n", ranks_cpu);
   std::printf("store memory       peak (VmHWM) %.1f MiB, %.1f MiB before the ranks came: %.2f KiB per rank\n",
               server.hwm_kib / 1024.0, server.start_kib / 1024.0, kib_per_rank);
   std::printf("store fds          %lld at peak (%d at start + %llu connections at most)\n", peak_fds,
@@ -331,10 +341,10 @@ int main(int argc, char** argv) {
   std::printf("store traffic      %.1f requests and %.0f reply bytes per rank\n", server.requests / n,
               server.reply_bytes / n);
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
-  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f store_hwm_kib=%ld "
+  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f ranks_cpu_s=%.3f store_hwm_kib=%ld "
               "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
               "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
-              options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, server.hwm_kib, server.start_kib,
+              options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib, server.start_kib,
               kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -203,7 +203,8 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
   for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(std::make_shared<loop::Loop>());
 
   std::mutex mutex;
-  std::condition_variable changed;
+  std::condition_variable arrived;  // a thread is up (only this thread waits on it)
+  std::condition_variable released;  // go (every rank's thread waits on it)
   int waiting = 0;
   bool go = false;
   bool abandoned = false;  // a thread could not be started: the others return at once
@@ -220,8 +221,8 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
       {
         std::unique_lock<std::mutex> lock(mutex);
         ++waiting;
-        changed.notify_all();
-        changed.wait(lock, [&] { return go; });
+        arrived.notify_one();
+        released.wait(lock, [&] { return go; });
         if (abandoned) return;
       }
       try {
@@ -239,7 +240,7 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
         go = true;
         abandoned = true;
       }
-      changed.notify_all();
+      released.notify_all();
       for (auto& made : threads) pthread_join(made->id, nullptr);
       fail(Status::kNoMemory, concat("cannot start thread ", i + 1, " of ", count, " (error ", error,
                                      "); check ulimit -u and the memory free"));
@@ -249,14 +250,14 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
   pthread_attr_destroy(&attributes);
   {
     std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return waiting == count; });
+    arrived.wait(lock, [&] { return waiting == count; });
   }
   if (all_started) all_started();
   {
     std::lock_guard<std::mutex> lock(mutex);
     go = true;
   }
-  changed.notify_all();
+  released.notify_all();
   for (auto& thread : threads) pthread_join(thread->id, nullptr);
 
   BatchOutcome outcome;

@@ -64,8 +64,12 @@ struct Pending {
       callback(std::move(answer));
       return;
     }
-    std::lock_guard<std::mutex> lock(answers->mutex);
-    answers->slots[slot] = std::move(answer);
+    {
+      std::lock_guard<std::mutex> lock(answers->mutex);
+      answers->slots[slot] = std::move(answer);
+    }
+    // After the unlock, so that the woken thread does not wake only to wait for the
+    // mutex; answers is this Pending's, alive here whatever the waiter does.
     answers->arrived.notify_all();
   }
 };
