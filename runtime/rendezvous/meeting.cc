@@ -10,6 +10,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/store/loss_event.h"
+#include "runtime/store/server.h"
 
 namespace tutti::rendezvous {
 namespace {
@@ -71,6 +72,18 @@ int64_t watch_timeout_ms(Deadline deadline) { return deadline.remaining_ms() + k
               missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
                                                        " had not arrived yet"),
               "; see that rank's own output for why it ended"));
+}
+
+// The store turned a connection away for want of room: the rank behind it can never
+// arrive, so the meeting cannot complete.
+[[noreturn]] void fail_on_refusal(store::Client& store, const std::string& prefix, const Plan& plan,
+                                  const std::string& where, const std::string& refusal, const char* api) {
+  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  fail(Status::kTransport,
+       concat(api, ": rank ", plan.rank, " gave up ", where, ": the store turned away ", refusal,
+              missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
+                                                       " had not arrived"),
+              "; a rank that cannot connect can never arrive"));
 }
 
 // Rank 0 numbers the nodes in order of their lowest rank, tells every rank its place
@@ -195,7 +208,7 @@ Place meet(store::Client& store, const std::string& prefix, const Plan& plan, co
 //   1. enter; claim the rank (its "who" key, set only if absent: the answer names a
 //      first claimant); agree on the world size
 //   2. once both claims stood: the store's watch; count the arrival; wait for this
-//      rank's place, or an abort, or a loss
+//      rank's place, or an abort, or a loss, or a connection the store turned away
 // The last to arrive says so (all_arrived); rank 0 waits for that instead of its
 // place, numbers the nodes and publishes every place.
 Place meet_entered(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
@@ -230,7 +243,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   arrive->member(prefix, plan.rank);
   size_t arrived = arrive->add(prefix + "arrived", 1);
   size_t ended = arrive->get_any({plan.rank == 0 ? prefix + "all_arrived" : key(prefix, "place", plan.rank),
-                                  prefix + "abort", store::lost_key(prefix, 1)});
+                                  prefix + "abort", store::lost_key(prefix, 1), store::kRefusedKey});
   arrive->wait(arrived);
   if (arrive->number(arrived) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
   try {
@@ -247,6 +260,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   int64_t which = arrive->number(ended);
   if (which == 1) fail_from_abort_key(store, prefix, deadline);
   if (which == 2) fail_on_loss(store, prefix, plan, where, deadline, api);
+  if (which == 3) fail_on_refusal(store, prefix, plan, where, arrive->value(ended), api);
 
   std::string place_text =
       plan.rank == 0 ? publish_places(store, prefix, plan.world_size, deadline) : arrive->value(ended);

@@ -28,7 +28,9 @@ struct Place {
 // meeting leaves that watch to the communicator's failure detector, or to unwatch.
 // Throws Error: kTimeout naming the ranks that never arrived; kPeerLost naming a rank
 // that arrived and was lost; kInvalidArgument when two processes claim one rank;
-// kMismatch when ranks disagree on the world size; and whatever the store throws.
+// kMismatch when ranks disagree on the world size; kTransport, at once, when the store
+// turns a connection away for want of room (store::kRefusedKey); and whatever the
+// store throws.
 Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
            Deadline deadline, const char* api);
 // Ends the store's watch of this connection (meet's, or the failure detector's), so

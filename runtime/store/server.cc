@@ -1,6 +1,8 @@
 #include "runtime/store/server.h"
 
+#include <dirent.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +42,9 @@ constexpr uint64_t kSweepMs = 100;
 // Why a watched connection that closes is lost, when nothing more specific is known.
 constexpr const char* kClosedReason =
     "its connection to the store closed (the process exited, crashed, was killed, or aborted its communicator)";
+// Descriptors the store leaves to the rest of its process (UCX, shared memory, files)
+// when its limit (ulimit -n) is what bounds its connections.
+constexpr size_t kDescriptorHeadroom = 64;
 // How long ~Server waits for the loop to release the server's handles.
 constexpr auto kCloseWait = std::chrono::seconds(10);
 
@@ -55,7 +60,8 @@ struct Connection {
   std::string identity;  // "host:pid", from HELLO
   protocol::Decoder decoder;
   bool greeted = false;  // and authenticated, where the server has a secret
-  bool denied = false;   // answered kDenied; closes once that is written
+  bool refused = false;      // accepted over capacity: its first frame is answered why, then it closes
+  bool turned_away = false;  // answered kDenied or refused; closes once that is written
   bool closing = false;
   // Replies not yet written: every reply of one loop turn goes out in one write.
   std::string outbox;
@@ -103,6 +109,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
     s.writes = writes_.load();
     s.dropped_connections = dropped_.load();
     s.denied_connections = denied_.load();
+    s.refused_connections = refused_.load();
     return s;
   }
 
@@ -125,6 +132,11 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void watch_on_loop(Connection* conn, const Request& request);
   void sweep_on_loop();
   void deny_on_loop(Connection* conn, const Reply& reply);
+  void turn_away_on_loop(Connection* conn, const Reply& reply);
+  void refuse_on_loop(Connection* conn, const std::string& why);
+  void publish_refusal_on_loop(const std::string& what);
+  // What bounds the connections this store serves, measured at its start.
+  void size_capacity_on_loop();
   void leave_greeting_on_loop(Connection* conn);
   void arm_handshake_timer_on_loop();
   void expire_handshakes_on_loop();
@@ -159,7 +171,13 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_check_t flush_check_;
   KeySpace keys_;
   Liveness liveness_{keys_, kSweepMs};
-  std::unordered_set<Connection*> connections_;
+  std::unordered_set<Connection*> connections_;  // refused ones included, until they close
+  size_t refused_open_ = 0;  // of connections_, those refused
+  // How many connections it serves: max_connections, or fewer where this process's
+  // descriptor limit leaves less room; and what to tell those turned away.
+  size_t capacity_ = 0;
+  std::string capacity_why_;
+  bool refusal_published_ = false;  // kRefusedKey is set
   size_t open_handles_ = 0;
   bool closing_ = false;
   std::shared_ptr<ServerCore> keep_alive_;
@@ -175,6 +193,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> denied_{0};
+  std::atomic<uint64_t> refused_{0};
 };
 
 void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port) {
@@ -229,13 +248,39 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   int length = sizeof(bound);
   uv_tcp_getsockname(listeners_.front().get(), reinterpret_cast<sockaddr*>(&bound), &length);
   port_ = socket_address_port(bound);
+  size_capacity_on_loop();
   log::info(where(), ": listening");
+}
+
+void ServerCore::size_capacity_on_loop() {
+  capacity_ = limits_.max_connections;
+  capacity_why_ = concat("it serves max_connections (", limits_.max_connections,
+                         ") connections already; raise the limit or use fewer clients");
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  size_t open = 0;
+  if (DIR* fds = opendir("/proc/self/fd")) {
+    while (dirent* entry = readdir(fds)) open += entry->d_name[0] != '.';
+    closedir(fds);
+  }
+  size_t room = limit.rlim_cur > open + kDescriptorHeadroom ? limit.rlim_cur - open - kDescriptorHeadroom : 0;
+  if (room >= capacity_) return;
+  capacity_ = room;
+  capacity_why_ = concat("its process may hold ", limit.rlim_cur, " descriptors (ulimit -n) and had ", open,
+                         " open at its start, so it serves ", room, " connections; raise ulimit -n where the store ",
+                         "runs (a process here holds at most 20,000) or use fewer clients");
 }
 
 void ServerCore::on_connection(uv_stream_t* listener, int status) {
   auto* self = static_cast<ServerCore*>(listener->data);
   if (status < 0) {
     log::warn(self->where(), ": accepting a connection failed: ", uv_strerror(status));
+    // Out of descriptors: libuv accepted and closed what it could not keep. Someone
+    // could not connect; ranks waiting in a meeting must not wait for them in vain.
+    if (status == UV_EMFILE || status == UV_ENFILE) {
+      self->publish_refusal_on_loop(concat("a connection: the store's process ran out of file descriptors (",
+                                           uv_strerror(status), "); raise ulimit -n or use several stores"));
+    }
     return;
   }
   self->accept_on_loop(listener);
@@ -259,14 +304,15 @@ void ServerCore::accept_on_loop(uv_stream_t* listener) {
   } else {
     conn->peer = "an unknown peer";
   }
-  if (closing_ || connections_.size() >= limits_.max_connections) {
-    if (!closing_) {
-      log::warn(where(), ": refusing the connection from ", conn->peer, ": max_connections (",
-                limits_.max_connections, ") are open already; raise the limit or use fewer clients");
-    }
+  if (closing_) {
     conn->closing = true;
     uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
     return;
+  }
+  // Over capacity, it is still read, so that its first frame is answered with why.
+  if (connections_.size() - refused_open_ >= capacity_) {
+    refuse_on_loop(conn, capacity_why_);
+    ++refused_open_;
   }
   connections_.insert(conn);
   update_stats_on_loop();
@@ -326,9 +372,18 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
 }
 
 void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& frame) {
-  if (conn->denied) return;  // frames it sent after the HELLO that failed are not read
+  if (conn->turned_away) return;  // frames it sent after the one answered are not read
   Request request = protocol::decode_request(frame);
   ++requests_;
+  if (conn->refused) {
+    Reply reply;
+    reply.op = request.op;
+    reply.id = request.id;
+    reply.status = Status::kTransport;
+    reply.message = concat("the store turned this connection away: ", capacity_why_);
+    turn_away_on_loop(conn, reply);
+    return;
+  }
   liveness_.heard_from(conn, uv_now(loop_->uv()));
   if (!conn->greeted) {
     if (request.op != Op::kHello) {
@@ -427,12 +482,38 @@ void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
   log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake.why());
   ++denied_;
   ++dropped_;
-  conn->denied = true;
+  turn_away_on_loop(conn, reply);
+}
+
+void ServerCore::turn_away_on_loop(Connection* conn, const Reply& reply) {
+  conn->turned_away = true;
   leave_greeting_on_loop(conn);
-  // Nothing more is read from it; it closes once the denial is written, so that the
+  // Nothing more is read from it; it closes once the answer is written, so that the
   // client learns why instead of seeing a bare close.
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->tcp));
   send_on_loop(conn, reply, /*then_close=*/true);
+}
+
+void ServerCore::refuse_on_loop(Connection* conn, const std::string& why) {
+  uint64_t refused = ++refused_;
+  // The first refusals, then one line per thousand: a burst of thousands is one story.
+  if (refused <= 3 || refused % 1000 == 0) {
+    log::warn(where(), ": refusing the connection from ", conn->peer, ": ", why, " (", refused,
+              " refused so far); ranks waiting in a meeting are told");
+  }
+  publish_refusal_on_loop(concat("the connection from ", conn->peer, ": ", why));
+  conn->refused = true;
+}
+
+void ServerCore::publish_refusal_on_loop(const std::string& what) {
+  // The first refusal of a spell without room is the one to report.
+  if (refusal_published_) return;
+  refusal_published_ = true;
+  Request set;
+  set.op = Op::kSet;
+  set.keys = {kRefusedKey};
+  set.value = what;
+  keys_.handle(set);
 }
 
 void ServerCore::leave_greeting_on_loop(Connection* conn) {
@@ -570,7 +651,15 @@ void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   // A store that is shutting down loses nobody: its clients learn that it went.
   if (!closing_) liveness_.closed(conn, reason, uv_now(loop_->uv()));
   leave_greeting_on_loop(conn);
-  connections_.erase(conn);
+  if (connections_.erase(conn) == 1 && conn->refused) --refused_open_;
+  if (refusal_published_ && connections_.size() - refused_open_ < capacity_) {
+    // Room again: the refusal no longer holds for meetings still to come.
+    Request remove;
+    remove.op = Op::kDelete;
+    remove.keys = {kRefusedKey};
+    keys_.handle(remove);
+    refusal_published_ = false;
+  }
   update_stats_on_loop();
   uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
 }

@@ -27,7 +27,9 @@ struct ServerLimits {
   size_t max_value_bytes = 8u << 20;
   size_t max_keys = 1u << 20;           // keys held at once
   size_t max_total_bytes = 1u << 30;    // keys and values held at once
-  size_t max_connections = 16384;       // a process here holds at most 20,000 descriptors
+  // A process here holds at most 20,000 descriptors; the store serves fewer still when
+  // its process's limit (ulimit -n) leaves less room.
+  size_t max_connections = 16384;
   size_t max_waiters_per_connection = 1024;
   // From accept to the end of HELLO (and of authentication): a peer that connects and
   // says nothing holds a descriptor of a limited supply, so it gets this long.
@@ -45,7 +47,17 @@ struct ServerStats {
                                  // turn to one connection go out together
   uint64_t dropped_connections = 0;  // for protocol violations, denial or a handshake timeout
   uint64_t denied_connections = 0;   // of those, for failing authentication
+  uint64_t refused_connections = 0;  // turned away for want of room (see kRefusedKey)
 };
+
+// Where the store says why it turned a connection away for want of room (its
+// max_connections, or its process's descriptor limit): "the connection from <peer>:
+// <why>", written at the first refusal and deleted once the store has room again. A
+// rank that cannot connect can never arrive, so the ranks waiting in a meeting read it
+// and fail at once (rendezvous/meeting.h) instead of waiting out their init timeout.
+// The connection itself is answered with the same reason and closed: never a silent
+// close.
+constexpr const char* kRefusedKey = "tutti.store/refused";
 
 class Server {
  public:

@@ -1,5 +1,5 @@
 // What the store's tests share: a server with a client, a bounded deadline, a
-// stopwatch, a substring check, catching the tutti::Error a call must throw, and the
+// stopwatch, a substring check, polling until a condition holds, catching the tutti::Error a call must throw, and the
 // log lines the server writes.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
@@ -91,6 +92,17 @@ inline int count_of(const std::string& text, const std::string& part) {
   int count = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
   return count;
+}
+
+// Polls cond every few ms until it holds or ms (scaled) pass.
+template <typename Cond>
+bool eventually(Cond cond, int ms) {
+  auto until = Clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
+  while (Clock::now() < until) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return cond();
 }
 
 // Runs fn, which must throw tutti::Error, and returns that error.

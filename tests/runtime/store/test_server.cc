@@ -7,7 +7,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/store/auth.h"
 #include "runtime/store/client.h"
@@ -47,18 +50,7 @@ using store_test::error_of;
 using store_test::ms_since;
 using store_test::soon;
 using store_test::Store;
-
-
-// Polls cond every few ms until it holds or ms pass.
-template <typename Cond>
-bool eventually(Cond cond, int ms) {
-  auto until = Clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
-  while (Clock::now() < until) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return cond();
-}
+using store_test::eventually;
 
 // A plain blocking socket, for speaking to the server without the client's manners.
 class RawSocket {
@@ -381,13 +373,59 @@ Test(server, excess_connections_are_closed, .timeout = 30) {
   cr_assert(contains(e.what(), "max_connections"), "%s", e.what());
   std::string logged = log.text();
   cr_assert_eq(count_of(logged, "refusing the connection from 127.0.0.1:"), 1, "%s", logged.c_str());
-  cr_assert(contains(logged, "max_connections (2) are open already"), "%s", logged.c_str());
+  cr_assert(contains(logged, "it serves max_connections (2) connections already"), "%s", logged.c_str());
+  // Never a silent close: the client was told why, and so is the store's refusal key.
+  cr_assert(contains(e.what(), "turned this connection away"), "%s", e.what());
+  cr_assert(contains(store.client->get(tutti::store::kRefusedKey, soon()), "the connection from 127.0.0.1:"));
+  cr_assert_eq(store.server->stats().refused_connections, 1u);
   second->set("k", "v", soon());
   cr_assert_eq(store.client->get("k", soon()), "v");
   second.reset();
   cr_assert(eventually([&] { return store.server->stats().connections == 1; }, 2000));
   auto third = store.connect();
   cr_assert_eq(third->get("k", soon()), "v");
+}
+
+// A store whose process may hold few descriptors serves what room they leave and
+// tells the rest why, rather than running out of descriptors (where libuv would close
+// connections without a word).
+Test(server, a_low_descriptor_limit_bounds_the_connections_and_says_why, .timeout = 30) {
+  StderrCapture log;
+  struct rlimit saved {};
+  cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  size_t open = 0;
+  for (int fd = 0; fd < 4096; ++fd) open += fcntl(fd, F_GETFD) != -1;
+  auto loop = std::make_shared<Loop>();
+  // Some room past the store's headroom of 64 (the store counts what is open when it
+  // starts, its own listeners included, and says how many that leaves).
+  struct rlimit low = saved;
+  low.rlim_cur = open + 64 + 30;
+  cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::unique_ptr<Server> server;
+  try {
+    server = Server::start(loop, "127.0.0.1", 0);
+  } catch (...) {
+    setrlimit(RLIMIT_NOFILE, &saved);
+    throw;
+  }
+  setrlimit(RLIMIT_NOFILE, &saved);  // the clients need descriptors of their own
+  auto client_loop = std::make_shared<Loop>();
+  std::vector<std::unique_ptr<Client>> clients;
+  std::string refusal;
+  while (refusal.empty() && clients.size() < 64) {
+    try {
+      clients.push_back(Client::connect(client_loop, "127.0.0.1", server->port(), soon()));
+    } catch (const tutti::Error& e) {
+      cr_assert(e.status() == Status::kTransport, "%s", e.what());
+      refusal = e.what();
+    }
+  }
+  cr_assert(contains(refusal, "descriptors (ulimit -n)"), "%s", refusal.c_str());
+  std::string serves = tutti::concat("so it serves ", clients.size(), " connections");
+  cr_assert(clients.size() >= 2 && contains(refusal, serves), "%zu served; %s", clients.size(), refusal.c_str());
+  cr_assert(contains(log.text(), "refusing the connection from 127.0.0.1:"), "%s", log.text().c_str());
+  clients[0]->set("k", "v", soon());
+  cr_assert(contains(clients[1]->get(tutti::store::kRefusedKey, soon()), "descriptors (ulimit -n)"));
 }
 
 Test(server, timeouts_come_from_the_server, .timeout = 20) {
