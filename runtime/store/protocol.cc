@@ -8,6 +8,9 @@
 namespace tutti::store::protocol {
 namespace {
 
+// A decoder keeps an emptied buffer up to this size for the next frames.
+constexpr size_t kKeptBufferBytes = 4096;
+
 void put_u16(std::string& out, uint16_t v) {
   out.push_back(static_cast<char>(v & 0xff));
   out.push_back(static_cast<char>(v >> 8));
@@ -414,7 +417,13 @@ std::optional<Frame> Decoder::next() {
   f.body = buffer_.substr(offset_ + kHeaderBytes, h.body_bytes);
   offset_ += kHeaderBytes + h.body_bytes;
   if (offset_ == buffer_.size()) {
-    buffer_.clear();
+    // Emptied: a buffer that held a big frame is let go, not kept for the connection's
+    // life (10,000 idle connections would each keep their largest frame).
+    if (buffer_.capacity() > kKeptBufferBytes) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
     offset_ = 0;
   }
   return f;

@@ -160,6 +160,9 @@ class Decoder {
   void set_max_frame_bytes(size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
   // Bytes received that are not yet part of a frame handed out.
   size_t buffered() const { return buffer_.size() - offset_; }
+  // Bytes of memory its buffer holds: once emptied, at most a few KiB, whatever frame
+  // it held before (a server keeps one decoder per connection).
+  size_t held() const { return buffer_.capacity(); }
 
  private:
   void check_header() const;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <future>
 #include <list>
+#include <optional>
 #include <unordered_set>
 
 #include "runtime/common/error.h"
@@ -52,7 +53,7 @@ class ServerCore;
 
 struct Connection {
   Connection(ServerCore* server_core, const std::string& secret)
-      : core(server_core), decoder(kHandshakeFrameBytes), handshake(secret) {}
+      : core(server_core), decoder(kHandshakeFrameBytes), handshake(std::in_place, secret) {}
 
   uv_tcp_t tcp;
   ServerCore* core;
@@ -67,7 +68,7 @@ struct Connection {
   std::string outbox;
   bool in_flush = false;  // listed in ServerCore::flush_
   std::unordered_set<Waiter*> waiters;
-  ServerHandshake handshake;
+  std::optional<ServerHandshake> handshake;  // until greeted: then its nonces are let go
   // Until greeted: its place in ServerCore::greeting_, and when its time is up.
   std::list<Connection*>::iterator greeting_entry;
   bool in_greeting = false;
@@ -430,7 +431,7 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
   reply.number = protocol::kVersion;
   reply.max_frame_bytes = static_cast<int64_t>(limits_.max_frame_bytes);
   reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};
-  switch (conn->handshake.on_hello(request, &reply)) {
+  switch (conn->handshake->on_hello(request, &reply)) {
     case ServerHandshake::Step::kDenied:
       deny_on_loop(conn, reply);
       return;
@@ -438,6 +439,7 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
       break;
     case ServerHandshake::Step::kAccepted:
       conn->greeted = true;
+      conn->handshake.reset();
       conn->identity = request.value;
       leave_greeting_on_loop(conn);
       conn->decoder.set_max_frame_bytes(limits_.max_frame_bytes);
@@ -479,7 +481,7 @@ void ServerCore::sweep_on_loop() {
 }
 
 void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
-  log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake.why());
+  log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake->why());
   ++denied_;
   ++dropped_;
   turn_away_on_loop(conn, reply);

@@ -333,6 +333,23 @@ Test(protocol, random_bytes_never_crash, .timeout = 60) {
   cr_assert_gt(errors, 0u);
 }
 
+Test(protocol, a_decoder_lets_a_big_frame_go_once_it_is_handed_out, .timeout = 10) {
+  Request big = request(Op::kSet, {"k"});
+  big.value = std::string(1 << 20, 'x');
+  std::string bytes = encode(big);
+  Decoder decoder(2u << 20);
+  decoder.feed(bytes.data(), bytes.size());
+  cr_assert_geq(decoder.held(), bytes.size());
+  auto frame = decoder.next();
+  cr_assert(frame.has_value() && decode_request(*frame).value.size() == big.value.size());
+  cr_assert_leq(decoder.held(), 4096u, "an emptied decoder still holds %zu bytes", decoder.held());
+  // Small frames keep their buffer (no allocation per frame).
+  std::string small = encode(request(Op::kGet, {"k"}));
+  decoder.feed(small.data(), small.size());
+  cr_assert(decoder.next().has_value());
+  cr_assert_gt(decoder.held(), 0u);
+}
+
 Test(protocol, frame_limit_counts_the_header, .timeout = 10) {
   Request set = request(Op::kSet, {"k"});
   set.value = std::string(100, 'v');
