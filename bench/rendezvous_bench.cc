@@ -2,7 +2,7 @@
 // and how long they take (issue 21's table, remade with one command).
 //
 // Run:   build/bin/tutti-rendezvous-bench [-n RANKS] [-p PROCESSES] [-l LOOPS]
-//                                         [--ranks-per-node K] [--no-secret]
+//                                         [--ranks-per-node K] [--no-secret] [--hold MS]
 // Defaults: 1000 ranks in 16 client processes, one event loop per process, 8 ranks
 // per simulated node, with a job secret. The store runs in a child process of its own,
 // started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
@@ -65,6 +65,7 @@ struct Options {
   int loops = 1;
   int ranks_per_node = 8;
   bool secret = true;
+  int hold_ms = 0;
 };
 
 // What the store's process reports when it is told to stop.
@@ -165,7 +166,7 @@ struct ClientReport {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "tutti-rendezvous-bench: %s\nusage: tutti-rendezvous-bench [-n RANKS (1000)] [-p PROCESSES (16)] "
-               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret]\n",
+               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)]\n",
                problem);
   return 2;
 }
@@ -181,6 +182,10 @@ int main(int argc, char** argv) {
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
     if (arg == "--no-secret") {
       options.secret = false;
+    } else if (arg == "--hold" && value) {
+      options.hold_ms = std::atoi(value);
+      if (options.hold_ms < 0 || options.hold_ms > 3600 * 1000) return usage("bad value for --hold");
+      ++i;
     } else if ((arg == "-n" || arg == "-p" || arg == "-l" || arg == "--ranks-per-node") && value) {
       int number = std::atoi(value);
       if (number < 1 || number > 1000000) return usage(("bad value for " + arg).c_str());
@@ -198,6 +203,7 @@ int main(int argc, char** argv) {
   job.secret = options.secret ? tutti::store::auth::random_secret_hex() : "";
   job.world_size = options.ranks;
   job.ranks_per_node = options.ranks_per_node;
+  job.hold_ms = options.hold_ms;
   tutti::health::read_heartbeat_settings(&job.heartbeat_interval_ms, &job.heartbeat_timeout_ms);
 
   // Every child is forked before this process has threads, so each is a clean

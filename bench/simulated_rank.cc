@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "runtime/common/concat.h"
@@ -175,6 +176,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
 
   // A program's first collectives: the transport looks its peers' cards up lazily.
   look_up_peers(*loop, *store, prefix, peers_of(rank, job.world_size), deadline);
+  if (job.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(job.hold_ms));
 
   // ~Comm: the monitor leaves the store's watch, then the meeting.
   monitor.reset();

@@ -44,6 +44,10 @@ struct SimulatedJob {
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_timeout_ms = 20000;
   int card_bytes = 200;     // a UCX worker address is about this long
+  // How long each rank stays up between init and destroy, its failure detector
+  // sending a heartbeat per interval: what heartbeats cost the store shows as the
+  // difference in its CPU with and without a hold.
+  int64_t hold_ms = 0;
 };
 
 // What a batch of ranks in one process did, times on the steady clock (one clock for
