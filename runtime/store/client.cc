@@ -613,39 +613,27 @@ class ClientImpl final : public Client {
   void hello(const std::string& secret, Deadline deadline);
 
   void set(const std::string& key, const std::string& value, Deadline deadline) override {
-    Request r = make(Op::kSet, {key});
-    r.value = value;
-    run("set", r, deadline, false);
+    one(deadline, [&](PipelineImpl& calls) { return calls.set(key, value); });
   }
   std::string get(const std::string& key, Deadline deadline) override {
     return run("get", make(Op::kGet, {key}), deadline, true).values.at(0);
   }
   int64_t add(const std::string& key, int64_t delta, Deadline deadline) override {
-    Request r = make(Op::kAdd, {key});
-    r.number = delta;
-    return run("add", r, deadline, false).number;
+    return one(deadline, [&](PipelineImpl& calls) { return calls.add(key, delta); }).number;
   }
   std::string compare_set(const std::string& key, const std::string& expected, const std::string& desired,
                           Deadline deadline) override {
-    Request r = make(Op::kCompareSet, {key});
-    r.expected = expected;
-    r.value = desired;
-    return run("compare_set", r, deadline, false).values.at(0);
+    return one(deadline, [&](PipelineImpl& calls) { return calls.compare_set(key, expected, desired); }).values.at(0);
   }
   void wait_all(const std::vector<std::string>& keys, Deadline deadline) override {
     run("wait_all", make(Op::kWait, keys), deadline, true);
   }
   size_t wait_any(const std::vector<std::string>& keys, Deadline deadline) override {
-    PipelineImpl calls(core_, deadline);
-    size_t i = calls.wait_any(keys);
-    calls.wait(i);
-    return static_cast<size_t>(calls.number(i));
+    return static_cast<size_t>(one(deadline, [&](PipelineImpl& calls) { return calls.wait_any(keys); }).number);
   }
   std::pair<size_t, std::string> get_any(const std::vector<std::string>& keys, Deadline deadline) override {
-    PipelineImpl calls(core_, deadline);
-    size_t i = calls.get_any(keys);
-    calls.wait(i);
-    return {static_cast<size_t>(calls.number(i)), calls.value(i)};
+    Reply reply = one(deadline, [&](PipelineImpl& calls) { return calls.get_any(keys); });
+    return {static_cast<size_t>(reply.number), reply.values.at(0)};
   }
   std::vector<bool> check(const std::vector<std::string>& keys, Deadline deadline) override {
     Reply reply = run("check", make(Op::kCheck, keys), deadline, false);
@@ -663,7 +651,7 @@ class ClientImpl final : public Client {
     run("multi_set", r, deadline, false);
   }
   std::vector<std::string> multi_get(const std::vector<std::string>& keys, Deadline deadline) override {
-    Reply reply = run("multi_get", make(Op::kMultiGet, keys), deadline, true);
+    Reply reply = one(deadline, [&](PipelineImpl& calls) { return calls.multi_get(keys); });
     expect_count("multi_get", keys, reply.values.size());
     return std::move(reply.values);
   }
@@ -675,15 +663,10 @@ class ClientImpl final : public Client {
   }
 
   void heartbeat(int64_t timeout_ms, const std::string& activity, Deadline deadline) override {
-    Request r = make(Op::kHeartbeat, {});
-    r.number = timeout_ms;
-    r.value = activity;
-    run("heartbeat", r, deadline, false);
+    one(deadline, [&](PipelineImpl& calls) { return calls.heartbeat(timeout_ms, activity); });
   }
   void member(const std::string& prefix, int64_t rank, Deadline deadline) override {
-    Request r = make(Op::kMember, {prefix});
-    r.number = rank;
-    run("member", r, deadline, false);
+    one(deadline, [&](PipelineImpl& calls) { return calls.member(prefix, rank); });
   }
   void get_async(const std::string& key, int64_t timeout_ms, Done done) override {
     Request r = make(Op::kGet, {key});
@@ -706,12 +689,18 @@ class ClientImpl final : public Client {
   std::string address() const override { return core_->address(); }
 
  private:
-  // Sends r, waits, and returns an OK reply or throws the error it stands for.
-  Reply run(const char* name, Request r, Deadline deadline, bool waits) {
+  // A blocking call: a pipeline of the one request that add puts in it. Returns its OK
+  // reply or throws the error it stands for.
+  template <typename Add>
+  Reply one(Deadline deadline, Add add) {
     PipelineImpl calls(core_, deadline);
-    size_t i = calls.push(name, std::move(r), waits);
+    size_t i = add(calls);
     calls.wait(i);
     return calls.reply(i);
+  }
+  // The same for a request that Pipeline has no name for.
+  Reply run(const char* name, Request r, Deadline deadline, bool waits) {
+    return one(deadline, [&](PipelineImpl& calls) { return calls.push(name, std::move(r), waits); });
   }
 
   void run_async(const char* name, Request r, int64_t timeout_ms, Done done) {
