@@ -28,18 +28,32 @@ Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms)
 
 void Liveness::heard_from(const void* conn, uint64_t now_ms) {
   auto it = entries_.find(conn);
-  if (it != entries_.end()) it->second.last_heard_ms = now_ms;
+  if (it == entries_.end()) return;
+  it->second.last_heard_ms = now_ms;
+  if (it->second.timeout_ms > 0) requeue(it->second);
 }
 
-void Liveness::set_timeout(Entry& entry, int64_t timeout_ms) {
-  if ((entry.timeout_ms > 0) != (timeout_ms > 0)) {
-    if (timeout_ms > 0) {
-      ++watched_count_;
-    } else {
-      --watched_count_;
-    }
+void Liveness::requeue(Entry& entry) {
+  auto node = deadlines_.extract(entry.deadline);
+  node.key() = entry.last_heard_ms + static_cast<uint64_t>(entry.timeout_ms);
+  // The hint makes it O(1) when the new deadline is the latest, as it is when all
+  // watches share one timeout.
+  entry.deadline = deadlines_.insert(deadlines_.end(), std::move(node));
+}
+
+void Liveness::set_timeout(const void* conn, Entry& entry, int64_t timeout_ms) {
+  bool was = entry.timeout_ms > 0;
+  bool is = timeout_ms > 0;
+  entry.timeout_ms = is ? timeout_ms : 0;
+  if (was && !is) {
+    deadlines_.erase(entry.deadline);
+    --watched_count_;
+  } else if (!was && is) {
+    entry.deadline = deadlines_.emplace(entry.last_heard_ms + static_cast<uint64_t>(timeout_ms), conn);
+    ++watched_count_;
+  } else if (is) {
+    requeue(entry);
   }
-  entry.timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
 }
 
 void Liveness::heartbeat(const void* conn, const std::string& identity, const std::string& address,
@@ -50,7 +64,7 @@ void Liveness::heartbeat(const void* conn, const std::string& identity, const st
   entry.last_heard_ms = now_ms;
   // The caller's sweeps start again now; the time nothing was watched is no stall.
   if (!watching() && timeout_ms > 0) last_sweep_ms_ = now_ms;
-  set_timeout(entry, timeout_ms);
+  set_timeout(conn, entry, timeout_ms);
   if (activity != entry.activity) {
     entry.activity = activity;
     for (const auto& [prefix, rank] : entry.groups) set(activity_key(prefix, rank), activity);
@@ -68,7 +82,7 @@ void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_
   auto it = entries_.find(conn);
   if (it == entries_.end()) return;
   if (it->second.timeout_ms > 0) declare_lost(it->second, reason, now_ms);
-  set_timeout(it->second, 0);
+  set_timeout(conn, it->second, 0);
   entries_.erase(it);
 }
 
@@ -77,15 +91,16 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
   uint64_t due_ms = last_sweep_ms_ + sweep_interval_ms_;
   last_sweep_ms_ = now_ms;
   if (now_ms > due_ms) forgive_stall(now_ms - due_ms, now_ms, &silent);
-  for (auto& [conn, entry] : entries_) {
-    if (entry.timeout_ms <= 0) continue;
-    uint64_t quiet_ms = now_ms > entry.last_heard_ms ? now_ms - entry.last_heard_ms : 0;
-    if (quiet_ms <= static_cast<uint64_t>(entry.timeout_ms)) continue;
+  // Past due: silent for longer than its timeout (quiet > timeout).
+  while (!deadlines_.empty() && deadlines_.begin()->first < now_ms) {
+    const void* conn = deadlines_.begin()->second;
+    Entry& entry = entries_.at(conn);
+    uint64_t quiet_ms = now_ms - entry.last_heard_ms;
     declare_lost(entry, concat("it sent nothing to the store for ", seconds(quiet_ms), " (heartbeat timeout ",
                                seconds(static_cast<uint64_t>(entry.timeout_ms)),
                                "): it is frozen, stopped or cut off from the network"),
                  now_ms);
-    set_timeout(entry, 0);  // lost once; the caller closes it
+    set_timeout(conn, entry, 0);  // lost once; the caller closes it
     silent.push_back(conn);
   }
   return silent;
@@ -112,11 +127,12 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
                                  seconds(static_cast<uint64_t>(entry.timeout_ms)),
                                  "): the ranks that use the store have given up on it"),
                    now_ms);
-      set_timeout(entry, 0);  // lost once; the caller closes it
+      set_timeout(conn, entry, 0);  // lost once; the caller closes it
       lost->push_back(conn);
       continue;
     }
     entry.last_heard_ms = std::min(now_ms, entry.last_heard_ms + stalled_ms);
+    requeue(entry);
   }
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -56,24 +57,34 @@ class Liveness {
   bool watching() const { return watched_count_ > 0; }
 
  private:
+  using Deadlines = std::multimap<uint64_t, const void*>;
+
   // A connection that sent HEARTBEAT or MEMBER; watched while timeout_ms > 0.
   struct Entry {
     std::string identity;
     std::string address;
     int64_t timeout_ms = 0;
     uint64_t last_heard_ms = 0;
+    Deadlines::iterator deadline;  // in deadlines_, while watched
     std::string activity;
     uint64_t activity_ms = 0;  // when activity was reported
     std::vector<std::pair<std::string, int64_t>> groups;  // (prefix, rank)
   };
 
-  void set_timeout(Entry& entry, int64_t timeout_ms);
+  void set_timeout(const void* conn, Entry& entry, int64_t timeout_ms);
+  // Moves a watched entry's deadline to last_heard_ms + timeout_ms: the end of the
+  // queue, in one step, when every watch has the same timeout.
+  void requeue(Entry& entry);
   void forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost);
   void declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms);
   void set(const std::string& key, const std::string& value);
 
   KeySpace& keys_;
   std::unordered_map<const void*, Entry> entries_;
+  // The watched connections by when they turn silent for good (last heard + timeout):
+  // a sweep reads only those past due, not every connection, so watching 100,000
+  // costs the store nothing between their frames.
+  Deadlines deadlines_;
   size_t watched_count_ = 0;
   const uint64_t sweep_interval_ms_;
   uint64_t last_sweep_ms_ = 0;  // or when watching last began

@@ -189,6 +189,28 @@ Test(liveness, late_sweep_blames_nobody_for_the_stores_own_stall, .timeout = 10)
   cr_assert_not(watch.lost(1).has_value(), "rank 1 kept beating after the stall");
 }
 
+// Watches are kept by when they fall due, not swept one by one: each connection is held
+// to its own timeout, and any frame from it moves its due time.
+Test(liveness, each_watch_falls_due_by_its_own_timeout_and_last_frame, .timeout = 10) {
+  Watch watch;
+  const void* slow = watch.join(0, "elsewhere:100");   // 2 s, from 1.0 s
+  const void* quick = &watch.conns[1];
+  watch.liveness.member(quick, "g/", 1);
+  watch.liveness.heartbeat(quick, "elsewhere:101", "127.0.0.1:1", 500, "", watch.now_ms);  // 0.5 s
+  const void* talking = watch.join(2, "elsewhere:102");  // 2 s, but it sends frames
+  std::vector<const void*> closed = watch.sweep_until(1500);
+  cr_assert(closed.empty(), "lost at its timeout exactly, not before");
+  closed = watch.sweep_until(1600);
+  cr_assert(closed.size() == 1 && closed[0] == quick, "the 0.5 s watch was not the first lost");
+  watch.liveness.heard_from(talking, 2500);
+  closed = watch.sweep_until(3100);
+  cr_assert(closed.size() == 1 && closed[0] == slow, "only the silent 2 s watch is due by 3.1 s");
+  cr_assert(watch.sweep_until(4500).empty(), "a frame at 2.5 s keeps it until 4.5 s");
+  closed = watch.sweep_until(4600);
+  cr_assert(closed.size() == 1 && closed[0] == talking);
+  cr_assert(!watch.liveness.watching());
+}
+
 Test(liveness, own_process_frozen_past_its_timeout_is_declared_lost, .timeout = 10) {
   Watch watch;
   const void* own = watch.join(0, tutti::process_identity());
