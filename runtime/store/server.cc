@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <future>
 #include <list>
@@ -43,6 +44,9 @@ constexpr uint64_t kSweepMs = 100;
 // Why a watched connection that closes is lost, when nothing more specific is known.
 constexpr const char* kClosedReason =
     "its connection to the store closed (the process exited, crashed, was killed, or aborted its communicator)";
+// How many connections' replies one turn of the loop writes: some tens of ms of writes,
+// well under the half second the store warns of as a stall of its loop.
+constexpr size_t kFlushSlice = 1024;
 // Descriptors the store leaves to the rest of its process (UCX, shared memory, files)
 // when its limit (ulimit -n) is what bounds its connections.
 constexpr size_t kDescriptorHeadroom = 64;
@@ -66,7 +70,8 @@ struct Connection {
   bool closing = false;
   // Replies not yet written: every reply of one loop turn goes out in one write.
   std::string outbox;
-  bool in_flush = false;  // listed in ServerCore::flush_
+  bool in_flush = false;  // listed in ServerCore::flush_, at flush_entry
+  std::list<Connection*>::iterator flush_entry;
   std::unordered_set<Waiter*> waiters;
   std::optional<ServerHandshake> handshake;  // until greeted: then its nonces are let go
   // Until greeted: its place in ServerCore::greeting_, and when its time is up.
@@ -143,7 +148,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void expire_handshakes_on_loop();
   void send_on_loop(Connection* conn, const Reply& reply, bool then_close = false);
   void write_on_loop(Connection* conn, bool then_close);
-  void flush_on_loop();
+  // Writes the replies of at most `most` connections, first listed first.
+  void flush_on_loop(size_t most);
   void answer_ready_on_loop(std::unique_ptr<Waiter> waiter);
   void arm_timer_on_loop();
   void expire_on_loop();
@@ -167,9 +173,12 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_timer_t handshake_timer_;
   uv_timer_t sweep_timer_;
   // Connections with replies to write, flushed after the loop's I/O callbacks (the
-  // check phase, which runs before any connection closed in this turn is freed).
-  std::vector<Connection*> flush_;
+  // check phase), kFlushSlice at a time: a key that wakes 10,000 waiters is answered
+  // over several turns, with the loop's timers and reads in between, not in one long
+  // step. While some wait, the idle handle keeps the loop from sleeping in poll.
+  std::list<Connection*> flush_;
   uv_check_t flush_check_;
+  uv_idle_t flush_idle_;
   KeySpace keys_;
   Liveness liveness_{keys_, kSweepMs};
   std::unordered_set<Connection*> connections_;  // refused ones included, until they close
@@ -211,6 +220,9 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   ++open_handles_;
   uv_check_init(loop_->uv(), &flush_check_);
   flush_check_.data = this;
+  ++open_handles_;
+  uv_idle_init(loop_->uv(), &flush_idle_);
+  flush_idle_.data = this;
   ++open_handles_;
 
   std::vector<int> fds;
@@ -567,7 +579,7 @@ void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_cl
   if (then_close) return write_on_loop(conn, true);
   if (conn->in_flush) return;
   conn->in_flush = true;
-  flush_.push_back(conn);
+  conn->flush_entry = flush_.insert(flush_.end(), conn);
   if (flush_.size() == 1) uv_check_start(&flush_check_, &ServerCore::on_flush);
 }
 
@@ -586,16 +598,23 @@ void ServerCore::write_on_loop(Connection* conn, bool then_close) {
   }
 }
 
-void ServerCore::on_flush(uv_check_t* check) { static_cast<ServerCore*>(check->data)->flush_on_loop(); }
+void ServerCore::on_flush(uv_check_t* check) {
+  static_cast<ServerCore*>(check->data)->flush_on_loop(kFlushSlice);
+}
 
-void ServerCore::flush_on_loop() {
+void ServerCore::flush_on_loop(size_t most) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
-  std::vector<Connection*> flush;
-  flush.swap(flush_);
-  uv_check_stop(&flush_check_);
-  for (Connection* conn : flush) {
+  for (size_t written = 0; written < most && !flush_.empty(); ++written) {
+    Connection* conn = flush_.front();
+    flush_.pop_front();
     conn->in_flush = false;
-    if (!conn->closing && !conn->outbox.empty()) write_on_loop(conn, false);
+    if (!conn->outbox.empty()) write_on_loop(conn, false);
+  }
+  if (flush_.empty()) {
+    uv_check_stop(&flush_check_);
+    uv_idle_stop(&flush_idle_);
+  } else {
+    uv_idle_start(&flush_idle_, [](uv_idle_t*) {});
   }
 }
 
@@ -647,6 +666,10 @@ void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   // Replies made before the close (a challenge before the frame that broke the rules)
   // still go; libuv writes at once what nothing queues before.
   if (!conn->outbox.empty()) write_on_loop(conn, false);
+  if (conn->in_flush) {
+    flush_.erase(conn->flush_entry);  // it is freed once closed; the list must not keep it
+    conn->in_flush = false;
+  }
   conn->closing = true;
   for (Waiter* waiter : conn->waiters) keys_.drop(waiter);
   conn->waiters.clear();
@@ -687,7 +710,7 @@ void ServerCore::handle_closed_on_loop() {
 void ServerCore::close_all_on_loop() {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   if (closing_) return;
-  flush_on_loop();  // replies already made go before the farewells below
+  flush_on_loop(SIZE_MAX);  // replies already made go before the farewells below
   closing_ = true;
   // Parked requests are told why, best effort: a write that would block is skipped,
   // since the connection closes right after and the client sees that anyway.
@@ -705,6 +728,7 @@ void ServerCore::close_all_on_loop() {
   uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_check_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_idle_), &ServerCore::on_own_handle_closed);
 }
 
 void ServerCore::update_stats_on_loop() {

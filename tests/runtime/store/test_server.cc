@@ -500,6 +500,31 @@ Test(server, a_thousand_concurrent_connections, .timeout = 120) {
   cr_assert(eventually([&] { return store.server->stats().connections == 1; }, 5000));
 }
 
+// One key wakes more waiters than the store writes to in one turn of its loop (1,024):
+// the replies go out over several turns, every one of them.
+Test(server, a_key_that_wakes_many_waiters_answers_them_all, .timeout = 120) {
+  Store store;
+  constexpr int kWaiters = 1100;
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<std::unique_ptr<tutti::store::Pipeline>> waits;
+  for (int i = 0; i < kWaiters; ++i) {
+    clients.push_back(store.connect());
+    waits.push_back(clients.back()->pipeline(soon()));
+    waits.back()->get_any({"wake", "never"});
+    waits.back()->send();
+  }
+  // Every GET_ANY parked before the key comes.
+  cr_assert(eventually([&] { return store.server->stats().requests >= static_cast<uint64_t>(2 * kWaiters); }, 10000));
+  uint64_t writes_before = store.server->stats().writes;
+  store.client->set("wake", "up", soon());
+  for (auto& wait : waits) {
+    wait->wait(0);
+    cr_assert_eq(wait->value(0), "up");
+  }
+  // One write each (and the setter's), not more: slicing does not split replies.
+  cr_assert_leq(store.server->stats().writes - writes_before, static_cast<uint64_t>(kWaiters + 1));
+}
+
 Test(server, stats_count_requests_and_keys, .timeout = 20) {
   Store store;
   auto before = store.server->stats();
