@@ -143,6 +143,13 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void publish_refusal_on_loop(const std::string& what);
   // What bounds the connections this store serves, measured at its start.
   void size_capacity_on_loop();
+  // A handle of the server's own, just initialised: it calls back into this server,
+  // and ~Server waits for it to close (on_own_handle_closed).
+  template <typename Handle>
+  void own(Handle* handle) {
+    handle->data = this;
+    ++open_handles_;
+  }
   void leave_greeting_on_loop(Connection* conn);
   void arm_handshake_timer_on_loop();
   void expire_handshakes_on_loop();
@@ -210,28 +217,22 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   TUTTI_ASSERT_ON_LOOP(*loop_);
   keep_alive_ = shared_from_this();
   uv_timer_init(loop_->uv(), &timer_);
-  timer_.data = this;
-  ++open_handles_;
+  own(&timer_);
   uv_timer_init(loop_->uv(), &handshake_timer_);
-  handshake_timer_.data = this;
-  ++open_handles_;
+  own(&handshake_timer_);
   uv_timer_init(loop_->uv(), &sweep_timer_);
-  sweep_timer_.data = this;
-  ++open_handles_;
+  own(&sweep_timer_);
   uv_check_init(loop_->uv(), &flush_check_);
-  flush_check_.data = this;
-  ++open_handles_;
+  own(&flush_check_);
   uv_idle_init(loop_->uv(), &flush_idle_);
-  flush_idle_.data = this;
-  ++open_handles_;
+  own(&flush_idle_);
 
   std::vector<int> fds;
   int rc = bind_listeners(address, listeners_for(limits_.max_connections), &fds);
   for (int fd : fds) {
     auto listener = std::make_unique<uv_tcp_t>();
     uv_tcp_init(loop_->uv(), listener.get());
-    listener->data = this;
-    ++open_handles_;
+    own(listener.get());
     int opened = uv_tcp_open(listener.get(), fd);
     if (opened != 0) {
       close(fd);  // the handle did not take it
