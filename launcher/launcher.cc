@@ -54,11 +54,11 @@ constexpr const char* kStoreHost = "127.0.0.1";
 // (TUTTI_SECRET is passed on as it was when the user set one).
 // torch's env:// variables are set too, so that torch.distributed scripts (gloo, nccl,
 // or backend "tutti") run under tutti launch as under torchrun.
-constexpr const char* kOwnVariables[] = {"TUTTI_RANK",         "TUTTI_WORLD_SIZE",   "TUTTI_LOCAL_RANK",
-                                         "TUTTI_LOCAL_SIZE",   "TUTTI_ADDR",         "TUTTI_HOST",
-                                         "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
-                                         "RANK",               "WORLD_SIZE",         "LOCAL_RANK",
-                                         "LOCAL_WORLD_SIZE",   "MASTER_ADDR",        "MASTER_PORT"};
+constexpr const char* kOwnVariables[] = {
+    "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",   "TUTTI_NODE_RANK",
+    "TUTTI_ADDR", "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
+    "RANK",       "WORLD_SIZE",       "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
+    "MASTER_ADDR", "MASTER_PORT"};
 
 // The launcher's own messages: one write each, "tutti launch: " first, always shown
 // (TUTTI_LOG_LEVEL gates only the info-level ones, through log::enabled).
@@ -207,7 +207,6 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
     if (!own) plan.env.emplace_back(text);
   }
   plan.env.push_back(concat("TUTTI_WORLD_SIZE=", options_.ranks));
-  plan.env.push_back(concat("TUTTI_LOCAL_SIZE=", options_.ranks));
   plan.env.push_back(concat("TUTTI_ADDR=", kStoreHost, ":", port));
   plan.env.push_back(concat("TUTTI_HOST=", kStoreHost));
   // The store at TUTTI_ADDR is ours: rank 0 must connect to it, not try to serve it.
@@ -216,7 +215,6 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   plan.env.push_back(concat("TUTTI_LAUNCHER_PID=", getpid()));
   plan.env.push_back(concat("TUTTI_SECRET=", secret_));
   plan.env.push_back(concat("WORLD_SIZE=", options_.ranks));
-  plan.env.push_back(concat("LOCAL_WORLD_SIZE=", options_.ranks));
   plan.env.push_back(concat("MASTER_ADDR=", kStoreHost));
   if (uint16_t torch_port = free_loopback_port(); torch_port != 0) {
     plan.env.push_back(concat("MASTER_PORT=", torch_port));
@@ -333,8 +331,15 @@ void Job::spawn_all(const ExecPlan& plan) {
   for (int rank = 0; rank < options_.ranks && stop_signal_ == 0; ++rank) {
     auto process = std::make_unique<RankProcess>(&loop_, rank, options_.tag_output, stdout_, stderr_,
                                                  [this](RankProcess&) { maybe_finish(); });
-    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank), concat("TUTTI_LOCAL_RANK=", rank),
-                                         concat("RANK=", rank), concat("LOCAL_RANK=", rank)};
+    const NodePlace place = node_place(rank, options_.ranks, options_.nodes);
+    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank),
+                                         concat("TUTTI_LOCAL_RANK=", place.local_rank),
+                                         concat("TUTTI_LOCAL_SIZE=", place.local_size),
+                                         concat("TUTTI_NODE_RANK=", place.node),
+                                         concat("RANK=", rank),
+                                         concat("LOCAL_RANK=", place.local_rank),
+                                         concat("LOCAL_WORLD_SIZE=", place.local_size),
+                                         concat("GROUP_RANK=", place.node)};
     bool on_terminal = options_.interactive && rank == 0;
     std::string failure = process->start(plan, rank_env, on_terminal);
     if (!failure.empty()) {

@@ -46,6 +46,18 @@ std::optional<int> parse_ranks(const std::string& text, std::string* error) {
   return static_cast<int>(value);
 }
 
+std::optional<int> parse_nodes(const std::string& text, std::string* error) {
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < 1 || value > kMaxRanks) {
+    *error = concat("--nodes \"", text, "\" is not a number of nodes in [1, ", kMaxRanks,
+                    "]; give how many machines to emulate, e.g. --nodes 2");
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
+}
+
 std::optional<int64_t> parse_timeout_ms(const std::string& text, std::string* error) {
   errno = 0;
   char* end = nullptr;
@@ -100,6 +112,11 @@ ParseResult parse_options(std::span<const std::string> args, const char* implied
       auto ranks = parse_ranks(text, &error);
       if (!ranks) return fail_with(error);
       options.ranks = *ranks;
+    } else if (flag.name == "--nodes") {
+      if (!value(&text)) return fail_with("--nodes needs a value, the number of emulated nodes, e.g. --nodes 2");
+      auto nodes = parse_nodes(text, &error);
+      if (!nodes) return fail_with(error);
+      options.nodes = *nodes;
     } else if (flag.name == "--timeout") {
       if (!value(&text)) return fail_with("--timeout needs a value, in seconds, e.g. --timeout 600");
       auto ms = parse_timeout_ms(text, &error);
@@ -124,6 +141,10 @@ ParseResult parse_options(std::span<const std::string> args, const char* implied
   if (options.ranks == 0) {
     return fail_with(concat("missing -n N, the number of ranks to start; e.g. ",
                             implied_program ? "tutti run -n 4 script.lua" : "tutti launch -n 4 ./my_program"));
+  }
+  if (options.nodes > options.ranks) {
+    return fail_with(concat("--nodes ", options.nodes, " is more than the ", options.ranks,
+                            " ranks; each node needs a rank: give --nodes at most -n"));
   }
   if (options.argv.empty() || options.argv[0].empty()) {
     return fail_with(concat("missing the program to run; e.g. tutti launch -n ", options.ranks, " ./my_program"));
@@ -190,15 +211,22 @@ const char* usage() {
          "\n"
          "Starts N ranks of PROGRAM on this machine, hosts their rendezvous store, and\n"
          "prefixes each line they print with its rank. When a rank fails, the others are\n"
-         "stopped, unless --keep-going. Each rank gets TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK,\n"
-         "TUTTI_LOCAL_SIZE, TUTTI_ADDR, TUTTI_HOST, TUTTI_STORE_SERVER=launcher,\n"
-         "TUTTI_INIT_METHOD (env:// unless set) and TUTTI_LAUNCHER_PID, and torch's RANK,\n"
-         "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT (a free port\n"
+         "stopped, unless --keep-going. Each rank gets TUTTI_RANK, TUTTI_WORLD_SIZE,\n"
+         "TUTTI_LOCAL_RANK, TUTTI_LOCAL_SIZE, TUTTI_NODE_RANK, TUTTI_ADDR, TUTTI_HOST,\n"
+         "TUTTI_STORE_SERVER=launcher, TUTTI_INIT_METHOD (env:// unless set) and\n"
+         "TUTTI_LAUNCHER_PID, and torch's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
+         "GROUP_RANK, MASTER_ADDR and MASTER_PORT (a free port\n"
          "for torch's store; tutti's is at TUTTI_ADDR); its stdin is /dev/null, except with\n"
          "--interactive.\n"
          "\n"
          "options:\n"
          "  -n N, --np N       how many ranks to start, 1 to 4096 (required)\n"
+         "  --nodes K          emulate K machines: the ranks are numbered into K nodes in\n"
+         "                     blocks (the first N % K nodes get one rank more), each rank\n"
+         "                     gets its node's TUTTI_NODE_RANK (torch's GROUP_RANK), local\n"
+         "                     rank and local size, and tutti treats them as K machines:\n"
+         "                     shared memory within a node, UCX between nodes (with\n"
+         "                     UCX_TLS=tcp, over TCP as between real machines); default 1\n"
          "  --timeout SECONDS  stop every rank when the whole job runs longer, and exit 124\n"
          "  --tag-output       prefix each output line with \"[RANK] \" (the default)\n"
          "  --no-tag-output    print lines as they are (still whole lines, never mixed)\n"
@@ -227,6 +255,23 @@ const char* run_usage() {
          "Runs SCRIPT.lua on N ranks of this machine, or with no script the REPL: the\n"
          "same as tutti launch -n N [options] tutti [SCRIPT.lua [ARGS...]], with the\n"
          "same options (tutti launch --help).\n";
+}
+
+NodePlace node_place(int rank, int ranks, int nodes) {
+  const int base = ranks / nodes;
+  const int larger = ranks % nodes;  // the first `larger` nodes hold base + 1 ranks
+  const int in_larger = larger * (base + 1);
+  NodePlace place;
+  if (rank < in_larger) {
+    place.node = rank / (base + 1);
+    place.local_rank = rank % (base + 1);
+    place.local_size = base + 1;
+  } else {
+    place.node = larger + (rank - in_larger) / base;
+    place.local_rank = (rank - in_larger) % base;
+    place.local_size = base;
+  }
+  return place;
 }
 
 }  // namespace tutti::launcher

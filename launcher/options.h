@@ -15,6 +15,10 @@ inline constexpr int kMaxRanks = 4096;
 
 struct LaunchOptions {
   int ranks = 0;
+  // Emulated nodes (--nodes K): the ranks are numbered into K nodes, in blocks as
+  // Slurm's block distribution does, so that the runtime treats them as K machines
+  // (shared memory within one, UCX between them) while they all run here.
+  int nodes = 1;
   int64_t timeout_ms = -1;  // the whole job; -1: none
   bool tag_output = true;
   bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant jobs)
@@ -35,7 +39,7 @@ struct ParseResult {
 
 // Parses the arguments after "launch". Options end at "--" or at the first argument
 // that is not an option, so `tutti launch -n 2 prog -n 3` passes "-n 3" to prog.
-// Accepts -n N, --np N, --np=N, --timeout S, --timeout=S (seconds, decimals allowed),
+// Accepts -n N, --np N, --np=N, --nodes K, --timeout S, --timeout=S (seconds, decimals allowed),
 // --tag-output, --no-tag-output, --keep-going, --interactive, -h/--help. Does not look
 // at the file system.
 // For `tutti run`, implied_program is the program (the tutti binary itself), and what
@@ -52,5 +56,14 @@ std::optional<std::string> resolve_program(const std::string& program, const std
 // The usage texts of `tutti launch --help` and `tutti run --help`.
 const char* usage();
 const char* run_usage();
+
+// Where a rank sits among options.nodes emulated nodes of options.ranks ranks: the
+// first ranks % nodes nodes hold one rank more than the others.
+struct NodePlace {
+  int node = 0;
+  int local_rank = 0;
+  int local_size = 0;
+};
+NodePlace node_place(int rank, int ranks, int nodes);
 
 }  // namespace tutti::launcher

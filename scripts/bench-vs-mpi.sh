@@ -17,6 +17,11 @@
 # shared with other work, a rank that loses its core for a moment stalls its peers, and
 # one run can be many times slower than the next, for either library; the best of a
 # few alternating runs compares the libraries rather than the moments they ran in.
+# BENCH_NODES=K runs tutti's ranks on K emulated nodes (tutti launch --nodes K: shared
+# memory only within a node, UCX between them), and Open MPI's over its UCX PML (--mca
+# pml ucx), whose point-to-point then goes wholly through UCX; BENCH_UCX_TLS sets UCX_TLS
+# for both (tcp: the network between machines; sm: UCX's shared memory), e.g.
+#   BENCH_NODES=2 BENCH_UCX_TLS=tcp scripts/bench-vs-mpi.sh 2 all_reduce -b 8 -e 2M -f 16
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dev.sh" # install_missing and build; cds to the repo root
 
@@ -28,6 +33,8 @@ bench_args=("$@")
 timeout_s="${BENCH_TIMEOUT:-300}"
 repeat="${BENCH_REPEAT:-1}"
 read -r -a bench_env <<<"${BENCH_ENV:-}"
+nodes="${BENCH_NODES:-1}"
+[ -z "${BENCH_UCX_TLS:-}" ] || bench_env+=("UCX_TLS=$BENCH_UCX_TLS")
 
 packages+=(openmpi-bin libopenmpi-dev)
 install_missing
@@ -45,10 +52,17 @@ mkdir -p "$results"
 # scheduling, and pinning ranks on a machine with fewer cores than ranks, or shared
 # with other work, would measure placement instead of the library. --oversubscribe
 # lets mpirun start more ranks than cores, as tutti launch does.
+# With emulated nodes, Open MPI's UCX PML instead: its messages, as tutti's between
+# nodes, all go through UCX, over the transports UCX_TLS allows. (Debian's
+# openmpi-mca-params.conf says pml=^ucx, which --mca pml ucx overrides; and Open MPI
+# 4.1 takes the UCX PML only over InfiniBand devices unless pml_ucx_tls and
+# pml_ucx_devices say "any".)
 mpi_env=()
 for assignment in "${bench_env[@]}"; do mpi_env+=(-x "$assignment"); done
+mpi_path=(--mca btl self,vader)
+[ "$nodes" -eq 1 ] || mpi_path=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self)
 run_mpi() {
-  timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader \
+  timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to none "${mpi_path[@]}" \
     "${mpi_env[@]}" -np "$1" "$bin/mpi-bench" "${@:2}"
 }
 round_trip() {
@@ -57,7 +71,8 @@ round_trip() {
   echo "${trip% ns}"
 }
 run_tutti() {
-  env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --no-tag-output --timeout "$timeout_s" -- "$bin/tutti-bench" "${@:2}"
+  env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --nodes "$nodes" --no-tag-output --timeout "$timeout_s" -- \
+    "$bin/tutti-bench" "${@:2}"
 }
 
 # Rows are: size count type redop root time algbw busbw #wrong iters. Both rows of a
@@ -94,7 +109,8 @@ echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d
   "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
 echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -1)," \
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
-echo "# arguments: ${bench_args[*]}${BENCH_ENV:+; rank environment: $BENCH_ENV}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
+echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
+[ "$nodes" -eq 1 ] || echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti)"
 echo "# core round trip: a cache line between two cores and back (bench/core_round_trip.c), which"
 echo "#   small messages follow; compare rows taken at like values (a VM's can change by 4x)"

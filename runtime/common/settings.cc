@@ -19,6 +19,7 @@ constexpr Setting kTable[] = {
     {"TUTTI_WORLD_SIZE", "int", "", "How many ranks the job has; set by tutti launch."},
     {"TUTTI_LOCAL_RANK", "int", "", "This process's rank among the ranks on its node."},
     {"TUTTI_LOCAL_SIZE", "int", "", "How many ranks share this process's node."},
+    {"TUTTI_NODE_RANK", "int", "", "The index of this process's node; set by tutti launch (--nodes emulates several)."},
     {"TUTTI_ADDR", "host:port", "", "Where the rendezvous store listens; set by tutti launch."},
     {"TUTTI_STORE_SERVER", "string", "rank0",
      "Who serves the store at TUTTI_ADDR: rank0, or launcher (set by tutti launch, which serves it itself)."},

@@ -30,7 +30,7 @@ struct Launcher {
 // relative rank of this process on this node looking across all jobs", a local rank,
 // not the index of the node.
 constexpr Launcher kLaunchers[] = {
-    {"tutti", "tutti launch", "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK", "TUTTI_LOCAL_SIZE", nullptr,
+    {"tutti", "tutti launch", "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK", "TUTTI_LOCAL_SIZE", "TUTTI_NODE_RANK",
      "check the tutti launch command, or set TUTTI_RANK in [0, TUTTI_WORLD_SIZE) and TUTTI_WORLD_SIZE >= 1 "
      "together"},
     {"torch", "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",

@@ -127,3 +127,46 @@ Test(options, resolves_programs_in_path_and_by_path) {
   unlink(plain.c_str());
   rmdir(dir);
 }
+
+Test(options, nodes) {
+  ParseResult result = parse({"-n", "5", "--nodes", "2", "prog"});
+  cr_assert(result.kind == ParseResult::Kind::kRun);
+  cr_assert_eq(result.options.nodes, 2);
+  cr_assert_eq(parse({"-n", "5", "prog"}).options.nodes, 1, "one node unless asked");
+  cr_assert_eq(parse({"--nodes=5", "-n", "5", "prog"}).options.nodes, 5);
+  expect_error({"-n", "2", "--nodes", "3", "prog"}, "--nodes 3 is more than the 2 ranks");
+  expect_error({"-n", "2", "--nodes", "0", "prog"}, "--nodes \"0\" is not a number of nodes");
+  expect_error({"-n", "2", "--nodes", "two", "prog"}, "e.g. --nodes 2");
+  expect_error({"-n", "2", "--nodes"}, "--nodes needs a value");
+}
+
+// Slurm's block distribution: 5 ranks on 2 nodes are 0-2 and 3-4.
+Test(options, node_place_fills_nodes_in_blocks) {
+  using tutti::launcher::node_place;
+  const int expected[5][3] = {{0, 0, 3}, {0, 1, 3}, {0, 2, 3}, {1, 0, 2}, {1, 1, 2}};
+  for (int rank = 0; rank < 5; ++rank) {
+    auto place = node_place(rank, 5, 2);
+    cr_assert(place.node == expected[rank][0] && place.local_rank == expected[rank][1] &&
+                  place.local_size == expected[rank][2],
+              "rank %d: node %d local %d of %d", rank, place.node, place.local_rank, place.local_size);
+  }
+  // Every rank of every layout has a node, and each node's local ranks are 0..size-1.
+  for (int ranks = 1; ranks <= 12; ++ranks) {
+    for (int nodes = 1; nodes <= ranks; ++nodes) {
+      std::vector<int> seen(nodes, 0);
+      std::vector<int> said_size(nodes, 0);
+      int last_node = 0;
+      for (int rank = 0; rank < ranks; ++rank) {
+        auto place = node_place(rank, ranks, nodes);
+        cr_assert(place.node >= last_node && place.node < nodes, "nodes in rank order");
+        last_node = place.node;
+        cr_assert_eq(place.local_rank, seen[place.node]++);
+        said_size[place.node] = place.local_size;
+      }
+      for (int node = 0; node < nodes; ++node) {
+        cr_assert_eq(seen[node], said_size[node], "node %d of %d with %d ranks", node, nodes, ranks);
+        cr_assert(seen[node] == ranks / nodes || seen[node] == ranks / nodes + 1);
+      }
+    }
+  }
+}

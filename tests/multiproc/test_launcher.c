@@ -250,6 +250,44 @@ Test(launcher, ranks_meet_through_the_launchers_store, .timeout = 120) {
   }
 }
 
+/* --nodes K: each rank is told its emulated node and its place in it, as srun tells
+ * ranks on real nodes, and the communicator sees that many nodes. */
+Test(launcher, nodes_emulates_machines, .timeout = 120) {
+  const char* program = TUTTI_TEST_BINARY_DIR "/tests/programs/rank_report";
+  if (access(program, X_OK) != 0) {
+    printf("SKIPPED (%s is not built)\n", program);
+    cr_skip_test("rank_report is not built");
+  }
+  const char* args[] = {"launch", "-n", "5", "--nodes", "2", "--timeout", "60", program, NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 70000);
+  cr_assert_eq(process->exit_code, 0, "exit %d; output:\n%s", process->exit_code, output);
+  /* Blocks, as Slurm's default distribution: ranks 0-2 on node 0, 3-4 on node 1. */
+  const char* expected[] = {"[0] PLACE rank=0 size=5 local=0/3 node=0\n", "[1] PLACE rank=1 size=5 local=1/3 node=0\n",
+                            "[2] PLACE rank=2 size=5 local=2/3 node=0\n", "[3] PLACE rank=3 size=5 local=0/2 node=1\n",
+                            "[4] PLACE rank=4 size=5 local=1/2 node=1\n"};
+  for (int rank = 0; rank < 5; ++rank) {
+    cr_assert_eq(tt_count(output, expected[rank]), 1, "want \"%s\" in:\n%s", expected[rank], output);
+  }
+  free(output);
+  tt_cleanup(process);
+
+  const char* env_args[] = {"launch", "-n", "3", "--nodes", "3", "/bin/sh", "-c",
+                            "echo \"got $TUTTI_NODE_RANK $GROUP_RANK $TUTTI_LOCAL_RANK/$TUTTI_LOCAL_SIZE "
+                            "$LOCAL_RANK/$LOCAL_WORLD_SIZE\"",
+                            NULL};
+  process = new_process();
+  output = run_tutti(process, env_args, 20000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  for (int rank = 0; rank < 3; ++rank) {
+    char line[64];
+    snprintf(line, sizeof line, "[%d] got %d %d 0/1 0/1\n", rank, rank, rank);
+    cr_assert_eq(tt_count(output, line), 1, "want \"%s\" in:\n%s", line, output);
+  }
+  free(output);
+  tt_cleanup(process);
+}
+
 /* ---- the job secret --------------------------------------------------------------- */
 
 /* Every rank sees the same secret, and the store checks it: ranks_meet_through_the_

@@ -85,6 +85,18 @@ Test(launch_env, tutti_launch, .timeout = 10) {
                    "TUTTI_RANK=2;TUTTI_WORLD_SIZE=4;TUTTI_LOCAL_RANK=0;TUTTI_LOCAL_SIZE=2;TUTTI_ADDR=host1:29500;");
 }
 
+// tutti launch --nodes K: the node's index comes with the local place.
+Test(launch_env, tutti_launch_emulated_nodes, .timeout = 10) {
+  LaunchEnv env = read({{"TUTTI_RANK", "3"},
+                        {"TUTTI_WORLD_SIZE", "5"},
+                        {"TUTTI_LOCAL_RANK", "0"},
+                        {"TUTTI_LOCAL_SIZE", "2"},
+                        {"TUTTI_NODE_RANK", "1"},
+                        {"TUTTI_ADDR", "127.0.0.1:29500"}});
+  cr_assert(env.rank == 3 && env.world_size == 5 && env.local_rank == 0 && env.local_size == 2);
+  cr_assert(env.node_rank == 1);
+}
+
 Test(launch_env, tutti_launch_minimal, .timeout = 10) {
   LaunchEnv env = read({{"TUTTI_RANK", "0"}, {"TUTTI_WORLD_SIZE", "1"}});
   cr_assert(env.rank == 0 && env.world_size == 1 && env.local_rank == -1 && env.local_size == -1);
