@@ -1,8 +1,12 @@
 #include "runtime/transport/ucx/context.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -31,13 +35,35 @@ void set_default(ucp_config_t* config, const char* name, const char* value,
   if (status != UCS_OK) fail_init(concat("ucp_config_modify ", name, "=", value).c_str(), status);
 }
 
+// The transports config allows (its TLS, from the environment or UCX's config files),
+// as ucp_config_print writes it: "UCX_TLS=tcp,sm".
+std::string configured_transports(const ucp_config_t* config) {
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* stream = ::open_memstream(&text, &length);
+  if (stream == nullptr) return "all";
+  ucp_config_print(config, stream, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  std::fclose(stream);
+  std::string printed(text, length);
+  std::free(text);
+  const std::string prefix = "UCX_TLS=";
+  size_t at = printed.rfind("\n" + prefix);
+  if (at != std::string::npos) ++at;
+  else if (printed.rfind(prefix, 0) == 0) at = 0;
+  else return "all";
+  size_t end = printed.find('\n', at);
+  return printed.substr(at + prefix.size(), end == std::string::npos ? std::string::npos : end - at - prefix.size());
+}
+
 ucp_context_h create_context() {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_init("ucp_config_read", status);
   try {
-    set_default(config, "MM_ERROR_HANDLING", "y",
-                {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
+    if (allows_mm_transports(configured_transports(config))) {
+      set_default(config, "MM_ERROR_HANDLING", "y",
+                  {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
+    }
     set_default(config, "KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"});
   } catch (...) {
     ucp_config_release(config);
@@ -60,6 +86,27 @@ ucp_context_h create_context() {
 }
 
 }  // namespace
+
+bool allows_mm_transports(std::string_view tls) {
+  std::vector<std::string_view> names;
+  for (size_t start = 0; start <= tls.size();) {
+    size_t comma = tls.find(',', start);
+    if (comma == std::string_view::npos) comma = tls.size();
+    std::string_view name = tls.substr(start, comma - start);
+    name = name.substr(0, name.find(':'));  // "tcp:aux": the transport's name only
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (!name.empty()) names.push_back(name);
+    start = comma + 1;
+  }
+  if (names.empty()) return true;  // UCX's default, all
+  const bool excluding = names.front().front() == '^';
+  if (excluding) names.front().remove_prefix(1);
+  auto named = [&](std::string_view wanted) { return std::find(names.begin(), names.end(), wanted) != names.end(); };
+  const bool whole_group = named("all") || named("sm") || named("shm") || named("mm");
+  if (excluding) return !whole_group && !(named("posix") && named("sysv"));
+  return whole_group || named("posix") || named("sysv");
+}
 
 std::shared_ptr<Context> Context::shared() {
   static std::mutex mutex;

@@ -10,6 +10,8 @@
 //                           this they advertise it, so same-host peers talk through
 //                           shared memory instead of TCP loopback (0.8 us and 12 GB/s
 //                           instead of 8.4 us and under 5 GB/s between two processes).
+//                           Only when UCX_TLS lets those transports in: UCX warns of
+//                           a setting that no transport it opened reads.
 //   KEEPALIVE_INTERVAL=1s   UCX checks the peers of wired-up endpoints every second
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
@@ -20,8 +22,13 @@
 #include <ucp/api/ucp.h>
 
 #include <memory>
+#include <string_view>
 
 namespace tutti::transport::ucx {
+
+// Whether a UCX_TLS value ("all", "tcp,sm", "^sysv", ...) lets UCX open its mm
+// shared-memory transports (posix, sysv), by their names or the aliases sm, shm, mm.
+bool allows_mm_transports(std::string_view tls);
 
 class Context {
  public:

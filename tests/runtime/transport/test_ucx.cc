@@ -27,6 +27,7 @@
 #include "runtime/store/client.h"
 #include "runtime/transport/transport.h"
 #include "runtime/transport/ucx/connect.h"
+#include "runtime/transport/ucx/context.h"
 #include "tests/runtime/store/store_test.h"
 #include "tests/support/processes.h"
 
@@ -687,4 +688,17 @@ Test(ucx, latency_and_bandwidth_for_information, .timeout = 120) {
   }
   cr_assert(sink == source);
   std::fprintf(stderr, "[ucx] 16 MiB send: %.2f GB/s (best of 8)\n", best_gbps);
+}
+
+// Whether tutti asks UCX for MM_ERROR_HANDLING: only when the mm transports may open,
+// since UCX warns of settings that no opened transport reads.
+Test(ucx, mm_settings_only_where_ucx_tls_lets_mm_in, .timeout = 10) {
+  using tutti::transport::ucx::allows_mm_transports;
+  for (const char* yes : {"", "all", "sm", "shm", "mm", "posix", "tcp,sysv", "tcp, sm", "sysv:aux", "^tcp", "^posix",
+                          "^cma,knem"}) {
+    cr_assert(allows_mm_transports(yes), "UCX_TLS=%s lets posix or sysv in", yes);
+  }
+  for (const char* no : {"tcp", "tcp,cma", "self,tcp", "^sm", "^shm,tcp", "^posix,sysv", "^all", "rc,ud"}) {
+    cr_assert_not(allows_mm_transports(no), "UCX_TLS=%s keeps posix and sysv out", no);
+  }
 }
