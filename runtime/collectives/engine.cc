@@ -9,6 +9,7 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/fingerprint.h"
+#include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
@@ -360,12 +361,10 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
       fail(error.status(), concat(p2p_label(api, number, call), ": ", error.what()));
     }
   };
-  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+  TransportWait waiting(*transport_);
   while (!done()) {
     progress_in_flight();
-    if (!transport_->progress() && std::chrono::steady_clock::now() > spin_until) {
-      transport_->wait_for_activity(1);
-    }
+    if (!transport_->progress()) waiting.idle();
     // The wait may have ended on the message and on the news that stops this call at
     // once: the message, already here, wins.
     bool stopped = setup_.fault->raised(), expired = context.deadline.expired();

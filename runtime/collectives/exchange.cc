@@ -2,32 +2,27 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 
+#include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 
 namespace tutti::collectives {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// How long wait() polls before it blocks in the transport: long enough to catch a
-// reply from a peer running on another core without a sleep and a wake-up, short
-// enough that a rank waiting for a descheduled peer gives its core away at once.
-constexpr auto kSpin = std::chrono::microseconds(20);
-// The longest one block in the transport lasts, so that abort and the deadline are
-// seen within a millisecond even if the transport never signals activity.
-constexpr int kBlockMs = 1;
-
 constexpr const char* kHowToFix =
     "the ranks called it with different counts; pass the same count, dtype and root on every rank "
     "(TUTTI_CHECK=1 names the fields that differ)";
 
 // Whether OpContext::check would throw now: the communicator's fault is raised or the
-// deadline has passed.
-bool must_stop(const OpContext& context) {
-  return (context.fault != nullptr && context.fault->raised()) || context.deadline.expired();
+// deadline has passed. The fault is a relaxed load, looked at every turn of a wait;
+// the deadline is a clock read (30 ns in a VM, as much as a shared-memory poll), looked
+// at every kTurnsPerDeadlineCheck turns, which with at most a millisecond a turn still
+// sees it within a few.
+constexpr unsigned kTurnsPerDeadlineCheck = 4;
+bool must_stop(const OpContext& context, unsigned turn) {
+  return (context.fault != nullptr && context.fault->raised()) ||
+         (turn % kTurnsPerDeadlineCheck == 0 && context.deadline.expired());
 }
 
 }  // namespace
@@ -60,18 +55,18 @@ void Exchange::recv(int peer, void* data, size_t bytes) {
 }
 
 void Exchange::wait() {
-  const Clock::time_point spin_until = Clock::now() + kSpin;
-  for (;;) {
+  TransportWait waiting(transport_);
+  for (unsigned turn = 1;; ++turn) {
     bool moved = transport_.progress();
     const Posted* incomplete = first_incomplete();
     if (incomplete == nullptr) break;
     // Naming the peer takes a string; build it only when check() is about to throw,
     // so that the waiting loop itself never allocates.
-    if (must_stop(context_)) {
+    if (must_stop(context_, turn)) {
       context_.check(incomplete->is_recv ? concat("rank ", incomplete->peer, "'s data").c_str()
                                          : concat("rank ", incomplete->peer, " to take this rank's data").c_str());
     }
-    if (!moved && Clock::now() >= spin_until) transport_.wait_for_activity(kBlockMs);
+    if (!moved) waiting.idle();
   }
   check_received_sizes();
   release_all();
