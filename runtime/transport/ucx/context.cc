@@ -60,9 +60,14 @@ ucp_context_h create_context() {
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_init("ucp_config_read", status);
   try {
-    if (allows_mm_transports(configured_transports(config))) {
+    const std::string transports = configured_transports(config);
+    if (tls_allows(transports, {"posix", "sysv"}, {"sm", "shm", "mm"})) {
       set_default(config, "MM_ERROR_HANDLING", "y",
                   {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
+    }
+    if (tls_allows(transports, {"tcp"}, {})) {
+      set_default(config, "TX_SEG_SIZE", "64K", {"UCX_TCP_TX_SEG_SIZE"});
+      set_default(config, "RX_SEG_SIZE", "256K", {"UCX_TCP_RX_SEG_SIZE"});
     }
     set_default(config, "KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"});
   } catch (...) {
@@ -87,7 +92,8 @@ ucp_context_h create_context() {
 
 }  // namespace
 
-bool allows_mm_transports(std::string_view tls) {
+bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> transports,
+                std::initializer_list<std::string_view> aliases) {
   std::vector<std::string_view> names;
   for (size_t start = 0; start <= tls.size();) {
     size_t comma = tls.find(',', start);
@@ -103,9 +109,15 @@ bool allows_mm_transports(std::string_view tls) {
   const bool excluding = names.front().front() == '^';
   if (excluding) names.front().remove_prefix(1);
   auto named = [&](std::string_view wanted) { return std::find(names.begin(), names.end(), wanted) != names.end(); };
-  const bool whole_group = named("all") || named("sm") || named("shm") || named("mm");
-  if (excluding) return !whole_group && !(named("posix") && named("sysv"));
-  return whole_group || named("posix") || named("sysv");
+  bool whole_group = named("all");
+  for (std::string_view alias : aliases) whole_group = whole_group || named(alias);
+  bool any = false, every = true;
+  for (std::string_view transport : transports) {
+    any = any || named(transport);
+    every = every && named(transport);
+  }
+  if (excluding) return !whole_group && !every;
+  return whole_group || any;
 }
 
 std::shared_ptr<Context> Context::shared() {

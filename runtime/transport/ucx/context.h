@@ -10,8 +10,17 @@
 //                           this they advertise it, so same-host peers talk through
 //                           shared memory instead of TCP loopback (0.8 us and 12 GB/s
 //                           instead of 8.4 us and under 5 GB/s between two processes).
-//                           Only when UCX_TLS lets those transports in: UCX warns of
-//                           a setting that no transport it opened reads.
+//   TX_SEG_SIZE=64K and     (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) Over TCP, UCX
+//   RX_SEG_SIZE=256K of tcp copies messages up to 8 KiB into its send segments and
+//                           reads 64 KiB at a time by default; endpoints
+//                           that ask to be told of peer failure get no zero-copy
+//                           rendezvous over TCP in UCX 1.13 (its memory domain cannot
+//                           invalidate keys), so large messages go as active-message
+//                           fragments of those sizes. Larger segments made 2-rank
+//                           all_reduce between emulated nodes 1.2-2x faster from 32 KiB
+//                           to 8 MiB, small messages unchanged (docs/benchmarks.md).
+// Each only when UCX_TLS lets its transports in: UCX warns of a setting that no
+// transport it opened reads.
 //   KEEPALIVE_INTERVAL=1s   UCX checks the peers of wired-up endpoints every second
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
@@ -21,14 +30,17 @@
 
 #include <ucp/api/ucp.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 
 namespace tutti::transport::ucx {
 
-// Whether a UCX_TLS value ("all", "tcp,sm", "^sysv", ...) lets UCX open its mm
-// shared-memory transports (posix, sysv), by their names or the aliases sm, shm, mm.
-bool allows_mm_transports(std::string_view tls);
+// Whether a UCX_TLS value ("all", "tcp,sm", "^sysv", ...) lets UCX open any of
+// `transports`, named or through one of their `aliases` (sm, shm and mm for posix and
+// sysv); "all" lets everything in, and a list after "^" is what UCX leaves out.
+bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> transports,
+                std::initializer_list<std::string_view> aliases);
 
 class Context {
  public:

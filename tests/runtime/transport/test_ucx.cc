@@ -690,15 +690,20 @@ Test(ucx, latency_and_bandwidth_for_information, .timeout = 120) {
   std::fprintf(stderr, "[ucx] 16 MiB send: %.2f GB/s (best of 8)\n", best_gbps);
 }
 
-// Whether tutti asks UCX for MM_ERROR_HANDLING: only when the mm transports may open,
-// since UCX warns of settings that no opened transport reads.
-Test(ucx, mm_settings_only_where_ucx_tls_lets_mm_in, .timeout = 10) {
-  using tutti::transport::ucx::allows_mm_transports;
+// Whether tutti sets a transport's UCX defaults (MM_ERROR_HANDLING, the TCP segment
+// sizes): only when UCX_TLS lets it open, since UCX warns of settings that no opened
+// transport reads.
+Test(ucx, transport_settings_only_where_ucx_tls_lets_them_in, .timeout = 10) {
+  using tutti::transport::ucx::tls_allows;
+  auto mm = [](const char* tls) { return tls_allows(tls, {"posix", "sysv"}, {"sm", "shm", "mm"}); };
   for (const char* yes : {"", "all", "sm", "shm", "mm", "posix", "tcp,sysv", "tcp, sm", "sysv:aux", "^tcp", "^posix",
                           "^cma,knem"}) {
-    cr_assert(allows_mm_transports(yes), "UCX_TLS=%s lets posix or sysv in", yes);
+    cr_assert(mm(yes), "UCX_TLS=%s lets posix or sysv in", yes);
   }
   for (const char* no : {"tcp", "tcp,cma", "self,tcp", "^sm", "^shm,tcp", "^posix,sysv", "^all", "rc,ud"}) {
-    cr_assert_not(allows_mm_transports(no), "UCX_TLS=%s keeps posix and sysv out", no);
+    cr_assert_not(mm(no), "UCX_TLS=%s keeps posix and sysv out", no);
   }
+  auto tcp = [](const char* tls) { return tls_allows(tls, {"tcp"}, {}); };
+  for (const char* yes : {"", "all", "tcp", "sm,tcp", "tcp:aux", "^sm", "^rc,ud"}) cr_assert(tcp(yes), "%s", yes);
+  for (const char* no : {"sm", "posix,sysv,cma", "^tcp", "^sm,tcp", "^all"}) cr_assert_not(tcp(no), "%s", no);
 }
