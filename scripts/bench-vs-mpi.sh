@@ -75,6 +75,28 @@ run_tutti() {
     "$bin/tutti-bench" "${@:2}"
 }
 
+# The machine's ceiling for the reducing collectives on one node, from 1 MiB up (below,
+# it measures caches and the threads' meeting more than the machine): the fastest one
+# pass over the same bytes can be (bench/reduction_ceiling.c), float32 sum, at the
+# sizes the benchmark's -b, -e and -f give. Empty for other ops, other dtypes or ops,
+# and between emulated nodes.
+ceiling() {
+  local op=$1 n=$2 min=8 max=$((64 << 20)) factor=4 other=0 i
+  case "$op" in all_reduce | reduce_scatter) ;; *) return 0 ;; esac
+  [ "$nodes" -eq 1 ] || return 0
+  for ((i = 0; i < ${#bench_args[@]}; i++)); do
+    case "${bench_args[i]}" in
+      -b) min="${bench_args[i + 1]}" ;;
+      -e) max="${bench_args[i + 1]}" ;;
+      -f) factor="${bench_args[i + 1]}" ;;
+      -d) [ "${bench_args[i + 1]}" = float32 ] || other=1 ;;
+      -o) [ "${bench_args[i + 1]}" = sum ] || other=1 ;;
+    esac
+  done
+  [ "$other" -eq 0 ] || return 0
+  "$bin/reduction-ceiling" "$op" "$n" -b "$min" -e "$max" -f "$factor" | awk '!/^#/ && $1 >= 1048576'
+}
+
 # Rows are: size count type redop root time algbw busbw #wrong iters. Both rows of a
 # size moved the same bytes, so the busbw ratio is the inverse of the time ratio (taken
 # from the times, which keep more digits than small busbw values). Of several runs, the
@@ -83,6 +105,7 @@ merge() {
   awk -v title="$1" '
     function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0 || a + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
     function cell(v) { return v == "" ? "-" : v }
+    which == "c" && NF >= 2 { ceil[$1] = $2; next }
     /^#/ || NF < 10 { next }
     {
       if (!($1 in seen)) { seen[$1] = 1; sizes[++n] = $1 }
@@ -93,16 +116,17 @@ merge() {
       for (i = 2; i <= n; i++)
         for (j = i; j > 1 && sizes[j - 1] + 0 > sizes[j] + 0; j--) { t = sizes[j]; sizes[j] = sizes[j - 1]; sizes[j - 1] = t }
       print "## " title
-      printf "# %10s %12s %12s %7s %13s %13s %7s %11s\n", "size", "tutti busbw", "MPI busbw", "ratio",
-        "tutti time", "MPI time", "ratio", "#wrong"
-      printf "# %10s %12s %12s %7s %13s %13s %7s %11s\n", "(B)", "(GB/s)", "(GB/s)", "t/M", "(us)", "(us)", "t/M", "tutti/MPI"
+      printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", "size", "tutti busbw", "MPI busbw", "ratio",
+        "tutti time", "MPI time", "ratio", "#wrong", "ceiling", "ratio"
+      printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", "(B)", "(GB/s)", "(GB/s)", "t/M", "(us)", "(us)", "t/M",
+        "tutti/MPI", "(us)", "t/c"
       for (i = 1; i <= n; i++) {
         s = sizes[i]
-        printf "  %10s %12s %12s %7s %13s %13s %7s %11s\n", s, cell(bw["t", s]), cell(bw["m", s]),
+        printf "  %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", s, cell(bw["t", s]), cell(bw["m", s]),
           s + 0 == 0 ? "-" : ratio(us["m", s], us["t", s]), cell(us["t", s]), cell(us["m", s]), ratio(us["t", s], us["m", s]),
-          cell(wrong["t", s]) "/" cell(wrong["m", s])
+          cell(wrong["t", s]) "/" cell(wrong["m", s]), cell(ceil[s]), ratio(us["t", s], ceil[s])
       }
-    }' which=t "$2" which=m "$3"
+    }' which=t "$2" which=m "$3" which=c "$4"
 }
 
 echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(uname -sr)," \
@@ -111,7 +135,8 @@ echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
 echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
 [ "$nodes" -eq 1 ] || echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
-echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti)"
+echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti); t/c: tutti / the machine's"
+echo "#   ceiling (reduction-ceiling: one pass over the same bytes, one node, 1 MiB up)"
 echo "# core round trip: a cache line between two cores and back (bench/core_round_trip.c), which"
 echo "#   small messages follow; compare rows taken at like values (a VM's can change by 4x)"
 
@@ -138,7 +163,8 @@ for n in $world_sizes; do
     what=$(sed -n 's/^# [a-z-]* [a-z_]*: .*, dtype \([a-z0-9]*\), op \([a-z]*\),.*/\1 \2/p' "$out.tutti.txt" "$out.mpi.txt" | head -1)
     case "$op" in all_reduce | reduce | reduce_scatter) ;; barrier) what="" ;; *) what="${what% *}" ;; esac
     echo
-    merge "$op on $n ranks${what:+ ($what)}" "$out.tutti.txt" "$out.mpi.txt"
+    ceiling "$op" "$n" >"$out.ceiling.txt"
+    merge "$op on $n ranks${what:+ ($what)}" "$out.tutti.txt" "$out.mpi.txt" "$out.ceiling.txt"
     echo "# core round trip before/after each run (ns):$trips"
   done
 done
