@@ -1,11 +1,10 @@
 // One step at a time of a point-to-point algorithm: post sends and receives, then
 // wait() for all of them. Exchange binds a Transport to one operation: it tags every
-// message with the operation's sequence number, waits as transport_wait.h says
-// (spin, yield, then block in the transport, so oversubscribed ranks give their core
-// away), checks
-// the abort flag and the deadline while it waits, and checks that every receive got
-// exactly the bytes it expected: a shorter or longer message means the ranks disagree
-// on the count, reported as kMismatch naming the peer and both sizes.
+// message with the operation's sequence number, waits as transport_wait.h says (spin,
+// yield, then block in the transport, so oversubscribed ranks give their core away),
+// checks the abort flag and the deadline while it waits, and checks that every receive
+// got exactly the bytes it expected: a shorter or longer message means the ranks
+// disagree on the count, reported as kMismatch naming the peer and both sizes.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 //   - 4 ranks on the 2 cores: the rank waited for is usually runnable on this very
 //     core. Spinning 20 us and then sleeping made an 8-byte all_reduce take 90 us over
 //     TCP and 56 us over UCX's shared memory, longer spins far more (1 ms of spin: 1.4
-//     ms); yielding instead brought them to 65-75 and 12 us. With nothing else to run,
+//     ms); yielding instead brought them to 71-76 and 9-11 us. With nothing else to run,
 //     a yield returns at once, so the wait is still a prompt poll.
 //   - Whether a yield ran someone else is remembered, process-wide: while it does, the
 //     next waits yield from their first idle call, as Open MPI does when it knows the

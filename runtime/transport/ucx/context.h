@@ -10,22 +10,22 @@
 //                           this they advertise it, so same-host peers talk through
 //                           shared memory instead of TCP loopback (0.8 us and 12 GB/s
 //                           instead of 8.4 us and under 5 GB/s between two processes).
-//   TX_SEG_SIZE=64K and     (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) Over TCP, UCX
-//   RX_SEG_SIZE=256K of tcp copies messages up to 8 KiB into its send segments and
-//                           reads 64 KiB at a time by default; endpoints
-//                           that ask to be told of peer failure get no zero-copy
-//                           rendezvous over TCP in UCX 1.13 (its memory domain cannot
-//                           invalidate keys), so large messages go as active-message
-//                           fragments of those sizes. Larger segments made 2-rank
-//                           all_reduce between emulated nodes 1.2-2x faster from 32 KiB
-//                           to 8 MiB, small messages unchanged (docs/benchmarks.md).
-// Each only when UCX_TLS lets its transports in: UCX warns of a setting that no
-// transport it opened reads.
+//   tcp's TX_SEG_SIZE=64K   (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) UCX copies
+//   and RX_SEG_SIZE=256K    messages up to 8 KiB into its TCP send segments and reads
+//                           64 KiB at a time by default. Endpoints that ask to be told
+//                           of peer failure get no zero-copy rendezvous over TCP in UCX
+//                           1.13 (its memory domain cannot invalidate keys), so large
+//                           messages go as active-message fragments of those sizes.
+//                           Larger segments made 2-rank all_reduce between emulated
+//                           nodes 1.1-1.9x faster from 32 KiB to 8 MiB, small messages
+//                           unchanged (docs/benchmarks.md).
 //   KEEPALIVE_INTERVAL=1s   UCX checks the peers of wired-up endpoints every second
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
 //                           peers are watched through pidfds, peer_process.h).
-// UCX_* variables in the environment are read as usual and win over these.
+// The mm and tcp settings only where UCX_TLS lets those transports in: UCX warns of a
+// setting that no transport it opened reads. UCX_* variables in the environment are
+// read as usual and win over these.
 #pragma once
 
 #include <ucp/api/ucp.h>
