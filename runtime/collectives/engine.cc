@@ -49,6 +49,9 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
     engine->shm_ = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size,
                                                  deadline);
   }
+  HierarchySetup layout{setup.store,      setup.prefix,    setup.rank,  setup.size,  setup.local_rank,
+                        setup.local_size, setup.node_rank, setup.fault, setup.where, &engine->scratch_};
+  if (Hierarchy::may_apply(layout)) engine->hierarchy_ = Hierarchy::create(*engine->transport_, layout, deadline);
   Engine* self = engine.get();
   work::Executor::Hooks hooks;
   hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
@@ -56,8 +59,12 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   hooks.interrupt_transport = [self] { self->transport_->interrupt(); };
   engine->executor_ = std::make_unique<work::Executor>(std::move(hooks));
   log::info(setup.where, ": point-to-point over ", engine->transport_->describe(), ", ",
-            engine->shm_ ? "collectives through shared memory" : "collectives over point-to-point", "; ",
-            engine->memory_report());
+            engine->shm_ ? "collectives through shared memory"
+            : engine->hierarchy_
+                ? concat("collectives over point-to-point, large all_reduce hierarchical (", engine->hierarchy_->nodes(),
+                         " nodes of ", engine->hierarchy_->local_size(), " ranks)")
+                : "collectives over point-to-point",
+            "; ", engine->memory_report());
   return engine;
 }
 
@@ -72,8 +79,8 @@ Engine::~Engine() {
 void Engine::interrupt() { transport_->interrupt(); }
 
 std::string Engine::memory_report() const {
-  return concat("scratch ", scratch_.held_bytes(), " bytes, shared memory ", shm_ ? shm_->mapped_bytes() : 0,
-                " bytes mapped");
+  const size_t mapped = (shm_ ? shm_->mapped_bytes() : 0) + (hierarchy_ ? hierarchy_->mapped_bytes() : 0);
+  return concat("scratch ", scratch_.held_bytes(), " bytes, shared memory ", mapped, " bytes mapped");
 }
 
 void* Engine::allocate_shared(size_t bytes) {
@@ -237,7 +244,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   const Dtype dtype = static_cast<Dtype>(call.dtype);
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
-  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr);
+  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr, hierarchy_ != nullptr);
   const void* send = call.send;
   void* recv = call.recv;
   auto* shm = shm_.get();
@@ -268,6 +275,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   }
   // Only messages carry the call's fingerprint; shared memory compares shapes instead.
   context.call_check = folded_fingerprint(call);
+  if (algorithm == Algorithm::kHierarchical) return hierarchy_->all_reduce(send, recv, call.count, dtype, op, context);
   Exchange x(*transport_, context);
   using A = Algorithm;
   switch (call.kind) {

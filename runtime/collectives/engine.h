@@ -1,6 +1,7 @@
 // A communicator's collectives: its transports (UCX for point-to-point, a
-// shared-memory group when all its ranks share a node), its scratch memory, its
-// executor, and the sequence numbers that tag its operations. Comm owns one.
+// shared-memory group when all its ranks share a node, a hierarchy when they span
+// several nodes alike), its scratch memory, its executor, and the sequence numbers
+// that tag its operations. Comm owns one.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "runtime/collectives/call.h"
+#include "runtime/collectives/hierarchy.h"
 #include "runtime/collectives/scratch.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/fault.h"
@@ -28,6 +30,9 @@ struct EngineSetup {
   int rank = 0;
   int size = 1;
   bool one_node = false;  // every rank on this node: collectives go through shared memory
+  int local_rank = 0;     // this rank's place on its node, for hierarchical collectives
+  int local_size = 1;
+  int node_rank = 0;
   std::string where;      // Comm::describe(), for messages
   int64_t op_timeout_ms = 0;  // until Engine::set_op_timeout
   const Fault* fault = nullptr;  // the communicator's: abort, a lost peer
@@ -110,6 +115,7 @@ class Engine {
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::shm::Group> shm_;
   Scratch scratch_;
+  std::unique_ptr<Hierarchy> hierarchy_;  // uses transport_ and scratch_: declared after them
   uint64_t shared_allocations_ = 0;  // allocate_shared calls, for messages
   // allocate_shared's memory where there is no shared-memory group, page-aligned as the
   // shared kind is: freed with the engine.

@@ -43,7 +43,7 @@ void Exchange::send(int peer, const void* data, size_t bytes) {
   transport::Request* request =
       transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
                            bytes);
-  posted_.push_back(Posted{request, peer, bytes, false});
+  posted_.push_back(Posted{request, transport_.communicator_rank(peer), bytes, false});
 }
 
 void Exchange::recv(int peer, void* data, size_t bytes) {
@@ -51,7 +51,7 @@ void Exchange::recv(int peer, void* data, size_t bytes) {
   transport::Request* request =
       transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
                            bytes);
-  posted_.push_back(Posted{request, peer, bytes, true});
+  posted_.push_back(Posted{request, transport_.communicator_rank(peer), bytes, true});
 }
 
 void Exchange::wait() {

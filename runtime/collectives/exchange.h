@@ -38,7 +38,7 @@ class Exchange {
  private:
   struct Posted {
     transport::Request* request;
-    int peer;
+    int peer;  // the communicator's rank, for messages
     size_t bytes;
     bool is_recv;
   };

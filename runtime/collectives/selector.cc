@@ -10,14 +10,15 @@
 namespace tutti::collectives {
 namespace {
 
-constexpr const char* kAlgorithmNames[] = {"shm",    "ring",     "recursive_doubling", "binomial",      "scatter_all_gather",
-                                           "bruck",  "pairwise", "linear",             "dissemination", "direct"};
+constexpr const char* kAlgorithmNames[] = {"shm",      "ring",   "recursive_doubling", "binomial",
+                                           "scatter_all_gather", "bruck", "pairwise", "linear",
+                                           "dissemination", "direct", "hierarchical"};
 
 // The algorithms that implement each collective, the default choice for small
 // messages first where the size matters. Static tables: choose() runs on every call.
 std::span<const Algorithm> implemented(Kind kind) {
   using A = Algorithm;
-  static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing};
+  static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical};
   static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing};
   static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather};
   static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing};
@@ -41,10 +42,6 @@ std::span<const Algorithm> implemented(Kind kind) {
   }
   return {};
 }
-
-// Up to this many bytes per rank, the latency-optimal algorithm wins over the
-// bandwidth-optimal one on loopback and shared memory; beyond, moving less data does.
-constexpr size_t kSmallMessageBytes = 64 * 1024;
 
 }  // namespace
 
@@ -95,21 +92,25 @@ Selector Selector::from_environment() {
   return selector;
 }
 
-void Selector::fail_shm_unavailable(Kind kind) {
-  fail(Status::kUnsupported, concat("TUTTI_ALGO forces shm for ", kind_name(kind),
-                                    ", but this communicator's ranks are not all on one node; pick another of ",
-                                    choices(kind)));
+void Selector::fail_unavailable(Kind kind, Algorithm forced) {
+  fail(Status::kUnsupported,
+       concat("TUTTI_ALGO forces ", algorithm_name(forced), " for ", kind_name(kind), ", but this communicator's ranks ",
+              forced == Algorithm::kShm ? "are not all on one node"
+                                        : "are not on several nodes with the same number of ranks (two or more) on each",
+              "; pick another of ", choices(kind)));
 }
 
-Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available) const {
+Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const {
   const auto& forced = forced_[static_cast<int>(kind)];
   // A single rank has no group to share memory with; any algorithm is a local copy.
   if (forced && !(*forced == Algorithm::kShm && size == 1)) [[unlikely]] {
-    if (*forced == Algorithm::kShm && !shm_available) fail_shm_unavailable(kind);
+    if (*forced == Algorithm::kShm && !shm_available) fail_unavailable(kind, *forced);
+    if (*forced == Algorithm::kHierarchical && !hierarchy_available) fail_unavailable(kind, *forced);
     return *forced;
   }
   // Every collective has a shared-memory form; sends and receives do not.
   if (shm_available && size > 1 && !is_point_to_point(kind)) return Algorithm::kShm;
+  if (hierarchy_available && kind == Kind::kAllReduce && bytes > kSmallMessageBytes) return Algorithm::kHierarchical;
   std::span<const Algorithm> options = implemented(kind);
   if (options.size() == 1) return options[0];
   if (options.size() == 2) return options[1];

@@ -26,7 +26,12 @@ enum class Algorithm : uint8_t {
   kLinear,
   kDissemination,
   kDirect,  // send and recv: straight to the peer
+  kHierarchical,  // shared memory within nodes, point-to-point between them (hierarchy.h)
 };
+
+// Up to this many bytes per rank, the latency-optimal algorithm wins over the
+// bandwidth-optimal one on loopback and shared memory; beyond, moving less data does.
+constexpr size_t kSmallMessageBytes = 64 * 1024;
 
 const char* algorithm_name(Algorithm algorithm);
 
@@ -38,15 +43,18 @@ class Selector {
 
   // `bytes` is the size of one rank's message (per-rank block for the *_gather,
   // *_scatter and all_to_all calls); shm_available when the communicator has a
-  // shared-memory group. A forced shm on a communicator without one is an error.
-  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available) const;
+  // shared-memory group, hierarchy_available when it has a hierarchy (several nodes
+  // alike: hierarchy.h), which all_reduce takes above kSmallMessageBytes. A forced shm
+  // or hierarchical where there is none is an error.
+  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.
   static std::string choices(Kind kind);
 
  private:
-  // choose() when TUTTI_ALGO forces shm where there is none; cold, off its fast path.
-  [[noreturn, gnu::cold, gnu::noinline]] static void fail_shm_unavailable(Kind kind);
+  // choose() when TUTTI_ALGO forces shm or hierarchical where there is none; cold, off
+  // its fast path.
+  [[noreturn, gnu::cold, gnu::noinline]] static void fail_unavailable(Kind kind, Algorithm forced);
   std::array<std::optional<Algorithm>, kKindCount> forced_{};
 };
 

@@ -141,6 +141,9 @@ void Comm::start_collectives(Deadline deadline) {
   setup.rank = rank();
   setup.size = size();
   setup.one_node = local_size() == size();
+  setup.local_rank = local_rank();
+  setup.local_size = local_size();
+  setup.node_rank = node_rank();
   setup.where = describe();
   setup.op_timeout_ms = op_timeout_ms_;
   setup.fault = &fault_;

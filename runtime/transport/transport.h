@@ -38,6 +38,9 @@ class Transport {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The communicator's rank of `peer`, for messages: the same, except on a transport
+  // over some of the communicator's ranks (collectives/subset_transport.h).
+  virtual int communicator_rank(int peer) const { return peer; }
 
   // Start sending `bytes` bytes to `peer` / receiving at most `bytes` bytes from
   // `peer`. Never block. The buffer belongs to the transport until the request is done

@@ -135,32 +135,48 @@ Test(call, rejects_a_buffer_that_runs_past_the_end_of_the_address_space, .timeou
 Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout = 10) {
   unsetenv("TUTTI_ALGO");
   Selector selector = Selector::from_environment();
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true) == Algorithm::kShm);
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false) == Algorithm::kRecursiveDoubling);
-  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false) == Algorithm::kDissemination);
-  cr_assert(selector.choose(Kind::kSend, 8, 4, true) == Algorithm::kDirect);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false, false) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false, false) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false, false) == Algorithm::kDissemination);
+  cr_assert(selector.choose(Kind::kSend, 8, 4, true, false) == Algorithm::kDirect);
+  // Several nodes alike: all_reduce takes the hierarchy above kSmallMessageBytes only.
+  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
+            Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
+            Algorithm::kHierarchical);
+  cr_assert(selector.choose(Kind::kAllGather, 16 << 20, 8, false, true) == Algorithm::kRing);
 }
 
 Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   setenv("TUTTI_ALGO", "all_reduce=ring,broadcast=binomial", 1);
   Selector selector = Selector::from_environment();
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true) == Algorithm::kBinomial);
-  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, false) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, false) == Algorithm::kShm);
   setenv("TUTTI_ALGO", "all_reduce=shm", 1);
   // One rank has nobody to share memory with: forcing shm there is not an error.
-  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false) != Algorithm::kShm);
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false, false) != Algorithm::kShm);
   try {
-    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false);
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
     cr_assert_fail("shm was chosen without a shared-memory group");
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
   }
+  setenv("TUTTI_ALGO", "all_reduce=hierarchical", 1);
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, true) == Algorithm::kHierarchical);
+  try {
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
+    cr_assert_fail("hierarchical was chosen without a hierarchy");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kUnsupported);
+    cr_assert(contains(error.what(), "same number of ranks"), "%s", error.what());
+  }
+  unsetenv("TUTTI_ALGO");
 }
 
 Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
-  cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring"));
+  cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring hierarchical"));
   cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
   cr_assert(contains(forced_error("ring"), "collective=algorithm"));
   cr_assert(contains(forced_error("send=direct"), "not a collective"));

@@ -1,0 +1,114 @@
+#include "runtime/collectives/hierarchy.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/exchange.h"
+#include "runtime/collectives/reduce_op.h"
+#include "runtime/collectives/selector.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/log.h"
+
+namespace tutti::collectives {
+namespace {
+
+// Where a rank sits, as every rank tells every other at creation.
+struct Seat {
+  int32_t node;
+  int32_t local_rank;
+};
+
+// Every rank's seat, by an all-gather over the whole transport. Its messages carry
+// number 0, which no collective takes (they count from 1).
+std::vector<Seat> exchange_seats(transport::Transport& whole, const HierarchySetup& setup, Deadline deadline) {
+  OpContext context;
+  context.name = "the layout exchange of init";
+  context.seq = 0;
+  context.deadline = deadline;
+  context.timeout_ms = deadline.remaining_ms();
+  context.fault = setup.fault;
+  context.where = setup.where;
+  context.scratch = setup.scratch;
+  const Seat mine{setup.node_rank, setup.local_rank};
+  std::vector<Seat> seats(static_cast<size_t>(setup.size));
+  Exchange x(whole, context);
+  all_gather_bruck(x, &mine, seats.data(), sizeof(Seat));
+  return seats;
+}
+
+}  // namespace
+
+Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_size)
+    : node_(std::move(node)), cross_(std::move(cross)), local_size_(local_size) {}
+
+std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const HierarchySetup& setup,
+                                             Deadline deadline) {
+  const std::vector<Seat> seats = exchange_seats(whole, setup, deadline);
+  // By node (in the order of the launchers' node numbers), the ranks of each local rank.
+  std::map<int32_t, std::vector<int>> ranks_of_node;
+  for (int rank = 0; rank < setup.size; ++rank) {
+    std::vector<int>& ranks = ranks_of_node[seats[rank].node];
+    const int32_t local = seats[rank].local_rank;
+    if (local < 0) return nullptr;  // a launcher that did not say
+    if (static_cast<size_t>(local) >= ranks.size()) ranks.resize(static_cast<size_t>(local) + 1, -1);
+    ranks[static_cast<size_t>(local)] = rank;
+  }
+  const size_t local_size = ranks_of_node.begin()->second.size();
+  for (const auto& [node, ranks] : ranks_of_node) {
+    const bool alike = ranks.size() == local_size && std::find(ranks.begin(), ranks.end(), -1) == ranks.end();
+    if (!alike || local_size < 2 || ranks_of_node.size() < 2) {
+      log::debug(setup.where, ": no hierarchical collectives, since the nodes do not hold the same number of ranks "
+                              "numbered 0 up on each (", ranks_of_node.size(), " nodes)");
+      return nullptr;
+    }
+  }
+  std::vector<int> cross;
+  int node_index = 0, my_index = -1;
+  for (const auto& [node, ranks] : ranks_of_node) {
+    if (node == setup.node_rank) my_index = node_index;
+    cross.push_back(ranks[static_cast<size_t>(setup.local_rank)]);
+    ++node_index;
+  }
+  auto node = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/node", setup.node_rank, "/"),
+                                            setup.local_rank, static_cast<int>(local_size), deadline);
+  return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(node), SubsetTransport(whole, std::move(cross), my_index),
+                                                  static_cast<int>(local_size)));
+}
+
+void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                           const OpContext& context) {
+  if (count == 0) return;
+  const size_t element = dtype_size(dtype);
+  const size_t local_size = static_cast<size_t>(local_size_);
+  const size_t slice = (count + local_size - 1) / local_size;
+  const size_t padded = slice * local_size;
+  Scratch& scratch = *context.scratch;
+  // Scratch slots 2 and 3: the inter-node all_reduce takes 0 and 1.
+  const void* input = send;
+  void* output = recv;
+  if (padded != count) {
+    char* staged = static_cast<char*>(scratch.get(2, padded * element));
+    std::memcpy(staged, send, count * element);
+    std::memset(staged + count * element, 0, (padded - count) * element);
+    input = staged;
+    output = staged;
+  }
+  void* mine = scratch.get(3, slice * element);
+  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  node_->reduce_scatter(input, mine, slice, dtype, combine, context);
+  Exchange cross(cross_, context);
+  if (slice * element <= kSmallMessageBytes) {
+    all_reduce_recursive_doubling(cross, mine, mine, slice, dtype, combine);
+  } else {
+    all_reduce_ring(cross, mine, mine, slice, dtype, combine);
+  }
+  finish_average(mine, slice, dtype, op, local_size_ * cross_.size());
+  node_->all_gather(mine, output, slice * element, context);
+  if (output != recv) std::memcpy(recv, output, count * element);
+}
+
+}  // namespace tutti::collectives

@@ -1,0 +1,75 @@
+// Hierarchical collectives, for a communicator whose ranks span several nodes with
+// several ranks on each, as NCCL, UCC and Open MPI's han arrange them: shared memory
+// within a node, the network between nodes, and only one rank per node and slice on
+// the network. all_reduce of N elements on K nodes of L ranks:
+//   1. within each node, a shared-memory reduce-scatter: local rank l holds slice l
+//      (N / L elements) of the node's sum;
+//   2. between nodes, an all_reduce of that slice among the K ranks of local rank l
+//      (one per node), over the communicator's point-to-point transport;
+//   3. within each node, a shared-memory all-gather of the L slices.
+// Each rank sends N / L elements' worth between nodes instead of the flat ring's N, and
+// the node's L ranks use the network side by side. N that L does not divide is padded
+// in scratch (the padding is reduced with itself and dropped). AVG sums, then divides
+// each slice once by the communicator's size before the all-gather.
+//
+// Built only where it applies: ranks on more than one node, more than one on each, the
+// same number on every node (the inter-node groups must be alike), which the ranks
+// learn from each other at creation (an all-gather of their node and local rank).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/collectives/dtype.h"
+#include "runtime/collectives/op_context.h"
+#include "runtime/collectives/subset_transport.h"
+#include "runtime/common/deadline.h"
+#include "runtime/store/client.h"
+#include "runtime/transport/shm/group.h"
+#include "runtime/transport/transport.h"
+
+namespace tutti::collectives {
+
+struct HierarchySetup {
+  store::Client* store = nullptr;
+  std::string prefix;  // the communicator's keys in the store
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int node_rank = 0;
+  const Fault* fault = nullptr;
+  std::string_view where;  // for messages; outlives the call
+  Scratch* scratch = nullptr;
+};
+
+class Hierarchy {
+ public:
+  // Collective over the communicator's ranks (every rank calls it, whatever its
+  // layout, since all take part in learning the layout). Returns null where the layout
+  // does not allow a hierarchy. Throws Error as the transport and shm::Group::create do.
+  static std::unique_ptr<Hierarchy> create(transport::Transport& whole, const HierarchySetup& setup,
+                                           Deadline deadline);
+
+  // Whether a hierarchy may apply: the ranks span nodes (no rank has them all on its
+  // node) and could fill two nodes with two each. Every rank answers alike, so that all
+  // or none call create; whether the nodes are alike, only create learns.
+  static bool may_apply(const HierarchySetup& setup) { return setup.local_size < setup.size && setup.size >= 4; }
+
+  void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
+
+  int nodes() const { return cross_.size(); }
+  int local_size() const { return local_size_; }
+  size_t mapped_bytes() const { return node_->mapped_bytes(); }
+
+ private:
+  Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_size);
+
+  std::unique_ptr<transport::shm::Group> node_;
+  SubsetTransport cross_;  // the ranks of this local rank, one per node, by node
+  const int local_size_;
+};
+
+}  // namespace tutti::collectives
