@@ -42,6 +42,13 @@ std::thread* watcher = nullptr;
 
 constexpr char kAbort = 'a';
 constexpr char kQuit = 'q';
+// How long after its SIGINT a rank aborts its communicator. The terminal's SIGINT
+// reaches rank 0 first and the other ranks through the launcher a moment later (on a
+// busy machine, milliseconds later); a rank's abort fails its peers' collective
+// (TUTTI_ERR_PEER_LOST), and a peer whose own SIGINT has not come yet then reports
+// that instead of "interrupted!". Aborting this much later lets every rank's SIGINT
+// arrive first, so that every interrupted rank stops the same way.
+constexpr auto kAbortDelay = std::chrono::milliseconds(200);
 
 // lua.c's lstop: stop at the next call, return, line or instruction.
 void stop_hook(lua_State* L, lua_Debug*) {
@@ -76,6 +83,7 @@ void watch() {
     ssize_t n = read(watcher_pipe[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || byte == kQuit) return;
+    std::this_thread::sleep_for(kAbortDelay);
     std::lock_guard<std::mutex> lock(mutex);
     if (abort_target != nullptr) tutti_comm_abort(abort_target);
     ++aborts_done;

@@ -3,8 +3,9 @@
 // does depends on what the REPL is doing when it arrives:
 //   reading a line (rank 0): cancels the line; reading_fd() becomes readable;
 //   running a statement: its Lua code stops at the next instruction ("interrupted!"),
-//     and a watcher thread aborts the communicator given to abort_on_interrupt, so
-//     that a rank blocked in one of its collectives gets out (TUTTI_ERR_ABORTED);
+//     and a watcher thread aborts the communicator given to abort_on_interrupt 200 ms
+//     later (once every rank has its SIGINT: interrupt.cc), so that a rank blocked in
+//     one of its collectives gets out (TUTTI_ERR_ABORTED);
 //   anything else, such as the REPL's own traffic: nothing, since the statement it
 //     was meant for has ended.
 // A second SIGINT during the same statement ends the process, as in lua.c, for a
