@@ -1,7 +1,7 @@
 // Which algorithm runs a collective: shared memory when every rank of the
 // communicator is on one node, otherwise a point-to-point algorithm chosen by message
 // size (latency-optimal trees and recursive doubling for small messages,
-// bandwidth-optimal rings for large ones). TUTTI_ALGO overrides the choice per
+// bandwidth-optimal rings for large ones; broadcast below 8 ranks keeps its tree). TUTTI_ALGO overrides the choice per
 // collective, e.g. TUTTI_ALGO="all_reduce=ring,broadcast=binomial", which is how the
 // tests run every algorithm on its own.
 #pragma once
@@ -32,6 +32,8 @@ enum class Algorithm : uint8_t {
 // Up to this many bytes per rank, the latency-optimal algorithm wins over the
 // bandwidth-optimal one on loopback and shared memory; beyond, moving less data does.
 constexpr size_t kSmallMessageBytes = 64 * 1024;
+// Below this many ranks, broadcast keeps its binomial tree at every size.
+constexpr int kBinomialBroadcastRanks = 8;
 
 const char* algorithm_name(Algorithm algorithm);
 

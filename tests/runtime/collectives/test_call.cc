@@ -146,6 +146,10 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
             Algorithm::kHierarchical);
   cr_assert(selector.choose(Kind::kAllGather, 16 << 20, 8, false, true) == Algorithm::kRing);
+  // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, false) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, false) == Algorithm::kScatterAllGather);
+  cr_assert(selector.choose(Kind::kBroadcast, 8, 8, false, false) == Algorithm::kBinomial);
 }
 
 Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
