@@ -58,9 +58,12 @@ std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const 
     ranks[static_cast<size_t>(local)] = rank;
   }
   const size_t local_size = ranks_of_node.begin()->second.size();
+  // Every rank in its own seat: two that named the same local rank would leave a count
+  // short of the world's.
+  const bool all_seated = ranks_of_node.size() * local_size == static_cast<size_t>(setup.size);
   for (const auto& [node, ranks] : ranks_of_node) {
     const bool alike = ranks.size() == local_size && std::find(ranks.begin(), ranks.end(), -1) == ranks.end();
-    if (!alike || local_size < 2 || ranks_of_node.size() < 2) {
+    if (!alike || !all_seated || local_size < 2 || ranks_of_node.size() < 2) {
       log::debug(setup.where, ": no hierarchical collectives, since the nodes do not hold the same number of ranks "
                               "numbered 0 up on each (", ranks_of_node.size(), " nodes)");
       return nullptr;
