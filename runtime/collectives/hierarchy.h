@@ -7,10 +7,12 @@
 //   2. between nodes, an all_reduce of that slice among the K ranks of local rank l
 //      (one per node), over the communicator's point-to-point transport;
 //   3. within each node, a shared-memory all-gather of the L slices.
-// Each rank sends N / L elements' worth between nodes instead of the flat ring's N, and
-// the node's L ranks use the network side by side. N that L does not divide is padded
-// in scratch (the padding is reduced with itself and dropped). AVG sums, then divides
-// each slice once by the communicator's size before the all-gather.
+// Between nodes each rank sends 2(K - 1)/K of its N / L slice, and the L ranks of a
+// node use the network side by side; the flat ring sends 2(P - 1)/P of N over each
+// link, the links between nodes included (2 nodes of 2 ranks: 2N cross between the
+// nodes instead of 3N, and toward half as nodes hold more ranks). N that L does not
+// divide is padded in scratch (the padding is reduced with itself and dropped). AVG
+// sums, then divides each slice once by the communicator's size before the all-gather.
 //
 // Built only where it applies: ranks on more than one node, more than one on each, the
 // same number on every node (the inter-node groups must be alike), which the ranks
