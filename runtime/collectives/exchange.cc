@@ -43,7 +43,7 @@ void Exchange::send(int peer, const void* data, size_t bytes) {
   transport::Request* request =
       transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
                            bytes);
-  posted_.push_back(Posted{request, transport_.communicator_rank(peer), bytes, false});
+  posted_.push_back(Posted{request, peer, bytes, false});
 }
 
 void Exchange::recv(int peer, void* data, size_t bytes) {
@@ -51,7 +51,7 @@ void Exchange::recv(int peer, void* data, size_t bytes) {
   transport::Request* request =
       transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
                            bytes);
-  posted_.push_back(Posted{request, transport_.communicator_rank(peer), bytes, true});
+  posted_.push_back(Posted{request, peer, bytes, true});
 }
 
 void Exchange::wait() {
@@ -63,8 +63,9 @@ void Exchange::wait() {
     // Naming the peer takes a string; build it only when check() is about to throw,
     // so that the waiting loop itself never allocates.
     if (must_stop(context_, turn)) {
-      context_.check(incomplete->is_recv ? concat("rank ", incomplete->peer, "'s data").c_str()
-                                         : concat("rank ", incomplete->peer, " to take this rank's data").c_str());
+      const int peer = transport_.communicator_rank(incomplete->peer);
+      context_.check(incomplete->is_recv ? concat("rank ", peer, "'s data").c_str()
+                                         : concat("rank ", peer, " to take this rank's data").c_str());
     }
     if (!moved) waiting.idle();
   }
@@ -82,11 +83,12 @@ const Exchange::Posted* Exchange::first_incomplete() {
       // A message longer than the receive buffer can only mean the peer was called
       // with a larger count: report it as the disagreement it is.
       if (posted.is_recv && e.status() == Status::kInvalidArgument) {
-        fail(Status::kMismatch, concat(context_.label(), ": rank ", posted.peer, " sent more than the ", posted.bytes,
+        fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer),
+                                       " sent more than the ", posted.bytes,
                                        " bytes this rank expected (", e.what(), "): ", kHowToFix));
       }
       fail(e.status(), concat(context_.label(), ": ", posted.is_recv ? "receiving from" : "sending to", " rank ",
-                              posted.peer, ": ", e.what()));
+                              transport_.communicator_rank(posted.peer), ": ", e.what()));
     }
     if (!done && first == nullptr) first = &posted;
   }
@@ -98,7 +100,8 @@ void Exchange::check_received_sizes() {
     if (!posted.is_recv) continue;
     size_t got = transport_.received_bytes(posted.request);
     if (got != posted.bytes) {
-      fail(Status::kMismatch, concat(context_.label(), ": rank ", posted.peer, " sent ", got,
+      fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer),
+                                     " sent ", got,
                                      " bytes where this rank expected ", posted.bytes, ": ", kHowToFix));
     }
   }

@@ -38,7 +38,7 @@ class Exchange {
  private:
   struct Posted {
     transport::Request* request;
-    int peer;  // the communicator's rank, for messages
+    int peer;  // the transport's; messages name transport_.communicator_rank(peer)
     size_t bytes;
     bool is_recv;
   };
