@@ -1,8 +1,15 @@
 // The `tutti` command: subcommands for running jobs and inspecting settings, and
 // otherwise Lua, on every rank of the job: `tutti script.lua [args]` runs a script,
 // a bare `tutti` the REPL (STYLE G24, after lua.c).
+#include <cxxabi.h>
+#include <execinfo.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +30,34 @@
 namespace {
 
 constexpr int kExitUsage = 2;
+
+// std::terminate's report, as one write: libstdc++'s own prints it in pieces, and when
+// another thread ends the process meanwhile only its first words come out ("terminate
+// called after throwing an instance of '"), without the exception that did it. The
+// call stack follows, for the bug report.
+[[noreturn]] void report_uncaught() {
+  std::string text = "tutti: internal error: std::terminate called";
+  if (std::type_info* type = abi::__cxa_current_exception_type()) {
+    int status = 0;
+    char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+    text += std::string(" after an uncaught ") + (status == 0 ? name : type->name());
+    std::free(name);
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      text += std::string(": ") + e.what();
+    } catch (...) {
+    }
+  }
+  const long thread = syscall(SYS_gettid);
+  text += thread == getpid() ? " (main thread)" : " (thread " + std::to_string(thread) + ", not the main one)";
+  text += "; please report it, with this call stack:\n";
+  ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
+  (void)ignored;
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  std::abort();
+}
 
 using Args = std::span<const std::string>;
 
@@ -130,6 +165,7 @@ int run_lua(Args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(report_uncaught);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty()) {
     const std::string& first = args[0];

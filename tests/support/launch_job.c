@@ -145,8 +145,22 @@ int tt_rank_line(const char* output, int rank, const char* prefix, char* out, si
   return 0;
 }
 
+/* Where output first shows a crash report (a sanitizer's, or std::terminate's), from
+ * the start of its line; NULL if none. */
+static const char* first_crash_report(const char* output) {
+  static const char* const kMarkers[] = {"Sanitizer", "runtime error:", "std::terminate called", "terminate called",
+                                         NULL};
+  const char* first = NULL;
+  for (const char* const* marker = kMarkers; *marker; ++marker) {
+    const char* at = strstr(output, *marker);
+    if (at != NULL && (first == NULL || at < first)) first = at;
+  }
+  while (first != NULL && first > output && first[-1] != '\n') --first;
+  return first;
+}
+
 const char* tt_excerpt(const char* output, const char* const* needles) {
-  static char text[12000];
+  static char text[16000];
   size_t used = 0;
   int lines = 0;
   text[0] = '\0';
@@ -160,12 +174,18 @@ const char* tt_excerpt(const char* output, const char* const* needles) {
     }
     if (!match) continue;
     if (length > 400) length = 400;
-    if (used + length + 2 >= sizeof text / 2) break;
+    if (used + length + 2 >= 6000) break;
     memcpy(text + used, line, length);
     used += length;
     text[used++] = '\n';
     text[used] = '\0';
     ++lines;
+  }
+  /* A crash's report is what says why; the tail below may have cut it off. */
+  const char* crash = first_crash_report(output);
+  if (crash != NULL) {
+    int written = snprintf(text + used, sizeof text - used, "--- the first crash report ---\n%.5000s\n", crash);
+    if (written > 0) used += (size_t)written < sizeof text - used ? (size_t)written : sizeof text - used - 1;
   }
   size_t total = strlen(output);
   const char* tail = total > 3000 ? output + total - 3000 : output;
