@@ -275,7 +275,15 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   }
   // Only messages carry the call's fingerprint; shared memory compares shapes instead.
   context.call_check = folded_fingerprint(call);
-  if (algorithm == Algorithm::kHierarchical) return hierarchy_->all_reduce(send, recv, call.count, dtype, op, context);
+  if (algorithm == Algorithm::kHierarchical) {
+    switch (call.kind) {
+      case Kind::kAllReduce: return hierarchy_->all_reduce(send, recv, call.count, dtype, op, context);
+      case Kind::kAllGather: return hierarchy_->all_gather(send, recv, block, context);
+      case Kind::kReduceScatter: return hierarchy_->reduce_scatter(send, recv, call.count, dtype, op, context);
+      case Kind::kBroadcast: return hierarchy_->broadcast(recv, block, call.root, context);
+      default: fail(Status::kInternal, concat(context.label(), ": no hierarchical algorithm; please report it"));
+    }
+  }
   Exchange x(*transport_, context);
   using A = Algorithm;
   switch (call.kind) {

@@ -42,8 +42,14 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const HierarchySet
 
 }  // namespace
 
-Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_size)
-    : node_(std::move(node)), cross_(std::move(cross)), local_size_(local_size) {}
+Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank,
+                     int local_size, std::vector<Place> places, std::vector<int> rank_at)
+    : node_(std::move(node)),
+      cross_(std::move(cross)),
+      local_rank_(local_rank),
+      local_size_(local_size),
+      places_(std::move(places)),
+      rank_at_(std::move(rank_at)) {}
 
 std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const HierarchySetup& setup,
                                              Deadline deadline) {
@@ -69,17 +75,23 @@ std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const 
       return nullptr;
     }
   }
-  std::vector<int> cross;
+  std::vector<Place> places(static_cast<size_t>(setup.size));
+  std::vector<int> rank_at, cross;
   int node_index = 0, my_index = -1;
   for (const auto& [node, ranks] : ranks_of_node) {
     if (node == setup.node_rank) my_index = node_index;
     cross.push_back(ranks[static_cast<size_t>(setup.local_rank)]);
+    for (size_t local = 0; local < local_size; ++local) {
+      places[static_cast<size_t>(ranks[local])] = Place{node_index, static_cast<int>(local)};
+      rank_at.push_back(ranks[local]);
+    }
     ++node_index;
   }
   auto node = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/node", setup.node_rank, "/"),
                                             setup.local_rank, static_cast<int>(local_size), deadline);
   return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(node), SubsetTransport(whole, std::move(cross), my_index),
-                                                  static_cast<int>(local_size)));
+                                                  setup.local_rank, static_cast<int>(local_size), std::move(places),
+                                                  std::move(rank_at)));
 }
 
 void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
@@ -112,6 +124,69 @@ void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dty
   finish_average(mine, slice, dtype, op, local_size_ * cross_.size());
   node_->all_gather(mine, output, slice * element, context);
   if (output != recv) std::memcpy(recv, output, count * element);
+}
+
+void Hierarchy::all_gather(const void* send, void* recv, size_t bytes, const OpContext& context) {
+  if (bytes == 0) return;
+  const size_t nodes = static_cast<size_t>(cross_.size());
+  const size_t local_size = static_cast<size_t>(local_size_);
+  Scratch& scratch = *context.scratch;
+  // Between nodes, the blocks of this local rank's peers, by node.
+  char* across = static_cast<char*>(scratch.get(2, nodes * bytes));
+  Exchange cross(cross_, context);
+  if (nodes * bytes <= kSmallMessageBytes) {
+    all_gather_bruck(cross, send, across, bytes);
+  } else {
+    all_gather_ring(cross, send, across, bytes);
+  }
+  // Within the node, every local rank's row of them: [local rank][node].
+  char* grid = static_cast<char*>(scratch.get(3, local_size * nodes * bytes));
+  node_->all_gather(across, grid, nodes * bytes, context);
+  for (size_t local = 0; local < local_size; ++local) {
+    for (size_t node = 0; node < nodes; ++node) {
+      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, local)) * bytes,
+                  grid + (local * nodes + node) * bytes, bytes);
+    }
+  }
+}
+
+void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                               const OpContext& context) {
+  if (count == 0) return;
+  const size_t bytes = count * dtype_size(dtype);
+  const size_t nodes = static_cast<size_t>(cross_.size());
+  const size_t local_size = static_cast<size_t>(local_size_);
+  Scratch& scratch = *context.scratch;
+  // The blocks in [local rank][node] order, so that the node's reduce-scatter leaves
+  // each local rank the node's sums for its peers on every node.
+  char* grid = static_cast<char*>(scratch.get(2, local_size * nodes * bytes));
+  for (size_t local = 0; local < local_size; ++local) {
+    for (size_t node = 0; node < nodes; ++node) {
+      std::memcpy(grid + (local * nodes + node) * bytes,
+                  static_cast<const char*>(send) + static_cast<size_t>(rank_of(node, local)) * bytes, bytes);
+    }
+  }
+  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  char* partial = static_cast<char*>(scratch.get(3, nodes * bytes));
+  node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
+  Exchange cross(cross_, context);
+  if (bytes <= kSmallMessageBytes) {
+    reduce_scatter_pairwise(cross, partial, recv, count, dtype, combine);
+  } else {
+    reduce_scatter_ring(cross, partial, recv, count, dtype, combine);
+  }
+  finish_average(recv, count, dtype, op, local_size_ * cross_.size());
+}
+
+void Hierarchy::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
+  if (bytes == 0) return;
+  const Place from = places_[static_cast<size_t>(root)];
+  // Between nodes among the root's local rank, one per node; then within each node.
+  if (local_rank_ == from.local_rank) {
+    Exchange cross(cross_, context);
+    broadcast_binomial(cross, buffer, bytes, from.node);
+  }
+  node_->broadcast(buffer, bytes, from.local_rank, context);
 }
 
 }  // namespace tutti::collectives

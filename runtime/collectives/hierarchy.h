@@ -14,6 +14,17 @@
 // divide is padded in scratch (the padding is reduced with itself and dropped). AVG
 // sums, then divides each slice once by the communicator's size before the all-gather.
 //
+// The others, with B bytes a rank:
+//   broadcast: between nodes among the root's local rank (a binomial tree), then
+//     within each node from that local rank;
+//   all_gather: between nodes among each local rank (K blocks of B), then within each
+//     node (L rows of K blocks), then each block to its rank's place in the output;
+//   reduce_scatter: the input's blocks reordered by local rank, then node; within each
+//     node a reduce-scatter of K blocks a local rank, then between nodes among each
+//     local rank a reduce-scatter of those K blocks.
+// all_gather's and reduce_scatter's reordering copies the whole array once, which the
+// flat ring does not: the selector leaves large blocks to the ring (selector.cc).
+//
 // Built only where it applies: ranks on more than one node, more than one on each, the
 // same number on every node (the inter-node groups must be alike), which the ranks
 // learn from each other at creation (an all-gather of their node and local rank).
@@ -61,17 +72,35 @@ class Hierarchy {
   static bool may_apply(const HierarchySetup& setup) { return setup.local_size < setup.size && setup.size >= 4; }
 
   void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
+  void all_gather(const void* send, void* recv, size_t bytes, const OpContext& context);
+  void reduce_scatter(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
+  void broadcast(void* buffer, size_t bytes, int root, const OpContext& context);
 
   int nodes() const { return cross_.size(); }
   int local_size() const { return local_size_; }
   size_t mapped_bytes() const { return node_->mapped_bytes(); }
 
  private:
-  Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_size);
+  // Where a rank sits: its node's index (0 up, in the order of the launchers' node
+  // numbers) and its local rank there.
+  struct Place {
+    int node;
+    int local_rank;
+  };
+
+  Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank, int local_size,
+            std::vector<Place> places, std::vector<int> rank_at);
+
+  int rank_of(size_t node, size_t local_rank) const {
+    return rank_at_[node * static_cast<size_t>(local_size_) + local_rank];
+  }
 
   std::unique_ptr<transport::shm::Group> node_;
   SubsetTransport cross_;  // the ranks of this local rank, one per node, by node
+  const int local_rank_;
   const int local_size_;
+  const std::vector<Place> places_;  // by communicator rank
+  const std::vector<int> rank_at_;   // the communicator rank at [node index][local rank]
 };
 
 }  // namespace tutti::collectives

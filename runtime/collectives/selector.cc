@@ -20,9 +20,9 @@ std::span<const Algorithm> implemented(Kind kind) {
   using A = Algorithm;
   static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical};
   static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing};
-  static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather};
-  static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing};
-  static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing};
+  static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather, A::kHierarchical};
+  static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical};
+  static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical};
   static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear};
   static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear};
   static constexpr A kBarrier[] = {A::kShm, A::kDissemination};
@@ -41,6 +41,25 @@ std::span<const Algorithm> implemented(Kind kind) {
     case Kind::kRecv: return kPointToPoint;
   }
   return {};
+}
+
+// Where a hierarchy beats the flat algorithms, as measured on 2 emulated nodes of 2
+// ranks over TCP (tutti launch --nodes 2, UCX_TLS=tcp; docs/benchmarks.md):
+// all_reduce and broadcast above kSmallMessageBytes (broadcast 256 KiB: 0.28-0.33 ms
+// against 0.55-0.71, 16 MiB: 10.6-12.9 against 17.0-17.5; at 8-32 KiB the flat tree
+// wins); all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank (64 KiB
+// a rank: 0.14-0.20 ms against 0.46-0.48 for all_gather, 0.13-0.23 against 0.44-0.50
+// for reduce_scatter), past which the hierarchy's reordering copy and its two steps
+// cost more than the flat ring moves (all_gather of 1 MiB a rank: 5.9-6.2 ms against
+// 4.9-5.5).
+bool takes_hierarchy(Kind kind, size_t bytes) {
+  switch (kind) {
+    case Kind::kAllReduce:
+    case Kind::kBroadcast: return bytes > kSmallMessageBytes;
+    case Kind::kAllGather:
+    case Kind::kReduceScatter: return bytes <= kHierarchicalBlockBytes;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -110,7 +129,7 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   }
   // Every collective has a shared-memory form; sends and receives do not.
   if (shm_available && size > 1 && !is_point_to_point(kind)) return Algorithm::kShm;
-  if (hierarchy_available && kind == Kind::kAllReduce && bytes > kSmallMessageBytes) return Algorithm::kHierarchical;
+  if (hierarchy_available && takes_hierarchy(kind, bytes)) return Algorithm::kHierarchical;
   std::span<const Algorithm> options = implemented(kind);
   if (options.size() == 1) return options[0];
   if (options.size() == 2) return options[1];

@@ -1,8 +1,9 @@
 // Which algorithm runs a collective: shared memory when every rank of the
-// communicator is on one node, otherwise a point-to-point algorithm chosen by message
-// size (latency-optimal trees and recursive doubling for small messages,
-// bandwidth-optimal rings for large ones; broadcast below 8 ranks keeps its tree). TUTTI_ALGO overrides the choice per
-// collective, e.g. TUTTI_ALGO="all_reduce=ring,broadcast=binomial", which is how the
+// communicator is on one node; where its ranks span nodes alike, the hierarchy
+// (hierarchy.h) at the sizes where it wins; otherwise a point-to-point algorithm chosen
+// by message size (latency-optimal trees and recursive doubling for small messages,
+// bandwidth-optimal rings for large ones; broadcast below 8 ranks keeps its tree).
+// TUTTI_ALGO overrides the choice per collective, e.g. TUTTI_ALGO="all_reduce=ring,broadcast=binomial", which is how the
 // tests run every algorithm on its own.
 #pragma once
 
@@ -34,6 +35,9 @@ enum class Algorithm : uint8_t {
 constexpr size_t kSmallMessageBytes = 64 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
+// Up to this many bytes a rank, all_gather and reduce_scatter take the hierarchy where
+// there is one (selector.cc says why).
+constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
 
 const char* algorithm_name(Algorithm algorithm);
 
@@ -46,8 +50,9 @@ class Selector {
   // `bytes` is the size of one rank's message (per-rank block for the *_gather,
   // *_scatter and all_to_all calls); shm_available when the communicator has a
   // shared-memory group, hierarchy_available when it has a hierarchy (several nodes
-  // alike: hierarchy.h), which all_reduce takes above kSmallMessageBytes. A forced shm
-  // or hierarchical where there is none is an error.
+  // alike: hierarchy.h), which all_reduce and broadcast take above kSmallMessageBytes,
+  // all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank. A forced shm or
+  // hierarchical where there is none is an error.
   Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.

@@ -46,11 +46,18 @@ static void teardown(void) { tt_job_cleanup(&job); }
 
 TestSuite(collectives, .fini = teardown);
 
-/* Runs coll_check under `tutti launch -n size` and asserts that every rank ran the same
- * number of cases, more than none, with no failure. */
-static void run_matrix(int size, const char* algorithms, const char* check, const char* const* args) {
+/* Runs coll_check under `tutti launch -n size` (on `nodes` emulated nodes, unless 0) and
+ * asserts that every rank ran the same number of cases, more than none, with no
+ * failure. */
+static void run_matrix_on(int size, int nodes, const char* algorithms, const char* check, const char* const* args) {
   tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(170000) / 1000, "coll_check");
+  if (nodes > 0) {
+    char count[16];
+    snprintf(count, sizeof count, "%d", nodes);
+    tt_job_launcher_option(&job, "--nodes");
+    tt_job_launcher_option(&job, count);
+  }
   for (const char* const* arg = args; *arg; ++arg) tt_job_arg(&job, "%s", *arg);
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=60000");
   if (algorithms) tt_job_env(&job, "TUTTI_ALGO=%s", algorithms);
@@ -78,8 +85,12 @@ static void run_matrix(int size, const char* algorithms, const char* check, cons
     if (first_cases < 0) first_cases = cases;
     cr_expect_eq(cases, first_cases, "-n %d: rank %d ran %ld cases, rank 0 %ld", size, rank, cases, first_cases);
   }
-  printf("collectives -n %d %s%s: %lld ms\n", size, algorithms ? "TUTTI_ALGO=" : "selector",
+  printf("collectives -n %d --nodes %d %s%s: %lld ms\n", size, nodes, algorithms ? "TUTTI_ALGO=" : "selector",
          algorithms ? algorithms : "", job.took_ms);
+}
+
+static void run_matrix(int size, const char* algorithms, const char* check, const char* const* args) {
+  run_matrix_on(size, 0, algorithms, check, args);
 }
 
 ParameterizedTestParameters(collectives, matrix) {
@@ -96,6 +107,30 @@ ParameterizedTest(world* w, collectives, matrix, .timeout = 200) {
   static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
                                      "float32,bfloat16", "--big-ops",   "all",       NULL};
   run_matrix(w->size, algorithm_sets[w->algorithms], NULL, args);
+}
+
+/* The hierarchical collectives (shared memory within each emulated node, UCX between
+ * them) forced, on 2 nodes of 2 and 3 ranks and 3 nodes of 2, with the same matrix as
+ * above (the other collectives through the selector, UCX between the nodes); count
+ * 70001 takes the rings between nodes. The selector's own choices at the same
+ * layouts come last. */
+typedef struct layout {
+  int size;
+  int nodes;
+} layout;
+
+ParameterizedTestParameters(collectives, hierarchical_matrix) {
+  static layout layouts[] = {{4, 2}, {6, 2}, {6, 3}};
+  return cr_make_param_array(layout, layouts, sizeof layouts / sizeof layouts[0]);
+}
+
+ParameterizedTest(layout* l, collectives, hierarchical_matrix, .timeout = 200) {
+  static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
+                                     "float32,bfloat16", "--big-ops",   "all",       NULL};
+  run_matrix_on(l->size, l->nodes,
+                "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical",
+                NULL, args);
+  run_matrix_on(l->size, l->nodes, NULL, NULL, args);
 }
 
 /* Buffers from tutti_mem_alloc, where every collective reads and writes other ranks'

@@ -145,7 +145,20 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
             Algorithm::kRecursiveDoubling);
   cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
             Algorithm::kHierarchical);
-  cr_assert(selector.choose(Kind::kAllGather, 16 << 20, 8, false, true) == Algorithm::kRing);
+  // Broadcast too; all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank.
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
+            Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes + 1, 4, false, true) ==
+            Algorithm::kHierarchical);
+  for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
+    cr_assert(selector.choose(kind, 8, 8, false, true) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, true) ==
+              Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, true) ==
+              Algorithm::kRing);
+  }
+  cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, true) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, true) == Algorithm::kPairwise);
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, false) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, false) == Algorithm::kScatterAllGather);
@@ -167,8 +180,11 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
   }
-  setenv("TUTTI_ALGO", "all_reduce=hierarchical", 1);
-  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, true) == Algorithm::kHierarchical);
+  setenv("TUTTI_ALGO", "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical",
+         1);
+  for (Kind kind : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter, Kind::kBroadcast}) {
+    cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, true) == Algorithm::kHierarchical);
+  }
   try {
     Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
     cr_assert_fail("hierarchical was chosen without a hierarchy");
@@ -181,6 +197,7 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
 
 Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
   cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring hierarchical"));
+  cr_assert(contains(forced_error("reduce=hierarchical"), "reduce: shm binomial ring"));
   cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
   cr_assert(contains(forced_error("ring"), "collective=algorithm"));
   cr_assert(contains(forced_error("send=direct"), "not a collective"));
