@@ -34,4 +34,14 @@ srun_ok -N 2 --ntasks-per-node=4 "$TUTTI_BIN" "$SCRIPTS/place.lua"
 check_places 8
 for rank in 0 1 2 3; do expect_count 1 "^place rank $rank of 8 local $rank of 4 node 0 "; done
 for rank in 4 5 6 7; do expect_count 1 "^place rank $rank of 8 local $((rank - 4)) of 4 node 1 "; done
+# The hierarchical collectives forced through the Lua matrix (tests/lua), on 2 nodes
+# of 2 ranks numbered in blocks (ranks 0-1 on the first node) and cyclically (ranks 0
+# and 2 on the first): the hierarchy must put every block where its rank says.
+for distribution in block cyclic; do
+  LUA_PATH="$TUTTI_SOURCE_DIR/tests/lua/?.lua" \
+    TUTTI_ALGO=all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical \
+    srun_ok -N 2 --ntasks-per-node=2 --distribution="$distribution" "$TUTTI_BIN" \
+    "$TUTTI_SOURCE_DIR/tests/lua/test_collectives.lua"
+  expect_count 4 "^test_collectives: rank [0-3] of 4 ran [0-9]+ calls: ok"
+done
 echo "PASS"
