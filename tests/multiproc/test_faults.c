@@ -34,11 +34,18 @@ TestSuite(faults, .fini = cleanup);
 static const char* const kNeedles[] = {"LOST",  "DYING", "RESUMED", "DONE",         "SHRUNK",   "SURVIVED",
                                        "SHRINK", "FAIL",  "WARN",    "tutti launch", "RECEIVED", NULL};
 
-/* Starts coll_fault --case name under tutti launch --keep-going with world ranks. */
-static void run_job(int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
-                    int heartbeat_interval_ms, long long compute_ms, int shrink) {
+/* Starts coll_fault --case name under tutti launch --keep-going with world ranks, on
+ * `nodes` emulated nodes unless 0. */
+static void run_job_on(int nodes, int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
+                       int heartbeat_interval_ms, long long compute_ms, int shrink) {
   tt_job_init(&job, world, 120, "coll_fault");
   tt_job_launcher_option(&job, "--keep-going");
+  if (nodes > 0) {
+    char text[16];
+    snprintf(text, sizeof text, "%d", nodes);
+    tt_job_launcher_option(&job, "--nodes");
+    tt_job_launcher_option(&job, text);
+  }
   tt_job_arg(&job, "--case");
   tt_job_arg(&job, "%s", name);
   tt_job_arg(&job, "--victim");
@@ -54,6 +61,11 @@ static void run_job(int world, const char* name, int victim, long long count, in
   tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=%d", heartbeat_interval_ms);
   cr_assert(tt_job_run(&job, 100000), "%s did not end within 100 s:\n%s", tt_job_command(&job),
             tt_excerpt(job.output, kNeedles));
+}
+
+static void run_job(int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
+                    int heartbeat_interval_ms, long long compute_ms, int shrink) {
+  run_job_on(0, world, name, victim, count, heartbeat_timeout_ms, heartbeat_interval_ms, compute_ms, shrink);
 }
 
 /* Every rank but the victim printed "LOST <ms> TUTTI_ERR_PEER_LOST <message>" naming
@@ -123,6 +135,24 @@ Test(faults, survivors_of_a_kill_shrink_and_go_on, .timeout = 150) {
   expect_survivors_lost(4, 2, NULL);
   expect_survivors_shrank(4, 2, -1);
 }
+
+/* Between emulated nodes (tutti launch --nodes 2: UCX between them, shared memory within
+ * each): a rank of the second node killed during a small all_reduce and during a large
+ * one, which the hierarchy carries (shared memory within the nodes, UCX between them),
+ * is named by every survivor, on its node and on the other, which then shrink to the
+ * three left and go on. */
+static void kill_between_nodes(long long count) {
+  run_job_on(2, 4, "kill", 3, count, 20000, 1000, 0, 1);
+  long long took = expect_survivors_lost(4, 3, NULL);
+  cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
+  expect_survivors_shrank(4, 3, -1);
+  printf("faults: kill -9 of rank 3 of 4 on 2 emulated nodes during an all_reduce of %lld floats: last survivor's "
+         "PEER_LOST %lld ms after the kill\n",
+         count, took);
+}
+
+Test(faults, kill_between_nodes_during_small_all_reduce, .timeout = 150) { kill_between_nodes(1); }
+Test(faults, kill_between_nodes_during_hierarchical_all_reduce, .timeout = 150) { kill_between_nodes(1 << 20); }
 
 /* The shrink's leader (rank 0, first to arrive) dies while it waits for the last
  * survivor: the others see it lost, elect another leader and shrink without it. */

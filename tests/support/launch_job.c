@@ -145,11 +145,12 @@ int tt_rank_line(const char* output, int rank, const char* prefix, char* out, si
   return 0;
 }
 
-/* Where output first shows a crash report (a sanitizer's, or std::terminate's), from
- * the start of its line; NULL if none. */
+/* Where output first shows a crash report (a sanitizer's, std::terminate's, glibc's on
+ * a corrupt heap, UCX's), from the start of its line; NULL if none. */
 static const char* first_crash_report(const char* output) {
   static const char* const kMarkers[] = {"Sanitizer", "runtime error:", "std::terminate called", "terminate called",
-                                         NULL};
+                                         "free(): ",  "malloc(): ",     "double free",           "corrupted ",
+                                         "Fatal:",    "Assertion",      "Caught signal",         NULL};
   const char* first = NULL;
   for (const char* const* marker = kMarkers; *marker; ++marker) {
     const char* at = strstr(output, *marker);

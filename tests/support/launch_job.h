@@ -54,8 +54,8 @@ int tt_count(const char* text, const char* needle);
 int tt_rank_line(const char* output, int rank, const char* prefix, char* out, size_t out_size);
 /* A short excerpt of output for assertion messages: every line containing one of the
  * needles (NULL-terminated list; at most 40 lines), the first crash report (a
- * sanitizer's or std::terminate's, up to 5000 characters) if there is one, then the
- * last 3000 characters. In a static buffer. */
+ * sanitizer's, std::terminate's or glibc's, up to 5000 characters) if there is one,
+ * then the last 3000 characters. In a static buffer. */
 const char* tt_excerpt(const char* output, const char* const* needles);
 
 #ifdef __cplusplus
