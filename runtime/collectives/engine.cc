@@ -49,9 +49,9 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
     engine->shm_ = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size,
                                                  deadline);
   }
-  HierarchySetup layout{setup.store,      setup.prefix,    setup.rank,  setup.size,  setup.local_rank,
-                        setup.local_size, setup.node_rank, setup.fault, setup.where, &engine->scratch_};
-  if (Hierarchy::may_apply(layout)) engine->hierarchy_ = Hierarchy::create(*engine->transport_, layout, deadline);
+  if (Hierarchy::may_apply(setup)) {
+    engine->hierarchy_ = Hierarchy::create(*engine->transport_, setup, &engine->scratch_, deadline);
+  }
   Engine* self = engine.get();
   work::Executor::Hooks hooks;
   hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
@@ -61,8 +61,8 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   log::info(setup.where, ": point-to-point over ", engine->transport_->describe(), ", ",
             engine->shm_ ? "collectives through shared memory"
             : engine->hierarchy_
-                ? concat("collectives over point-to-point, large all_reduce hierarchical (", engine->hierarchy_->nodes(),
-                         " nodes of ", engine->hierarchy_->local_size(), " ranks)")
+                ? concat("collectives over point-to-point, or hierarchical where that is faster (",
+                         engine->hierarchy_->nodes(), " nodes of ", engine->hierarchy_->local_size(), " ranks)")
                 : "collectives over point-to-point",
             "; ", engine->memory_report());
   return engine;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/collectives/call.h"
+#include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/hierarchy.h"
 #include "runtime/collectives/scratch.h"
 #include "runtime/collectives/selector.h"
@@ -23,21 +24,6 @@
 #include "runtime/work/executor.h"
 
 namespace tutti::collectives {
-
-struct EngineSetup {
-  store::Client* store = nullptr;
-  std::string prefix;  // the communicator's keys in the store
-  int rank = 0;
-  int size = 1;
-  bool one_node = false;  // every rank on this node: collectives go through shared memory
-  int local_rank = 0;     // this rank's place on its node, for hierarchical collectives
-  int local_size = 1;
-  int node_rank = 0;
-  std::string where;      // Comm::describe(), for messages
-  int64_t op_timeout_ms = 0;  // until Engine::set_op_timeout
-  const Fault* fault = nullptr;  // the communicator's: abort, a lost peer
-  health::ActivityBoard* board = nullptr;  // the communicator's; what this rank is doing
-};
 
 class Engine {
  public:

@@ -24,7 +24,8 @@ struct Seat {
 
 // Every rank's seat, by an all-gather over the whole transport. Its messages carry
 // number 0, which no collective takes (they count from 1).
-std::vector<Seat> exchange_seats(transport::Transport& whole, const HierarchySetup& setup, Deadline deadline) {
+std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
+                                 Deadline deadline) {
   OpContext context;
   context.name = "the layout exchange of init";
   context.seq = 0;
@@ -32,7 +33,7 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const HierarchySet
   context.timeout_ms = deadline.remaining_ms();
   context.fault = setup.fault;
   context.where = setup.where;
-  context.scratch = setup.scratch;
+  context.scratch = scratch;
   const Seat mine{setup.node_rank, setup.local_rank};
   std::vector<Seat> seats(static_cast<size_t>(setup.size));
   Exchange x(whole, context);
@@ -51,9 +52,9 @@ Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTranspor
       places_(std::move(places)),
       rank_at_(std::move(rank_at)) {}
 
-std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const HierarchySetup& setup,
-                                             Deadline deadline) {
-  const std::vector<Seat> seats = exchange_seats(whole, setup, deadline);
+std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup,
+                                             Scratch* scratch, Deadline deadline) {
+  const std::vector<Seat> seats = exchange_seats(whole, setup, scratch, deadline);
   // By node (in the order of the launchers' node numbers), the ranks of each local rank.
   std::map<int32_t, std::vector<int>> ranks_of_node;
   for (int rank = 0; rank < setup.size; ++rank) {

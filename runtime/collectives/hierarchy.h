@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "runtime/collectives/dtype.h"
+#include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/op_context.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/deadline.h"
@@ -45,31 +46,18 @@
 
 namespace tutti::collectives {
 
-struct HierarchySetup {
-  store::Client* store = nullptr;
-  std::string prefix;  // the communicator's keys in the store
-  int rank = 0;
-  int size = 1;
-  int local_rank = 0;
-  int local_size = 1;
-  int node_rank = 0;
-  const Fault* fault = nullptr;
-  std::string_view where;  // for messages; outlives the call
-  Scratch* scratch = nullptr;
-};
-
 class Hierarchy {
  public:
   // Collective over the communicator's ranks (every rank calls it, whatever its
   // layout, since all take part in learning the layout). Returns null where the layout
   // does not allow a hierarchy. Throws Error as the transport and shm::Group::create do.
-  static std::unique_ptr<Hierarchy> create(transport::Transport& whole, const HierarchySetup& setup,
+  static std::unique_ptr<Hierarchy> create(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
                                            Deadline deadline);
 
   // Whether a hierarchy may apply: the ranks span nodes (no rank has them all on its
   // node) and could fill two nodes with two each. Every rank answers alike, so that all
   // or none call create; whether the nodes are alike, only create learns.
-  static bool may_apply(const HierarchySetup& setup) { return setup.local_size < setup.size && setup.size >= 4; }
+  static bool may_apply(const EngineSetup& setup) { return setup.local_size < setup.size && setup.size >= 4; }
 
   void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
   void all_gather(const void* send, void* recv, size_t bytes, const OpContext& context);

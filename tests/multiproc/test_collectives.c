@@ -52,12 +52,7 @@ TestSuite(collectives, .fini = teardown);
 static void run_matrix_on(int size, int nodes, const char* algorithms, const char* check, const char* const* args) {
   tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(170000) / 1000, "coll_check");
-  if (nodes > 0) {
-    char count[16];
-    snprintf(count, sizeof count, "%d", nodes);
-    tt_job_launcher_option(&job, "--nodes");
-    tt_job_launcher_option(&job, count);
-  }
+  tt_job_nodes(&job, nodes);
   for (const char* const* arg = args; *arg; ++arg) tt_job_arg(&job, "%s", *arg);
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=60000");
   if (algorithms) tt_job_env(&job, "TUTTI_ALGO=%s", algorithms);

@@ -40,12 +40,7 @@ static void run_job_on(int nodes, int world, const char* name, int victim, long 
                        int heartbeat_interval_ms, long long compute_ms, int shrink) {
   tt_job_init(&job, world, 120, "coll_fault");
   tt_job_launcher_option(&job, "--keep-going");
-  if (nodes > 0) {
-    char text[16];
-    snprintf(text, sizeof text, "%d", nodes);
-    tt_job_launcher_option(&job, "--nodes");
-    tt_job_launcher_option(&job, text);
-  }
+  tt_job_nodes(&job, nodes);
   tt_job_arg(&job, "--case");
   tt_job_arg(&job, "%s", name);
   tt_job_arg(&job, "--victim");

@@ -71,6 +71,14 @@ void tt_job_launcher_option(tt_job* job, const char* option) {
   job->argv[separator] = added;
 }
 
+void tt_job_nodes(tt_job* job, int nodes) {
+  if (nodes <= 0) return;
+  char count[16];
+  snprintf(count, sizeof count, "%d", nodes);
+  tt_job_launcher_option(job, "--nodes");
+  tt_job_launcher_option(job, count);
+}
+
 void tt_job_arg(tt_job* job, const char* format, ...) {
   va_list args;
   va_start(args, format);

@@ -33,6 +33,8 @@ typedef struct tt_job {
 void tt_job_init(tt_job* job, int ranks, int timeout_s, const char* program);
 /* Adds an option for the launcher itself (such as "--keep-going"), before the "--". */
 void tt_job_launcher_option(tt_job* job, const char* option);
+/* Runs the ranks on `nodes` emulated nodes (tutti launch --nodes); 0 leaves them on one. */
+void tt_job_nodes(tt_job* job, int nodes);
 /* Appends a printf-formatted argument for the program. */
 __attribute__((format(printf, 2, 3))) void tt_job_arg(tt_job* job, const char* format, ...);
 /* Appends a printf-formatted "NAME=value" to the launcher's (and so the ranks')
