@@ -145,7 +145,13 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
             Algorithm::kRecursiveDoubling);
   cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
             Algorithm::kHierarchical);
-  // Broadcast too; all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank.
+  // Broadcast when small or large; all_gather and reduce_scatter up to
+  // kHierarchicalBlockBytes a rank.
+  cr_assert(selector.choose(Kind::kBroadcast, 8, 4, false, true) == Algorithm::kHierarchical);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes, 4, false, true) ==
+            Algorithm::kHierarchical);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes + 1, 4, false,
+                            true) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
             Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes + 1, 4, false, true) ==
