@@ -18,8 +18,10 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -54,7 +56,7 @@ class Liveness {
     return watching() && now_ms > last_sweep_ms_ + 2 * sweep_interval_ms_;
   }
 
-  bool watching() const { return watched_count_ > 0; }
+  bool watching() const { return !timeouts_.empty(); }
 
  private:
   using Deadlines = std::multimap<uint64_t, const void*>;
@@ -64,7 +66,7 @@ class Liveness {
     std::string identity;
     std::string address;
     int64_t timeout_ms = 0;
-    uint64_t last_heard_ms = 0;
+    uint64_t last_heard_ms = 0;  // on the unstalled clock
     Deadlines::iterator deadline;  // in deadlines_, while watched
     std::string activity;
     uint64_t activity_ms = 0;  // when activity was reported
@@ -76,16 +78,21 @@ class Liveness {
   // queue, in one step, when every watch has the same timeout.
   void requeue(Entry& entry);
   void forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost);
+  // The store's clock less the stalls forgiven so far: what last_heard_ms and the
+  // deadlines count on, so that forgiving a stall moves them all at once.
+  uint64_t unstalled(uint64_t now_ms) const { return now_ms - stalled_ms_; }
   void declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms);
   void set(const std::string& key, const std::string& value);
 
   KeySpace& keys_;
   std::unordered_map<const void*, Entry> entries_;
-  // The watched connections by when they turn silent for good (last heard + timeout):
-  // a sweep reads only those past due, not every connection, so watching 100,000
-  // costs the store nothing between their frames.
+  // The watched connections by when they turn silent for good (last heard + timeout,
+  // on the unstalled clock): a sweep reads only those past due, not every connection,
+  // so watching 100,000 costs the store nothing between their frames.
   Deadlines deadlines_;
-  size_t watched_count_ = 0;
+  std::multiset<int64_t> timeouts_;  // of the watched connections
+  std::unordered_set<const void*> own_;  // the connections from this process
+  uint64_t stalled_ms_ = 0;  // the stalls forgiven so far
   const uint64_t sweep_interval_ms_;
   uint64_t last_sweep_ms_ = 0;  // or when watching last began
   const std::string own_identity_;  // this process's "host:pid", as its clients say HELLO
