@@ -31,6 +31,9 @@ NAMES = {
     _capi.DTYPE_FLOAT64: "float64",
 }
 _TORCH = {"torch." + name: dtype for dtype, name in NAMES.items()}
+# The same by torch.dtype object, filled as tensors come: str(dtype) costs more than
+# the rest of a small call's checks.
+_BY_TORCH_DTYPE = {}
 # __array_interface__ typestr without its byte order: kind and size.
 _TYPESTR = {"i1": _capi.DTYPE_INT8, "u1": _capi.DTYPE_UINT8, "i4": _capi.DTYPE_INT32,
             "i8": _capi.DTYPE_INT64, "f2": _capi.DTYPE_FLOAT16, "f4": _capi.DTYPE_FLOAT32,
@@ -66,6 +69,8 @@ def where(device):
 def same_device(api, *named):
     """The CUDA device of a call's Buffers, None for host memory; refuses a call whose
     Buffers are in different places, naming both. named: (arg, Buffer or list of them)."""
+    if len(named) == 1 and not isinstance(named[0][1], list):
+        return named[0][1].device  # one Buffer: the common case, on every call
     first = None
     for arg, item in named:
         for i, buffer in enumerate(item) if isinstance(item, list) else ((None, item),):
@@ -110,17 +115,28 @@ def as_buffer(obj, api, arg, writable):
     return _from_memoryview(obj, view, api, arg, writable)
 
 
+def _torch_dtype(torch_dtype):
+    dtype = _BY_TORCH_DTYPE.get(torch_dtype)
+    if dtype is None:
+        dtype = _TORCH.get(str(torch_dtype))
+        if dtype is not None:
+            _BY_TORCH_DTYPE[torch_dtype] = dtype
+    return dtype
+
+
 def _from_tensor(tensor, api, arg):
-    device = tensor.device
-    if device.type not in ("cpu", "cuda"):
+    # is_cuda and is_cpu, not device.type: a small call's checks are on every call, and
+    # device.type costs as much as the C call itself.
+    cuda = tensor.is_cuda
+    if not cuda and not tensor.is_cpu:
         raise unsupported(
-            f"{api}: {arg} is a tensor on {device}, but tutti moves host and CUDA device "
-            f"memory only; pass a CPU or CUDA tensor, e.g. {arg}.cpu(), and copy the result "
-            f"back")
-    if tensor.layout != sys.modules["torch"].strided:
+            f"{api}: {arg} is a tensor on {tensor.device}, but tutti moves host and CUDA "
+            f"device memory only; pass a CPU or CUDA tensor, e.g. {arg}.cpu(), and copy the "
+            f"result back")
+    if tensor.layout is not sys.modules["torch"].strided:
         raise unsupported(f"{api}: {arg} is a {tensor.layout} tensor; pass a dense tensor "
                           f"({arg}.to_dense())")
-    dtype = _TORCH.get(str(tensor.dtype))
+    dtype = _torch_dtype(tensor.dtype)
     if dtype is None:
         raise invalid(f"{api}: {arg} has dtype {tensor.dtype}, which tutti does not reduce "
                       f"or move; use one of {SUPPORTED} ({arg}.to(torch.float32), say)")
@@ -129,8 +145,7 @@ def _from_tensor(tensor, api, arg):
             f"{api}: {arg} is not contiguous (shape {tuple(tensor.shape)}, stride "
             f"{tuple(tensor.stride())}); pass a contiguous tensor ({arg}.contiguous() makes a "
             f"copy: copy the result back into {arg} afterwards)")
-    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor,
-                  device if device.type == "cuda" else None)
+    return Buffer(tensor.data_ptr(), tensor.numel(), dtype, tensor, tensor.device if cuda else None)
 
 
 def _count(shape, itemsize):

@@ -231,6 +231,15 @@ class FakeCuda(torch.Tensor):
     def device(self):
         return torch.device("cuda", self.index)
 
+    # What the binding reads first, as a real CUDA tensor answers it.
+    @property
+    def is_cuda(self):
+        return True
+
+    @property
+    def is_cpu(self):
+        return False
+
     def record_stream(self, stream):
         FakeCuda.recorded.append(stream.cuda_stream)
 
