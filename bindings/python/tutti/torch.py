@@ -46,10 +46,10 @@ __all__ = ["BACKEND", "ProcessGroupTutti", "Work", "KEEP_FINISHED", "live_works"
 
 BACKEND = "tutti"
 
-_OPS = {compat.REDUCE_OPS[name]: op for name, op in
+_OPS = {compat.reduce_op_kind(compat.REDUCE_OPS[name]): op for name, op in
         (("SUM", ReduceOp.SUM), ("PRODUCT", ReduceOp.PROD), ("MIN", ReduceOp.MIN),
          ("MAX", ReduceOp.MAX), ("AVG", ReduceOp.AVG)) if name in compat.REDUCE_OPS}
-_OP_NAMES = {member: name for name, member in compat.REDUCE_OPS.items()}
+_OP_NAMES = {compat.reduce_op_kind(member): name for name, member in compat.REDUCE_OPS.items()}
 _ADDRESS_KEY = "tutti/address"
 
 
@@ -57,9 +57,10 @@ def _reduce_op(opts, api):
     op = getattr(opts, "reduceOp", None)
     if op is None:
         return ReduceOp.SUM
-    found = _OPS.get(op)
+    kind = compat.reduce_op_kind(op)
+    found = _OPS.get(kind)
     if found is None:
-        name = _OP_NAMES.get(op, repr(op))
+        name = _OP_NAMES.get(kind, repr(op))
         raise unsupported(
             f"{api}: ReduceOp.{name} is not supported by backend tutti (it has SUM, PRODUCT, "
             f"MIN, MAX and AVG); use one of those, or a gloo group for {name} "
