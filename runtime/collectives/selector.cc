@@ -45,16 +45,18 @@ std::span<const Algorithm> implemented(Kind kind) {
 
 // Where a hierarchy beats the flat algorithms, as measured on 2 emulated nodes of 2
 // ranks over TCP (tutti launch --nodes 2, UCX_TLS=tcp; docs/benchmarks.md):
-// all_reduce above kSmallMessageBytes; broadcast up to kHierarchicalBroadcastEagerBytes
-// (1-4 KiB: 2.5-14 µs against the tree's 15-29) and above kSmallMessageBytes (256 KiB:
-// 0.28-0.33 ms against 0.55-0.71, 16 MiB: 10.6-12.9 against 17.0-17.5), but not in
-// between, where UCX sends over TCP by rendezvous (a handshake of three legs, from
-// 8 KiB), which the node's other ranks, waiting on shared memory, slow down when ranks
-// share cores (8-32 KiB: 48-98 µs against 32-57); all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank (64 KiB
-// a rank: 0.14-0.20 ms against 0.46-0.48 for all_gather, 0.13-0.23 against 0.44-0.50
-// for reduce_scatter), past which the hierarchy's reordering copy and its two steps
-// cost more than the flat ring moves (all_gather of 1 MiB a rank: 5.9-6.2 ms against
-// 4.9-5.5).
+//   all_reduce above kSmallMessageBytes;
+//   broadcast up to kHierarchicalBroadcastEagerBytes (1-4 KiB: 2.5-14 µs against the
+//     tree's 15-29) and above kSmallMessageBytes (256 KiB: 0.28-0.33 ms against
+//     0.55-0.71, 16 MiB: 10.6-12.9 against 17.0-17.5), but not in between, where UCX
+//     sends over TCP by rendezvous (a handshake of three legs, from 8 KiB), which the
+//     node's other ranks, waiting on shared memory, slow down when ranks share cores
+//     (8-32 KiB: 48-98 µs against 32-57);
+//   all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank (64 KiB a rank:
+//     0.14-0.20 ms against 0.46-0.48 for all_gather, 0.13-0.23 against 0.44-0.50 for
+//     reduce_scatter), past which the hierarchy's reordering copy and its two steps
+//     cost more than the flat ring moves (all_gather of 1 MiB a rank: 5.9-6.2 ms
+//     against 4.9-5.5).
 bool takes_hierarchy(Kind kind, size_t bytes) {
   switch (kind) {
     case Kind::kAllReduce: return bytes > kSmallMessageBytes;

@@ -3,8 +3,9 @@
 // (hierarchy.h) at the sizes where it wins; otherwise a point-to-point algorithm chosen
 // by message size (latency-optimal trees and recursive doubling for small messages,
 // bandwidth-optimal rings for large ones; broadcast below 8 ranks keeps its tree).
-// TUTTI_ALGO overrides the choice per collective, e.g. TUTTI_ALGO="all_reduce=ring,broadcast=binomial", which is how the
-// tests run every algorithm on its own.
+// TUTTI_ALGO overrides the choice per collective, e.g.
+// TUTTI_ALGO="all_reduce=ring,broadcast=binomial", which is how the tests run every
+// algorithm on its own.
 #pragma once
 
 #include <array>
