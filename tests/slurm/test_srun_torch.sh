@@ -6,7 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 export PYTHONPATH="$TUTTI_BIN_DIR/../python"
 example="$TUTTI_SOURCE_DIR/examples/torch/ddp_train.py"
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# A port below the ephemeral range, which a process binding port 0 cannot take meanwhile.
+free_port() { /usr/bin/python3 -c "import sys; sys.path.insert(0, '$TUTTI_SOURCE_DIR/tests/bindings/python')
+from ports import free_port; print(free_port())"; }
 export MASTER_ADDR=127.0.0.1
 unset RANK WORLD_SIZE LOCAL_RANK TUTTI_ADDR
 

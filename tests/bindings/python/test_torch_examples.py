@@ -10,11 +10,11 @@ backend "tutti" and, with only the backend name changed, on gloo, and compares:
 import os
 import re
 import signal
-import socket
 import subprocess
 import tempfile
 
 import torch
+from ports import free_port
 
 SOURCE = os.environ["TUTTI_SOURCE_DIR"]
 EXAMPLES = os.path.join(SOURCE, "examples", "torch")
@@ -97,9 +97,7 @@ def test_ddp_train_under_torchrun():
         path = os.path.join(folder, "torchrun.pt")
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("TUTTI_") or k in ("TUTTI_SOURCE_DIR", "TUTTI_BIN", "TUTTI_PYTHON")}
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()
         # Its own process group, so that a hang kills torchrun and its workers, and only them.
         process = subprocess.Popen(
             [os.environ["TUTTI_PYTHON"], "-m", "torch.distributed.run", "--redirects", "9:1",

@@ -8,9 +8,7 @@ Run: tutti launch -n 2 -- python3 -m pytest test_torch_init.py
 """
 import datetime
 import os
-import random
 import shutil
-import socket
 import tempfile
 import time
 
@@ -20,6 +18,7 @@ import torch.distributed as dist
 
 import tutti
 import tutti.torch
+from ports import free_port
 
 RANK = int(os.environ["RANK"])
 SIZE = int(os.environ["WORLD_SIZE"])
@@ -34,38 +33,14 @@ def job_dir():
         shutil.rmtree(JOB_DIR, ignore_errors=True)
 
 
-def _bindable(port):
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-def _free_pair():
-    """A port P with P and P + 1 free, below Linux's ephemeral range (32768 and up, where
-    gloo's and every other outgoing connection takes its port), as torchrun's 29500 and
-    29501 are: MASTER_PORT for torch's store, the next for tutti's."""
-    for _ in range(200):
-        port = random.randrange(20000, 32000)
-        if _bindable(port) and _bindable(port + 1):
-            return port
-    raise RuntimeError("no two free consecutive ports in 20000..32000")
-
-
 def shared_free_port(name, pair=False):
     """A free loopback port (with pair, one whose next port is free too), chosen by rank
     0 and read by the others from JOB_DIR."""
     path = os.path.join(JOB_DIR, name)
     if RANK == 0:
         os.makedirs(JOB_DIR, exist_ok=True)
-        if pair:
-            port = _free_pair()
-        else:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = probe.getsockname()[1]
+        # With pair, MASTER_PORT for torch's store and the next for tutti's.
+        port = free_port(2 if pair else 1)
         with open(path + ".tmp", "w") as f:
             f.write(str(port))
         os.replace(path + ".tmp", path)

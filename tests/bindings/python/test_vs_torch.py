@@ -14,7 +14,6 @@ Every rank draws the same sequence of cases from one seed and its own data from
 Without torch the module is skipped, printing why (ctest shows it as skipped).
 """
 import os
-import socket
 
 import pytest
 
@@ -27,6 +26,7 @@ except ImportError as error:
     pytest.skip("torch is not importable", allow_module_level=True)
 
 import tutti
+from ports import free_port
 
 SEED = int(os.environ.get("TUTTI_VS_TORCH_SEED", "20240607"))
 CASES = 12
@@ -46,9 +46,7 @@ def both():
     # tells the others.
     port = torch.zeros(1, dtype=torch.int64)
     if rank == 0:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port[0] = probe.getsockname()[1]
+        port[0] = free_port()
     tutti.broadcast(port, src=0)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(port)}", rank=rank,
                             world_size=size)
