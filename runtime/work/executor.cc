@@ -42,41 +42,53 @@ void Executor::start_thread_locked() {
   thread_ = std::thread([this] { thread_main(); });
 }
 
+void Executor::update_wanted_locked() { wanted_.store(!queue_.empty() || busy_, std::memory_order_seq_cst); }
+
+void Executor::wake_from_transport() {
+  // The thread says it is asleep in the transport before it reads wanted_, and the
+  // callers set wanted_ before they read this: one of the two sees the other.
+  if (asleep_in_transport_.load(std::memory_order_seq_cst) && hooks_.interrupt_transport) hooks_.interrupt_transport();
+}
+
 std::shared_ptr<Work> Executor::submit(Job job) {
   auto work = std::make_shared<Work>();
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     queue_.push_back(Item{std::move(job), work});
+    update_wanted_locked();
     start_thread_locked();
   }
   changed_.notify_all();
-  if (hooks_.interrupt_transport) hooks_.interrupt_transport();
+  wake_from_transport();
   return work;
 }
 
 bool Executor::enter_inline() {
-  bool has_thread = false;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     if (!queue_.empty() || busy_) return false;
     busy_ = true;
-    has_thread = thread_.joinable();
+    update_wanted_locked();
   }
   // The thread may be asleep in the transport holding the run lock; wake it so it
-  // lets go at once.
-  if (has_thread && hooks_.interrupt_transport) hooks_.interrupt_transport();
+  // lets go at once. Only then: the wake-up is a system call, and the woken thread
+  // takes a core, which made every blocking call 4-12 us slower once an asynchronous
+  // one had started the thread.
+  wake_from_transport();
   return true;
 }
 
 void Executor::leave_inline() {
-  bool has_thread = false;
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy_ = false;
-    has_thread = thread_.joinable();
+    update_wanted_locked();
+    wake = !queue_.empty() || locked_out_;
   }
-  // Only the thread waits on changed_; without one there is nobody to wake.
-  if (has_thread) changed_.notify_all();
+  // Only the thread waits on changed_: for a job it may run, or for this call to let
+  // go of the run lock it found held. Otherwise there is nothing to wake it for.
+  if (wake) changed_.notify_all();
 }
 
 void Executor::thread_main() {
@@ -86,30 +98,42 @@ void Executor::thread_main() {
       Item item = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
+      update_wanted_locked();
       lock.unlock();
       execute(item);
       lock.lock();
       busy_ = false;
+      update_wanted_locked();
       changed_.notify_all();
       continue;
     }
     if (stopping_) return;
     lock.unlock();
     bool in_flight = false;
+    bool locked_out = false;  // an inline call held the run lock: in flight unknown
     {
       std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);
+      locked_out = !run.owns_lock();
       if (run.owns_lock() && hooks_.progress_in_flight) {
         in_flight = hooks_.progress_in_flight();
-        if (in_flight) hooks_.sleep_in_transport(1);
+        if (in_flight) {
+          asleep_in_transport_.store(true, std::memory_order_seq_cst);
+          if (!wanted_.load(std::memory_order_seq_cst)) hooks_.sleep_in_transport(1);
+          asleep_in_transport_.store(false, std::memory_order_relaxed);
+        }
       }
     }
     lock.lock();
     if (in_flight) continue;
     // Nothing in flight: sleep until a job arrives or we stop (every request in flight
-    // was posted by a job of this thread, so nothing else needs a wake-up); the timeout
-    // is a safety net.
-    changed_.wait_for(lock, std::chrono::milliseconds(50),
-                      [this] { return stopping_ || (!queue_.empty() && !busy_); });
+    // was posted by a job of this thread, so nothing else needs a wake-up), or, locked
+    // out by an inline call, until it leaves (leave_inline wakes this thread for that
+    // only), to look again; the timeout is a safety net.
+    locked_out_ = locked_out;
+    changed_.wait_for(lock, std::chrono::milliseconds(50), [this] {
+      return stopping_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_);
+    });
+    locked_out_ = false;
   }
 }
 

@@ -69,6 +69,10 @@ class Executor {
   // The inline path of run(): claims the executor if it is idle, and lets it go.
   bool enter_inline();
   void leave_inline();
+  // wanted_ = whether a job is queued or running (so the run lock is wanted).
+  void update_wanted_locked();
+  // Wakes the thread if it is asleep in the transport (holding the run lock).
+  void wake_from_transport();
 
   Hooks hooks_;
   std::mutex run_mutex_;  // held while a job runs or the transport is driven
@@ -78,8 +82,11 @@ class Executor {
   std::deque<Item> queue_;  // guarded by queue_mutex_
   bool busy_ = false;       // a job is running; guarded by queue_mutex_
   bool stopping_ = false;   // guarded by queue_mutex_
+  bool locked_out_ = false;  // the thread waits for an inline call's run lock; guarded by queue_mutex_
   std::thread thread_;
   std::atomic<bool> has_thread_{false};  // thread_ was started; set by the issuing thread
+  std::atomic<bool> wanted_{false};  // a job queued or running; written under queue_mutex_
+  std::atomic<bool> asleep_in_transport_{false};  // the thread is in sleep_in_transport
 };
 
 template <typename Fn>

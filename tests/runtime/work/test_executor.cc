@@ -135,3 +135,19 @@ Test(executor, destroying_it_finishes_the_queued_jobs, .timeout = 10) {
   }
   cr_assert(queued->done() && queued->status() == Status::kOk);
 }
+
+// Once an asynchronous job has started the thread, a blocking run still costs no
+// wake-up while the thread is not asleep in the transport: neither the transport's
+// interrupt (a system call) nor the thread's condition variable.
+Test(executor, blocking_runs_beside_an_idle_thread_wake_nothing, .timeout = 10) {
+  std::atomic<int> interrupts{0};
+  Executor::Hooks hooks = no_transport();
+  hooks.interrupt_transport = [&] { ++interrupts; };
+  Executor executor(hooks);
+  auto started = executor.submit([](Work&) { return true; });
+  cr_assert(started->wait_for(5000) && started->status() == Status::kOk);
+  int ran = 0;
+  for (int i = 0; i < 100; ++i) executor.run([&ran] { ++ran; });
+  cr_assert_eq(ran, 100);
+  cr_assert_eq(interrupts.load(), 0, "%d interrupts of a transport nobody slept in", interrupts.load());
+}
