@@ -35,9 +35,9 @@ static const char* const kNeedles[] = {"LOST",  "DYING", "RESUMED", "DONE",     
                                        "SHRINK", "FAIL",  "WARN",    "tutti launch", "RECEIVED", NULL};
 
 /* Starts coll_fault --case name under tutti launch --keep-going with world ranks, on
- * `nodes` emulated nodes unless 0. */
-static void run_job_on(int nodes, int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
-                       int heartbeat_interval_ms, long long compute_ms, int shrink) {
+ * `nodes` emulated nodes unless 0, with the variable `extra` ("NAME=value") unless NULL. */
+static void run_job_on(int nodes, const char* extra, int world, const char* name, int victim, long long count,
+                       int heartbeat_timeout_ms, int heartbeat_interval_ms, long long compute_ms, int shrink) {
   tt_job_init(&job, world, 120, "coll_fault");
   tt_job_launcher_option(&job, "--keep-going");
   tt_job_nodes(&job, nodes);
@@ -54,13 +54,14 @@ static void run_job_on(int nodes, int world, const char* name, int victim, long 
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
   tt_job_env(&job, "TUTTI_HEARTBEAT_TIMEOUT_MS=%d", heartbeat_timeout_ms);
   tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=%d", heartbeat_interval_ms);
+  if (extra) tt_job_env(&job, "%s", extra);
   cr_assert(tt_job_run(&job, 100000), "%s did not end within 100 s:\n%s", tt_job_command(&job),
             tt_excerpt(job.output, kNeedles));
 }
 
 static void run_job(int world, const char* name, int victim, long long count, int heartbeat_timeout_ms,
                     int heartbeat_interval_ms, long long compute_ms, int shrink) {
-  run_job_on(0, world, name, victim, count, heartbeat_timeout_ms, heartbeat_interval_ms, compute_ms, shrink);
+  run_job_on(0, NULL, world, name, victim, count, heartbeat_timeout_ms, heartbeat_interval_ms, compute_ms, shrink);
 }
 
 /* Every rank but the victim printed "LOST <ms> TUTTI_ERR_PEER_LOST <message>" naming
@@ -133,11 +134,14 @@ Test(faults, survivors_of_a_kill_shrink_and_go_on, .timeout = 150) {
 
 /* Between emulated nodes (tutti launch --nodes 2: UCX between them, shared memory within
  * each): a rank of the second node killed during a small all_reduce and during a large
- * one, which the hierarchy carries (shared memory within the nodes, UCX between them),
- * is named by every survivor, on its node and on the other, which then shrink to the
- * three left and go on. */
+ * one, which the hierarchy carries (shared memory within the nodes, UCX between them:
+ * every rank's log says its world has one, and the selector's test that 4 MiB takes
+ * it), is named by every survivor, on its node and on the other, which then shrink to
+ * the three left (no hierarchy: 2 + 1) and go on. */
 static void kill_between_nodes(long long count) {
-  run_job_on(2, 4, "kill", 3, count, 20000, 1000, 0, 1);
+  run_job_on(2, "TUTTI_LOG_LEVEL=info", 4, "kill", 3, count, 20000, 1000, 0, 1);
+  cr_expect_eq(tt_count(job.output, "hierarchical where that is faster (2 nodes of 2 ranks)"), 4,
+               "not every rank's world had a hierarchy:\n%s", tt_excerpt(job.output, kNeedles));
   long long took = expect_survivors_lost(4, 3, NULL);
   cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
   expect_survivors_shrank(4, 3, -1);
