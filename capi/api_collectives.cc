@@ -4,26 +4,26 @@
 #include "capi/guard.h"
 #include "capi/handle.h"
 #include "capi/work_handles.h"
-#include "runtime/collectives/dtype.h"
+#include "runtime/operation/dtype.h"
 
-using tutti::collectives::Call;
-using tutti::collectives::Kind;
+using tutti::Call;
+using tutti::Kind;
 
-static_assert(static_cast<int>(tutti::collectives::Dtype::kInt8) == TUTTI_DTYPE_INT8 &&
-                  static_cast<int>(tutti::collectives::Dtype::kUint8) == TUTTI_DTYPE_UINT8 &&
-                  static_cast<int>(tutti::collectives::Dtype::kInt32) == TUTTI_DTYPE_INT32 &&
-                  static_cast<int>(tutti::collectives::Dtype::kInt64) == TUTTI_DTYPE_INT64 &&
-                  static_cast<int>(tutti::collectives::Dtype::kFloat16) == TUTTI_DTYPE_FLOAT16 &&
-                  static_cast<int>(tutti::collectives::Dtype::kBfloat16) == TUTTI_DTYPE_BFLOAT16 &&
-                  static_cast<int>(tutti::collectives::Dtype::kFloat32) == TUTTI_DTYPE_FLOAT32 &&
-                  static_cast<int>(tutti::collectives::Dtype::kFloat64) == TUTTI_DTYPE_FLOAT64,
-              "runtime/collectives/dtype.h and tutti.h disagree on dtypes");
-static_assert(static_cast<int>(tutti::collectives::ReduceOp::kSum) == TUTTI_OP_SUM &&
-                  static_cast<int>(tutti::collectives::ReduceOp::kProd) == TUTTI_OP_PROD &&
-                  static_cast<int>(tutti::collectives::ReduceOp::kMin) == TUTTI_OP_MIN &&
-                  static_cast<int>(tutti::collectives::ReduceOp::kMax) == TUTTI_OP_MAX &&
-                  static_cast<int>(tutti::collectives::ReduceOp::kAvg) == TUTTI_OP_AVG,
-              "runtime/collectives/dtype.h and tutti.h disagree on ops");
+static_assert(static_cast<int>(tutti::Dtype::kInt8) == TUTTI_DTYPE_INT8 &&
+                  static_cast<int>(tutti::Dtype::kUint8) == TUTTI_DTYPE_UINT8 &&
+                  static_cast<int>(tutti::Dtype::kInt32) == TUTTI_DTYPE_INT32 &&
+                  static_cast<int>(tutti::Dtype::kInt64) == TUTTI_DTYPE_INT64 &&
+                  static_cast<int>(tutti::Dtype::kFloat16) == TUTTI_DTYPE_FLOAT16 &&
+                  static_cast<int>(tutti::Dtype::kBfloat16) == TUTTI_DTYPE_BFLOAT16 &&
+                  static_cast<int>(tutti::Dtype::kFloat32) == TUTTI_DTYPE_FLOAT32 &&
+                  static_cast<int>(tutti::Dtype::kFloat64) == TUTTI_DTYPE_FLOAT64,
+              "runtime/operation/dtype.h and tutti.h disagree on dtypes");
+static_assert(static_cast<int>(tutti::ReduceOp::kSum) == TUTTI_OP_SUM &&
+                  static_cast<int>(tutti::ReduceOp::kProd) == TUTTI_OP_PROD &&
+                  static_cast<int>(tutti::ReduceOp::kMin) == TUTTI_OP_MIN &&
+                  static_cast<int>(tutti::ReduceOp::kMax) == TUTTI_OP_MAX &&
+                  static_cast<int>(tutti::ReduceOp::kAvg) == TUTTI_OP_AVG,
+              "runtime/operation/dtype.h and tutti.h disagree on ops");
 
 namespace {
 

@@ -2,12 +2,12 @@
 // are, its CUDA device and its stream.
 #include "capi/guard.h"
 #include "capi/handle.h"
-#include "runtime/cuda/memory.h"
+#include "runtime/device/memory.h"
 
-static_assert(static_cast<int>(tutti::cuda::Memory::kAuto) == TUTTI_MEMORY_AUTO &&
-                  static_cast<int>(tutti::cuda::Memory::kHost) == TUTTI_MEMORY_HOST &&
-                  static_cast<int>(tutti::cuda::Memory::kDevice) == TUTTI_MEMORY_CUDA,
-              "runtime/cuda/memory.h and tutti.h disagree on memory kinds");
+static_assert(static_cast<int>(tutti::device::Memory::kAuto) == TUTTI_MEMORY_AUTO &&
+                  static_cast<int>(tutti::device::Memory::kHost) == TUTTI_MEMORY_HOST &&
+                  static_cast<int>(tutti::device::Memory::kDevice) == TUTTI_MEMORY_CUDA,
+              "runtime/device/memory.h and tutti.h disagree on memory kinds");
 
 extern "C" {
 
@@ -20,7 +20,7 @@ TUTTI_API tutti_status tutti_comm_set_memory(tutti_comm* comm, tutti_memory memo
         api, tutti::concat("memory ", static_cast<int>(memory), " is not a tutti_memory on ", impl->describe(),
                            "; use TUTTI_MEMORY_AUTO, _HOST or _CUDA"));
   }
-  return tutti::capi::guarded(api, [&] { impl->set_memory(static_cast<tutti::cuda::Memory>(memory)); });
+  return tutti::capi::guarded(api, [&] { impl->set_memory(static_cast<tutti::device::Memory>(memory)); });
 }
 
 TUTTI_API tutti_status tutti_comm_set_device(tutti_comm* comm, int32_t device) {

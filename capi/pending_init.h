@@ -1,7 +1,7 @@
 // A communicator whose init runs on a thread of its own, from tutti.h's draft
 // tutti_comm_init_start until tutti_comm_init_wait collects it. Destroying it gives
 // the init up and waits for its thread, which ends promptly once cancelled
-// (runtime/comm/init_cancel.h).
+// (runtime/rendezvous/init_cancel.h).
 #pragma once
 
 #include <condition_variable>
@@ -11,13 +11,13 @@
 #include <thread>
 
 #include "runtime/comm/comm.h"
-#include "runtime/comm/init_cancel.h"
+#include "runtime/rendezvous/init_cancel.h"
 #include "tutti.h"
 
 namespace tutti::capi {
 
 struct PendingInit {
-  comm::InitCancel cancel;
+  rendezvous::InitCancel cancel;
   std::thread thread;
   std::mutex mutex;
   std::condition_variable finished;

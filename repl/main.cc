@@ -98,9 +98,9 @@ int run_info(Args) {
     }
   }
   std::printf("\nalgorithms TUTTI_ALGO can force (collective=algorithm,...):\n");
-  for (int kind = 0; kind < tutti::collectives::kKindCount; ++kind) {
-    auto collective = static_cast<tutti::collectives::Kind>(kind);
-    if (tutti::collectives::is_point_to_point(collective)) continue;
+  for (int kind = 0; kind < tutti::kKindCount; ++kind) {
+    auto collective = static_cast<tutti::Kind>(kind);
+    if (tutti::is_point_to_point(collective)) continue;
     std::printf("    %s\n", tutti::collectives::Selector::choices(collective).c_str());
   }
   return invalid == 0 ? 0 : 1;

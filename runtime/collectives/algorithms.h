@@ -15,7 +15,7 @@
 
 #include <cstddef>
 
-#include "runtime/collectives/dtype.h"
+#include "runtime/operation/dtype.h"
 #include "runtime/collectives/exchange.h"
 
 namespace tutti::collectives {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/call.h"
+#include "runtime/operation/call.h"
 #include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/hierarchy.h"
-#include "runtime/collectives/scratch.h"
+#include "runtime/operation/scratch.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/fault.h"
 #include "runtime/health/activity_board.h"
@@ -44,7 +44,7 @@ class Engine {
   void set_op_timeout(int64_t op_timeout_ms) { op_timeout_ms_.store(op_timeout_ms, std::memory_order_relaxed); }
   int64_t op_timeout_ms() const { return op_timeout_ms_.load(std::memory_order_relaxed); }
 
-  // A collective that NCCL runs on the GPU (runtime/transport/nccl) takes the next
+  // A collective that NCCL runs on the GPU (runtime/device/nccl) takes the next
   // number, as a host one would, so that both kinds interleave in one order on every
   // rank; it enters the history as started and done once enqueued (the GPU's part is
   // the watchdog's), so that a timeout's report can name the ranks that never got

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "runtime/collectives/op_context.h"
+#include "runtime/operation/op_context.h"
 #include "runtime/transport/transport.h"
 
 namespace tutti::collectives {

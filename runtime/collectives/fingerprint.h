@@ -4,8 +4,8 @@
 // naming who differs in what, instead of a wrong result or a timeout.
 #pragma once
 
-#include "runtime/collectives/call.h"
-#include "runtime/collectives/op_context.h"
+#include "runtime/operation/call.h"
+#include "runtime/operation/op_context.h"
 #include "runtime/transport/transport.h"
 
 namespace tutti::collectives {

@@ -8,7 +8,7 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/log.h"

@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/dtype.h"
+#include "runtime/operation/dtype.h"
 #include "runtime/collectives/engine_setup.h"
-#include "runtime/collectives/op_context.h"
+#include "runtime/operation/op_context.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/deadline.h"
 #include "runtime/store/client.h"

@@ -1,6 +1,6 @@
 #include "runtime/collectives/ring_phases.h"
 
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "runtime/collectives/blocks.h"
-#include "runtime/collectives/dtype.h"
+#include "runtime/operation/dtype.h"
 #include "runtime/collectives/exchange.h"
 
 namespace tutti::collectives {

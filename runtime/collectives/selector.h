@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/collectives/call.h"
+#include "runtime/operation/call.h"
 
 namespace tutti::collectives {
 

@@ -1,28 +1,13 @@
 #include "runtime/comm/comm.h"
 
-#include <cstdio>
-
 #include "runtime/comm/dump_signal.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
-#include "runtime/rendezvous/file_method.h"
-#include "runtime/rendezvous/pmix_exchange.h"
-#include "runtime/rendezvous/slurm_node.h"
-#include "runtime/store/server.h"
+#include "runtime/rendezvous/store_access.h"
 
 namespace tutti::comm {
-
-struct HostedStore {
-  std::unique_ptr<store::Server> server;
-  std::string published_file;  // file:// only; removed with the store, as torch's FileStore does
-
-  ~HostedStore() {
-    server.reset();
-    if (!published_file.empty()) std::remove(published_file.c_str());
-  }
-};
 
 namespace {
 
@@ -34,35 +19,12 @@ std::string next_world_prefix() {
   return concat("world.", generation++, "/");
 }
 
-std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop, const rendezvous::Plan& plan) {
-  auto hosted = std::make_shared<HostedStore>();
-  try {
-    hosted->server = store::Server::start(loop, plan.store_host, plan.store_port, {}, plan.secret);
-  } catch (const Error& error) {
-    fail(error.status(),
-         concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ",
-                error.what(),
-                plan.store_port ? "; pick a free port, or use tutti launch, which picks one itself" : ""));
-  }
-  if (!plan.file_path.empty()) {
-    rendezvous::publish_store_address(plan.file_path, hosted->server->host(), hosted->server->port());
-    hosted->published_file = plan.file_path;
-  }
-  return hosted;
-}
-
 }  // namespace
 
-std::unique_ptr<Comm> Comm::init(const Options& options, InitCancel* cancel) {
+std::unique_ptr<Comm> Comm::init(const Options& options, rendezvous::InitCancel* cancel) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
-  std::function<bool()> cancelled = cancel != nullptr ? cancel->predicate() : std::function<bool()>();
-  auto step = [cancel] {
-    if (cancel != nullptr) cancel->check();
-  };
   log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
-  if (plan.store_host_is_slurm_node) plan.store_host = rendezvous::slurm_node_address(plan.store_host, deadline);
-  step();
 
   std::unique_ptr<Comm> comm(new Comm());
   comm->loop_ = loop::Loop::shared();
@@ -72,34 +34,18 @@ std::unique_ptr<Comm> Comm::init(const Options& options, InitCancel* cancel) {
   comm->op_timeout_ms_ = options.op_timeout_ms;
   comm->node_key_ = plan.node_key;
   comm->prefix_ = next_world_prefix();
-  comm->store_host_ = plan.store_host;
-  comm->store_port_ = plan.store_port;
   comm->store_owner_ = plan.store_owner;
   comm->store_secret_ = plan.secret;
-  if (plan.serve_store) {
-    comm->hosted_ = serve_store(comm->loop_, plan);
-    comm->waits_for_all_on_leave_ = true;
-    comm->store_host_ = comm->hosted_->server->host();
-    comm->store_port_ = comm->hosted_->server->port();
-  }
-  if (plan.store_via_pmix) {
-    rendezvous::StoreAddress found = rendezvous::exchange_store_address(
-        plan.serve_store, rendezvous::StoreAddress{comm->store_host_, comm->store_port_}, deadline);
-    comm->store_host_ = found.host;
-    comm->store_port_ = found.port;
-  }
-  step();
-  if (!plan.file_path.empty() && !plan.serve_store) {
-    comm->store_ = rendezvous::connect_through_file(comm->loop_, plan.file_path, deadline, plan.secret,
-                                                    &comm->store_host_, &comm->store_port_, cancelled);
-  } else {
-    comm->store_ =
-        store::Client::connect(comm->loop_, comm->store_host_, comm->store_port_, deadline, plan.secret, cancelled);
-  }
+  rendezvous::StoreAccess access = rendezvous::reach_store(comm->loop_, plan, deadline, cancel);
+  comm->hosted_ = std::move(access.hosted);
+  comm->waits_for_all_on_leave_ = comm->hosted_ != nullptr;
+  comm->store_ = std::move(access.client);
+  comm->store_host_ = access.host;
+  comm->store_port_ = access.port;
   // From here a cancel shuts the store client down, which ends any wait on it; the
   // guard lets go of the client before the Comm (and the client) can go.
   struct Unwatch {
-    InitCancel* cancel;
+    rendezvous::InitCancel* cancel;
     ~Unwatch() {
       if (cancel != nullptr) cancel->watch(nullptr);
     }
@@ -162,12 +108,12 @@ void Comm::start_collectives(Deadline deadline) {
   watch.board = board_.get();
   watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
   monitor_ = health::Monitor::start(std::move(watch), deadline);
-  device_ = cuda::open_device_path(device_setup(), false, nullptr);
+  device_ = device::open_device_path(device_setup(), false, nullptr);
   register_for_dump(this, loop_, deadline);
 }
 
-cuda::DeviceSetup Comm::device_setup() {
-  cuda::DeviceSetup setup;
+device::DeviceSetup Comm::device_setup() {
+  device::DeviceSetup setup;
   setup.loop = loop_;
   setup.store = store_.get();
   setup.prefix = prefix_;
@@ -181,11 +127,11 @@ cuda::DeviceSetup Comm::device_setup() {
   return setup;
 }
 
-cuda::DevicePath& Comm::device_path(const char* api) {
+device::DevicePath& Comm::device_path(const char* api) {
   check_usable(api);
   if (!device_) {
     try {
-      device_ = cuda::open_device_path(device_setup(), true, nullptr);
+      device_ = device::open_device_path(device_setup(), true, nullptr);
     } catch (const Error& error) {
       fail(error.status(), concat(api, ": ", error.what()));
     }
@@ -193,9 +139,9 @@ cuda::DevicePath& Comm::device_path(const char* api) {
   return *device_;
 }
 
-void Comm::set_memory(cuda::Memory memory) {
+void Comm::set_memory(device::Memory memory) {
   // Host memory needs no CUDA: a device path is opened only to find or use devices.
-  if (memory == cuda::Memory::kHost && !device_) return;
+  if (memory == device::Memory::kHost && !device_) return;
   device_path("tutti_comm_set_memory").set_memory(memory);
 }
 
@@ -217,7 +163,7 @@ void Comm::lose(Status status, const std::string& why) {
 
 std::vector<int> Comm::lost_ranks() const { return monitor_ ? monitor_->lost_ranks() : std::vector<int>{}; }
 
-std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const char* api, bool async) {
+std::shared_ptr<work::Work> Comm::issue(const Call& call, const char* api, bool async) {
   check_usable(api);
   // Host-only processes never open a device path: this test is all they pay (the
   // rest is out of line, so that this stays a tail call without a stack frame).
@@ -225,7 +171,7 @@ std::shared_ptr<work::Work> Comm::issue(const collectives::Call& call, const cha
   return engine_->issue(call, api, async);
 }
 
-std::shared_ptr<work::Work> Comm::issue_with_device_path(const collectives::Call& call, const char* api, bool async) {
+std::shared_ptr<work::Work> Comm::issue_with_device_path(const Call& call, const char* api, bool async) {
   if (device_->is_device(call, api)) return device_->issue(call, api, async);
   return engine_->issue(call, api, async);
 }

@@ -8,16 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/call.h"
+#include "runtime/operation/call.h"
 #include "runtime/collectives/engine.h"
-#include "runtime/comm/init_cancel.h"
 #include "runtime/common/fault.h"
-#include "runtime/cuda/device_path.h"
+#include "runtime/device/device_path.h"
 #include "runtime/health/activity_board.h"
 #include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
 #include "runtime/rendezvous/meeting.h"
+#include "runtime/rendezvous/init_cancel.h"
 #include "runtime/rendezvous/plan.h"
+#include "runtime/rendezvous/store_access.h"
 #include "runtime/store/client.h"
 
 namespace tutti::comm {
@@ -29,16 +30,12 @@ struct Options {
   int64_t op_timeout_ms = 300000;
 };
 
-// The store this process serves (rank 0 without a launcher), shared by the
-// communicators that use it so it outlives whichever of them goes first.
-struct HostedStore;
-
 class Comm {
  public:
   // Meets the other ranks; throws Error (see tutti_comm_init in tutti.h). cancel, if
   // given, lets another thread give the init up (init_cancel.h): it then throws
   // Error(kAborted).
-  static std::unique_ptr<Comm> init(const Options& options, InitCancel* cancel = nullptr);
+  static std::unique_ptr<Comm> init(const Options& options, rendezvous::InitCancel* cancel = nullptr);
   // Leaves the meeting; the rank serving the store waits for the others first.
   ~Comm();
 
@@ -60,7 +57,7 @@ class Comm {
 
   // Runs a collective or point-to-point call (see tutti.h): blocking, returning nullptr
   // once it is done or throwing its Error, or asynchronous, returning its Work at once.
-  std::shared_ptr<work::Work> issue(const collectives::Call& call, const char* api, bool async);
+  std::shared_ptr<work::Work> issue(const Call& call, const char* api, bool async);
 
   // tutti_mem_alloc and tutti_mem_free (Engine::allocate_shared); allocate_shared is
   // collective and bounded by the op timeout; free_shared returns false for memory
@@ -70,7 +67,7 @@ class Comm {
 
   // Device buffers (tutti_comm_set_memory, _set_stream, _set_device): each opens CUDA
   // for the communicator if it was not yet (throws kUnsupported where it cannot).
-  void set_memory(cuda::Memory memory);
+  void set_memory(device::Memory memory);
   void set_stream(void* stream);
   void set_device(int device);
 
@@ -112,16 +109,16 @@ class Comm {
   // failure detector.
   void start_collectives(Deadline deadline);
   // issue() where a device path is open: device buffers go to it, host ones to the engine.
-  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const collectives::Call& call, const char* api,
+  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const Call& call, const char* api,
                                                                        bool async);
-  cuda::DeviceSetup device_setup();
+  device::DeviceSetup device_setup();
   // The device path, opened (CUDA loaded) if it was not yet; api for messages.
-  cuda::DevicePath& device_path(const char* api);
+  device::DevicePath& device_path(const char* api);
   // The failure detector's report of a lost peer or store (on the loop thread).
   void lose(Status status, const std::string& why);
 
   std::shared_ptr<loop::Loop> loop_;
-  std::shared_ptr<HostedStore> hosted_;  // set on the process serving the store
+  std::shared_ptr<rendezvous::HostedStore> hosted_;  // set on the process serving the store
   bool waits_for_all_on_leave_ = false;  // the world comm of the process serving the store
   std::unique_ptr<store::Client> store_;
   std::string store_host_;
@@ -143,7 +140,7 @@ class Comm {
   std::unique_ptr<collectives::Engine> engine_;
   // Where CUDA is in use in the process, or was asked for: device buffers. It stages
   // through the engine, so it goes first.
-  std::unique_ptr<cuda::DevicePath> device_;
+  std::unique_ptr<device::DevicePath> device_;
   std::unique_ptr<health::Monitor> monitor_;  // last: it calls into the engine
 };
 

@@ -90,7 +90,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   auto sub = make_member(std::move(store), concat(prefix, "color.", color, "/"),
                          concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
                          new_rank, new_size, deadline, "tutti_comm_split");
-  if (inherited) sub->device_ = cuda::open_device_path(sub->device_setup(), false, std::move(inherited));
+  if (inherited) sub->device_ = device::open_device_path(sub->device_setup(), false, std::move(inherited));
   return sub;
 }
 

@@ -1,6 +1,6 @@
 // The GPU side of an operation that completes on a CUDA stream: the event its Work
 // completes on. Declared here, without CUDA types, so that Work and the C API can wait
-// on a device operation while only runtime/transport/nccl sees CUDA.
+// on a device operation while only runtime/device/nccl sees CUDA.
 #pragma once
 
 namespace tutti::work {

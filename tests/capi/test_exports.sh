@@ -19,7 +19,7 @@ for symbol in tutti_comm_set_memory tutti_comm_set_device tutti_comm_set_stream 
 done
 # Nor does it need CUDA or NCCL to load: both are opened at run time, where present.
 if readelf -d "$library" | grep -E 'NEEDED.*(cudart|nccl|libcuda)'; then
-  echo "libtutti.so links CUDA or NCCL; they must be loaded at run time (runtime/transport/nccl/*_api.cc)"
+  echo "libtutti.so links CUDA or NCCL; they must be loaded at run time (runtime/device/nccl/*_api.cc)"
   exit 1
 fi
 count=$(nm -D --defined-only "$library" | awk '$2 ~ /^[TDRBVW]$/' | wc -l)

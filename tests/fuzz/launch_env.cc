@@ -198,9 +198,9 @@ void check_settings(const std::map<std::string, std::string>& env) {
   try {
     namespace collectives = tutti::collectives;
     collectives::Selector selector = collectives::Selector::from_environment();
-    for (int kind = 0; kind < collectives::kKindCount; ++kind) {
+    for (int kind = 0; kind < tutti::kKindCount; ++kind) {
       // With a shared-memory group and a hierarchy every forced choice is legal.
-      selector.choose(static_cast<collectives::Kind>(kind), 1024, 4, true, true);
+      selector.choose(static_cast<tutti::Kind>(kind), 1024, 4, true, true);
     }
   } catch (const tutti::Error& error) {
     check_error(error, "Selector::from_environment", false);

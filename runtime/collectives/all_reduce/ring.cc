@@ -6,7 +6,7 @@
 // of slots 0 and 1.
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/blocks.h"
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 #include "runtime/collectives/ring_phases.h"
 
 namespace tutti::collectives {

@@ -10,7 +10,7 @@
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/binomial_tree.h"
 #include "runtime/collectives/blocks.h"
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
 

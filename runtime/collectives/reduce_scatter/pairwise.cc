@@ -5,7 +5,7 @@
 // the end. Any P; blocks are all count_per_rank. Scratch: one block in slot 0.
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/blocks.h"
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
 

@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/collectives/dtype.h"
-#include "runtime/collectives/op_context.h"
+#include "runtime/operation/dtype.h"
+#include "runtime/operation/op_context.h"
 #include "runtime/common/deadline.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/shm/layout.h"
@@ -69,10 +69,6 @@ class Group {
   // theirs); false if `ptr` is not such memory. Every rank frees at the same point of
   // the collective order, so that all know the same regions.
   virtual bool free_shared(void* ptr) = 0;
-
-  using Dtype = collectives::Dtype;
-  using ReduceOp = collectives::ReduceOp;
-  using OpContext = collectives::OpContext;
 
   virtual void all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                           const OpContext& context) = 0;

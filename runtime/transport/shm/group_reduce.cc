@@ -5,17 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/reduce_op.h"
 #include "runtime/transport/shm/segment_group.h"
 #include "runtime/transport/shm/stream_copy.h"
 
 namespace tutti::transport::shm {
 namespace {
 
-using collectives::Dtype;
-using collectives::dtype_size;
-using collectives::ReduceOp;
-using collectives::reduce_many;
 
 // all_reduce and reduce take one handshake (reduce_whole) while size^2 * bytes stays
 // within this, and the chunked pipeline above it. In the one-handshake form every rank

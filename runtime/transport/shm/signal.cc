@@ -74,7 +74,7 @@ void announce_mismatch(Control& mine) {
 }
 
 uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                   const collectives::OpContext& context, const WaitLabel& label) {
+                   const OpContext& context, const WaitLabel& label) {
   const StepEntry& entry = entry_of(peer, step);
   uint64_t word;
   // Spin first: a peer on another core usually posts within a microsecond or so, far

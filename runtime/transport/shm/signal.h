@@ -41,7 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/collectives/op_context.h"
+#include "runtime/operation/op_context.h"
 
 namespace tutti::transport::shm {
 
@@ -125,7 +125,7 @@ void wake_sleepers(StepEntry& entry);
 // Marks `mine` as having found a mismatch and wakes whoever sleeps on its entries.
 void announce_mismatch(Control& mine);
 uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                   const collectives::OpContext& context, const WaitLabel& label);
+                   const OpContext& context, const WaitLabel& label);
 
 // Publishes `step` with `shape`: everything this rank wrote before is visible to
 // whoever sees it. `fenced` as the owner announced in posts_fenced.
@@ -140,7 +140,7 @@ inline void post(Control& mine, uint64_t step, uint32_t shape, bool fenced) {
 // one (what the peer wrote before is then visible here). Throws what context.check
 // throws, naming label, and kMismatch once the peer has announced a mismatch.
 inline uint64_t wait_for(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                         const collectives::OpContext& context, const WaitLabel& label) {
+                         const OpContext& context, const WaitLabel& label) {
   uint64_t word = load_word(entry_of(peer, step), std::memory_order_acquire);
   if (reached(word, step)) return word;
   return wait_slow(peer, step, policy, context, label);

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/dtype.h"
-#include "runtime/collectives/reduce_op.h"
+#include "runtime/operation/dtype.h"
+#include "runtime/operation/reduce_op.h"
 #include "runtime/common/concat.h"
 
 namespace rank_data {
 
-using tutti::collectives::Dtype;
-using tutti::collectives::ReduceOp;
+using tutti::Dtype;
+using tutti::ReduceOp;
 
 // Mixes rank and index so that a block delivered to the wrong place, or from the wrong
 // rank, differs from the right one whatever the block sizes.
@@ -51,8 +51,8 @@ inline void store(Dtype dtype, double value, void* at) {
     case Dtype::kUint8: return put(static_cast<uint8_t>(value));
     case Dtype::kInt32: return put(static_cast<int32_t>(value));
     case Dtype::kInt64: return put(static_cast<int64_t>(value));
-    case Dtype::kFloat16: return put(tutti::collectives::float_to_half(static_cast<float>(value)));
-    case Dtype::kBfloat16: return put(tutti::collectives::float_to_bfloat16(static_cast<float>(value)));
+    case Dtype::kFloat16: return put(tutti::float_to_half(static_cast<float>(value)));
+    case Dtype::kBfloat16: return put(tutti::float_to_bfloat16(static_cast<float>(value)));
     case Dtype::kFloat32: return put(static_cast<float>(value));
     case Dtype::kFloat64: return put(value);
   }
@@ -68,8 +68,8 @@ inline double load(Dtype dtype, const void* at) {
     case Dtype::kUint8: return get(uint8_t{});
     case Dtype::kInt32: return get(int32_t{});
     case Dtype::kInt64: return static_cast<double>(get(int64_t{}));
-    case Dtype::kFloat16: return tutti::collectives::half_to_float(get(uint16_t{}));
-    case Dtype::kBfloat16: return tutti::collectives::bfloat16_to_float(get(uint16_t{}));
+    case Dtype::kFloat16: return tutti::half_to_float(get(uint16_t{}));
+    case Dtype::kBfloat16: return tutti::bfloat16_to_float(get(uint16_t{}));
     case Dtype::kFloat32: return get(float{});
     case Dtype::kFloat64: return get(double{});
   }
@@ -78,7 +78,7 @@ inline double load(Dtype dtype, const void* at) {
 
 // Rank's whole input of `count` elements, encoded in dtype.
 inline void fill_input(Dtype dtype, int rank, void* data, size_t count) {
-  const size_t element = tutti::collectives::dtype_size(dtype);
+  const size_t element = tutti::dtype_size(dtype);
   for (size_t i = 0; i < count; ++i) store(dtype, input_value(dtype, rank, i), static_cast<char*>(data) + i * element);
 }
 
@@ -131,7 +131,7 @@ inline Expected expected_reduction(Dtype dtype, ReduceOp op, int size, size_t co
 // "" when elements [first, first + n) of the reduction sit at `got` (element `first`
 // at got[0]), else what is wrong with the first one that does not.
 inline std::string check_reduction(Dtype dtype, const Expected& expected, const void* got, size_t first, size_t n) {
-  const size_t element = tutti::collectives::dtype_size(dtype);
+  const size_t element = tutti::dtype_size(dtype);
   for (size_t k = 0; k < n; ++k) {
     const size_t i = first + k;
     double value = load(dtype, static_cast<const char*>(got) + k * element);

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "runtime/collectives/exchange.h"
-#include "runtime/collectives/op_context.h"
-#include "runtime/collectives/scratch.h"
+#include "runtime/operation/op_context.h"
+#include "runtime/operation/scratch.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
@@ -51,10 +51,10 @@ struct Options {
 // What rank's communicator would hand an operation: name and number for messages, the
 // deadline from options, the communicator's fault, and the rank's scratch.
 // `where` must outlive the context, as a communicator's description does.
-inline tutti::collectives::OpContext make_context(int rank, const Options& options, const std::string& where,
+inline tutti::OpContext make_context(int rank, const Options& options, const std::string& where,
                                                   const tutti::Fault* fault,
-                                                  tutti::collectives::Scratch* scratch) {
-  tutti::collectives::OpContext context;
+                                                  tutti::Scratch* scratch) {
+  tutti::OpContext context;
   context.name = options.op_name;
   context.seq = 1;
   context.call_check = rank == options.odd_call_rank ? 2 : 1;
@@ -77,7 +77,7 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
   for (int rank = 0; rank < size; ++rank) {
     transports.push_back(std::make_unique<thread_transport::ThreadTransport>(world, rank));
   }
-  std::vector<tutti::collectives::Scratch> scratch(static_cast<size_t>(size));
+  std::vector<tutti::Scratch> scratch(static_cast<size_t>(size));
   std::vector<std::string> wheres;
   for (int rank = 0; rank < size; ++rank) wheres.push_back(tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")"));
   std::vector<Outcome> outcomes(static_cast<size_t>(size));
@@ -91,7 +91,7 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
       Outcome& outcome = outcomes[static_cast<size_t>(rank)];
-      const tutti::collectives::OpContext context =
+      const tutti::OpContext context =
           make_context(rank, options, wheres[static_cast<size_t>(rank)], &fault, &scratch[static_cast<size_t>(rank)]);
       const Clock::time_point start = Clock::now();
       try {

@@ -26,10 +26,10 @@ using rank_threads::first_failure;
 using rank_threads::Outcome;
 using rank_threads::run_ranks;
 using tutti::Status;
-using tutti::collectives::Dtype;
-using tutti::collectives::dtype_size;
+using tutti::Dtype;
+using tutti::dtype_size;
 using tutti::collectives::Exchange;
-using tutti::collectives::ReduceOp;
+using tutti::ReduceOp;
 
 namespace {
 
@@ -85,7 +85,7 @@ std::string describe(const char* algorithm, int size, size_t count, const char* 
 }
 
 std::string case_name(Case c) {
-  return tutti::concat(tutti::collectives::dtype_name(c.dtype), " ", tutti::collectives::reduce_op_name(c.op));
+  return tutti::concat(tutti::dtype_name(c.dtype), " ", tutti::reduce_op_name(c.op));
 }
 
 // Fails the test with `what` and the first problem found, if any.

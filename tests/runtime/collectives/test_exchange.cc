@@ -15,7 +15,7 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
-#include "runtime/collectives/scratch.h"
+#include "runtime/operation/scratch.h"
 #include "tests/runtime/collectives/rank_threads.h"
 #include "tests/runtime/collectives/thread_transport.h"
 
@@ -23,9 +23,9 @@ using rank_threads::first_failure;
 using rank_threads::Outcome;
 using rank_threads::run_ranks;
 using tutti::Status;
-using tutti::collectives::Dtype;
+using tutti::Dtype;
 using tutti::collectives::Exchange;
-using tutti::collectives::ReduceOp;
+using tutti::ReduceOp;
 
 namespace {
 
@@ -98,10 +98,10 @@ struct Single {
   explicit Single(int size, int rank = 0) : world(size), transport(world, rank) {}
   thread_transport::World world;
   thread_transport::ThreadTransport transport;
-  tutti::collectives::Scratch scratch;
+  tutti::Scratch scratch;
   rank_threads::Options options;
   std::string where = tutti::concat("comm \"test\" (rank ", transport.rank(), " of ", world.size(), ")");
-  tutti::collectives::OpContext context = rank_threads::make_context(transport.rank(), options, where, nullptr, &scratch);
+  tutti::OpContext context = rank_threads::make_context(transport.rank(), options, where, nullptr, &scratch);
 };
 
 // A transport whose every request fails as a lost peer would.
@@ -144,7 +144,7 @@ Test(exchange, what_is_posted_is_released_even_without_wait, .timeout = 10) {
 Test(exchange, a_transport_failure_names_the_operation_and_the_peer, .timeout = 10) {
   thread_transport::World world(2);
   LosingTransport transport(world, 0);
-  tutti::collectives::Scratch scratch;
+  tutti::Scratch scratch;
   rank_threads::Options options;
   options.op_name = "all_reduce";
   const std::string where = "comm \"test\" (rank 0 of 2)";

@@ -8,17 +8,17 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
-#include "runtime/collectives/scratch.h"
+#include "runtime/operation/scratch.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "tests/runtime/collectives/rank_threads.h"
 #include "tests/runtime/collectives/thread_transport.h"
 
-using tutti::collectives::Dtype;
+using tutti::Dtype;
 using tutti::collectives::Exchange;
-using tutti::collectives::ReduceOp;
-using tutti::collectives::Scratch;
+using tutti::ReduceOp;
+using tutti::Scratch;
 using tutti::collectives::SubsetTransport;
 
 namespace {

@@ -29,10 +29,10 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/collectives/dtype.h"
-#include "runtime/collectives/op_context.h"
-#include "runtime/collectives/reduce_op.h"
-#include "runtime/collectives/scratch.h"
+#include "runtime/operation/dtype.h"
+#include "runtime/operation/op_context.h"
+#include "runtime/operation/reduce_op.h"
+#include "runtime/operation/scratch.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
@@ -46,10 +46,10 @@ using tutti::Deadline;
 using tutti::Error;
 using tutti::Fault;
 using tutti::Status;
-using tutti::collectives::Dtype;
-using tutti::collectives::OpContext;
-using tutti::collectives::ReduceOp;
-using tutti::collectives::Scratch;
+using tutti::Dtype;
+using tutti::OpContext;
+using tutti::ReduceOp;
+using tutti::Scratch;
 using tutti::transport::shm::Group;
 using tutti::transport::shm::max_shared_part;
 using tutti::transport::shm::shared_size_error;
@@ -91,7 +91,7 @@ void put(unsigned char* buffer, size_t i, Dtype dtype, double value) {
       return;
     }
     case Dtype::kFloat16: {
-      uint16_t v = tutti::collectives::float_to_half(static_cast<float>(value));
+      uint16_t v = tutti::float_to_half(static_cast<float>(value));
       std::memcpy(buffer + 2 * i, &v, 2);
       return;
     }
@@ -115,7 +115,7 @@ double get(const unsigned char* buffer, size_t i, Dtype dtype) {
     case Dtype::kFloat16: {
       uint16_t v;
       std::memcpy(&v, buffer + 2 * i, 2);
-      return tutti::collectives::half_to_float(v);
+      return tutti::half_to_float(v);
     }
     default:
       return NAN;
@@ -231,8 +231,8 @@ struct Ranks {
 };
 
 std::string case_name(const char* what, size_t count, Dtype dtype, ReduceOp op, bool in_place) {
-  return tutti::concat(what, " of ", count, " ", tutti::collectives::dtype_name(dtype), " ",
-                       tutti::collectives::reduce_op_name(op), in_place ? " in place" : "");
+  return tutti::concat(what, " of ", count, " ", tutti::dtype_name(dtype), " ",
+                       tutti::reduce_op_name(op), in_place ? " in place" : "");
 }
 
 // Checks recv against the reduction of elements [first, first + count) of every rank.
@@ -289,7 +289,7 @@ Test(shm_group, all_reduce_every_size_dtype_op_and_count, .timeout = 300) {
         for (ReduceOp op : kOps) {
           for (size_t count : kCounts) {
             for (bool in_place : {false, true}) {
-              size_t bytes = count * tutti::collectives::dtype_size(dtype);
+              size_t bytes = count * tutti::dtype_size(dtype);
               Guarded send(bytes), recv(bytes);
               for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
               if (in_place) std::memcpy(recv.get(), send.get(), bytes);
@@ -315,7 +315,7 @@ Test(shm_group, reduce_lands_on_root_only, .timeout = 300) {
           for (ReduceOp op : kOps) {
             for (size_t count : kCounts) {
               for (bool in_place : {false, true}) {
-                size_t bytes = count * tutti::collectives::dtype_size(dtype);
+                size_t bytes = count * tutti::dtype_size(dtype);
                 Guarded send(bytes), recv(bytes);
                 for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
                 bool root_in_place = in_place && rank == root;
@@ -344,7 +344,7 @@ Test(shm_group, reduce_scatter_every_size_dtype_op_and_count, .timeout = 300) {
         for (ReduceOp op : kOps) {
           for (size_t count : counts) {
             for (bool in_place : {false, true}) {
-              size_t unit = tutti::collectives::dtype_size(dtype);
+              size_t unit = tutti::dtype_size(dtype);
               Guarded send(count * unit * size), recv(count * unit);
               for (size_t i = 0; i < count * size; ++i) put(send.get(), i, dtype, value_of(rank, i));
               unsigned char* out = in_place ? send.get() + rank * count * unit : recv.get();
@@ -760,12 +760,12 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
       ranks.groups[rank]->all_reduce(bytes.data(), summed.data(), count, Dtype::kInt8, ReduceOp::kSum, context);
       failures.expect(rank, std::all_of(summed.begin(), summed.end(), [](int8_t v) { return v == 6; }),
                       tutti::concat("int8 all_reduce of ", count));
-      std::vector<uint16_t> halves(count, tutti::collectives::float_to_bfloat16(rank + 0.5f)), maxed(count);
+      std::vector<uint16_t> halves(count, tutti::float_to_bfloat16(rank + 0.5f)), maxed(count);
       context = ranks.context(rank, "all_reduce");
       ranks.groups[rank]->all_reduce(halves.data(), maxed.data(), count, Dtype::kBfloat16, ReduceOp::kMax, context);
       failures.expect(rank,
                       std::all_of(maxed.begin(), maxed.end(),
-                                  [](uint16_t v) { return tutti::collectives::bfloat16_to_float(v) == 2.5f; }),
+                                  [](uint16_t v) { return tutti::bfloat16_to_float(v) == 2.5f; }),
                       tutti::concat("bfloat16 all_reduce of ", count));
     }
   });
@@ -786,7 +786,7 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
   ranks.run([&](int rank, Failures& failures) {
     for (auto [dtype, op] : cases) {
       for (size_t shift : {size_t{2}, size_t{6}}) {
-        const size_t count = 1100003, bytes = count * tutti::collectives::dtype_size(dtype);
+        const size_t count = 1100003, bytes = count * tutti::dtype_size(dtype);
         Guarded send(bytes), shifted(bytes + shift), recv(bytes);
         for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
         for (int root : {-1, 1}) {
@@ -1231,7 +1231,7 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
             break;
           }
         }
-        const size_t result_bytes = count * tutti::collectives::dtype_size(dtype);
+        const size_t result_bytes = count * tutti::dtype_size(dtype);
         std::vector<std::pair<size_t, size_t>> spans;  // [from, to) of the region that may change
         for (auto [at, bytes] : {std::pair{used, used_bytes}, std::pair{result, result_bytes}}) {
           if (at >= region && at < region + kRegionBytes) spans.emplace_back(at - region, at - region + bytes);
@@ -1248,7 +1248,7 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
         std::memset(region, kFree, kRegionBytes);
       };
       for (auto [dtype, op] : kCases) {
-        const size_t unit = tutti::collectives::dtype_size(dtype);
+        const size_t unit = tutti::dtype_size(dtype);
         auto fill = [&](unsigned char* vector, size_t n) {
           for (size_t i = 0; i < n; ++i) put(vector, i, dtype, value_of(rank, i));
         };

@@ -1,0 +1,83 @@
+#include "runtime/device/route.h"
+
+#include <cstdio>
+#include <map>
+
+#include "runtime/common/concat.h"
+
+namespace tutti::device {
+namespace {
+
+// NCCL 2.10 brought ncclAvg and ncclBfloat16; version codes are major*10000 + minor*100
+// + patch since 2.9.
+constexpr int kNccl2_10 = 21000;
+
+bool is_integer(Dtype dtype) {
+  return dtype == Dtype::kInt8 || dtype == Dtype::kUint8 || dtype == Dtype::kInt32 || dtype == Dtype::kInt64;
+}
+
+}  // namespace
+
+std::string encode(const RankGpu& gpu) { return concat(gpu.nccl_version, " ", gpu.uuid.empty() ? "-" : gpu.uuid); }
+
+std::optional<RankGpu> decode_rank_gpu(const std::string& text) {
+  RankGpu gpu;
+  char uuid[80];
+  if (sscanf(text.c_str(), "%d %79s", &gpu.nccl_version, uuid) != 2 || gpu.nccl_version < 0) return std::nullopt;
+  gpu.uuid = std::string(uuid) == "-" ? "" : uuid;
+  return gpu;
+}
+
+std::string shared_gpus(const std::vector<RankGpu>& ranks) {
+  std::map<std::string, std::vector<int>> by_uuid;
+  for (size_t rank = 0; rank < ranks.size(); ++rank) {
+    if (!ranks[rank].uuid.empty()) by_uuid[ranks[rank].uuid].push_back(static_cast<int>(rank));
+  }
+  std::string text;
+  for (const auto& [uuid, members] : by_uuid) {
+    if (members.size() < 2) continue;
+    if (!text.empty()) text += "; ";
+    text += "ranks ";
+    for (size_t i = 0; i < members.size(); ++i) text += concat(i ? ", " : "", members[i]);
+    text += concat(" share GPU ", uuid);
+  }
+  return text;
+}
+
+Route choose_route(const std::vector<RankGpu>& ranks, const std::string& why_not_loaded) {
+  Route route;
+  std::string missing;
+  int lowest = 0;
+  for (size_t rank = 0; rank < ranks.size(); ++rank) {
+    int version = ranks[rank].nccl_version;
+    if (version == 0) missing += concat(missing.empty() ? "" : ", ", rank);
+    if (lowest == 0 || (version != 0 && version < lowest)) lowest = version;
+  }
+  if (!missing.empty()) {
+    route.why_staged = concat("NCCL could not be loaded on ranks ", missing,
+                              why_not_loaded.empty() ? "" : concat(" (here: ", why_not_loaded, ")"));
+    return route;
+  }
+  std::string shared = shared_gpus(ranks);
+  if (!shared.empty()) {
+    route.why_staged = concat(shared, ", and NCCL refuses one GPU twice in a communicator");
+    return route;
+  }
+  route.nccl = true;
+  route.nccl_version = lowest;
+  return route;
+}
+
+const char* nccl_lacks(const Call& call, int version) {
+  if (call.kind == Kind::kBarrier) return "a barrier has no buffers for NCCL";
+  if (is_point_to_point(call.kind)) return "NCCL's sends and receives have no tags";
+  if (call.kind == Kind::kAllToAll && call.send == call.recv) return "NCCL has no all_to_all in place";
+  const auto dtype = static_cast<Dtype>(call.dtype);
+  if (dtype == Dtype::kBfloat16 && version < kNccl2_10) return "NCCL before 2.10 has no bfloat16";
+  if (!is_reducing(call.kind) || static_cast<ReduceOp>(call.op) != ReduceOp::kAvg) return nullptr;
+  if (version < kNccl2_10) return "NCCL before 2.10 has no average";
+  if (is_integer(dtype)) return "tutti averages integers on the host (the sum, then a truncating division)";
+  return nullptr;
+}
+
+}  // namespace tutti::device

@@ -1,0 +1,150 @@
+#include "runtime/operation/call.h"
+
+#include <cstdint>
+
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
+
+namespace tutti {
+namespace {
+
+// Builds the message (what() returns it) only when throwing, out of line: validate()
+// runs on every call, and strings built in its own frame would cost it a large frame.
+template <typename What>
+[[noreturn, gnu::cold, gnu::noinline]] void invalid(const char* api, What&& what) {
+  fail(Status::kInvalidArgument, concat(api, ": ", what()));
+}
+
+// Byte range [begin, end) of a buffer this rank touches, for the overlap check.
+struct Extent {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+  bool overlaps(const Extent& other) const {
+    if (begin == end || other.begin == other.end) return false;
+    return begin < other.end && other.begin < end;
+  }
+};
+
+// The extent of `bytes` at p. A count whose bytes fit in size_t may still put the end
+// past the top of the address space, where begin + bytes wraps to a low address: the
+// overlap check, and every offset the algorithms add to the pointer, would then be
+// wrong, so such a buffer is refused (one add with overflow: validate is on the hot path).
+Extent extent(const char* api, const Call& call, const char* which, const void* p, size_t bytes) {
+  Extent range{reinterpret_cast<uintptr_t>(p), 0};
+  if (__builtin_add_overflow(range.begin, bytes, &range.end)) {
+    invalid(api, [&] {
+      return concat("the ", which, " buffer at ", p, " with count ", call.count, " of ",
+                    dtype_name(static_cast<Dtype>(call.dtype)), " (", bytes,
+                    " bytes) would run past the end of the address space; pass the buffer's real address and "
+                    "element count");
+    });
+  }
+  return range;
+}
+
+}  // namespace
+
+bool is_in_place(const Call& call, int rank, int size) {
+  (void)size;
+  if (call.send == nullptr || call.recv == nullptr) return false;
+  size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
+  auto send = reinterpret_cast<uintptr_t>(call.send);
+  auto recv = reinterpret_cast<uintptr_t>(call.recv);
+  switch (call.kind) {
+    case Kind::kAllReduce:
+    case Kind::kAllToAll:
+      return send == recv;
+    case Kind::kReduce:
+    case Kind::kBroadcast:
+      return rank == call.root && send == recv;
+    case Kind::kAllGather:
+      return send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kGather:
+      return rank == call.root && send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kReduceScatter:
+      return recv == send + static_cast<uintptr_t>(rank) * block;
+    case Kind::kScatter:
+      return rank == call.root && recv == send + static_cast<uintptr_t>(rank) * block;
+    default:
+      return false;
+  }
+}
+
+void validate(const Call& call, int rank, int size, const char* api) {
+  if (call.kind != Kind::kBarrier && !valid_dtype(call.dtype)) {
+    invalid(api, [&] {
+      return concat("dtype ", call.dtype, " is not a tutti_dtype; use one of TUTTI_DTYPE_INT8 ... TUTTI_DTYPE_FLOAT64");
+    });
+  }
+  if (is_reducing(call.kind) && !valid_reduce_op(call.op)) {
+    invalid(api, [&] {
+      return concat("op ", call.op, " is not a tutti_op; use TUTTI_OP_SUM, _PROD, _MIN, _MAX or _AVG");
+    });
+  }
+  if (has_root(call.kind) && (call.root < 0 || call.root >= size)) {
+    invalid(api, [&] {
+      return concat("root ", call.root, " is out of range: the communicator has ranks 0..", size - 1);
+    });
+  }
+  if (is_point_to_point(call.kind)) {
+    if (call.root < 0 || call.root >= size) {
+      invalid(api, [&] {
+        return concat("peer ", call.root, " is out of range: the communicator has ranks 0..", size - 1);
+      });
+    }
+    if (call.tag < 0) invalid(api, [&] { return concat("tag ", call.tag, " is negative; use a tag >= 0"); });
+  }
+  if (call.kind == Kind::kBarrier) return;
+
+  size_t element = dtype_size(static_cast<Dtype>(call.dtype));
+  bool per_rank = call.kind == Kind::kAllGather || call.kind == Kind::kReduceScatter ||
+                  call.kind == Kind::kGather || call.kind == Kind::kScatter || call.kind == Kind::kAllToAll;
+  size_t multiplier = per_rank ? static_cast<size_t>(size) : 1;
+  // Overflow builtins rather than SIZE_MAX / element / multiplier: two divisions are
+  // tens of cycles, a visible share of a small message's latency.
+  size_t block = 0, whole = 0;
+  if (__builtin_mul_overflow(call.count, element, &block) || __builtin_mul_overflow(block, multiplier, &whole)) {
+    invalid(api, [&] {
+      return concat("count ", call.count, " of ", dtype_name(static_cast<Dtype>(call.dtype)),
+                    " overflows the address space; pass a smaller count");
+    });
+  }
+  bool root = rank == call.root;
+  // Which buffers this rank reads and writes, and how many bytes of each.
+  size_t send_bytes = 0, recv_bytes = 0;
+  switch (call.kind) {
+    case Kind::kAllReduce: send_bytes = recv_bytes = block; break;
+    case Kind::kReduce: send_bytes = block; recv_bytes = root ? block : 0; break;
+    case Kind::kBroadcast: send_bytes = root ? block : 0; recv_bytes = block; break;
+    case Kind::kAllGather: send_bytes = block; recv_bytes = whole; break;
+    case Kind::kReduceScatter: send_bytes = whole; recv_bytes = block; break;
+    case Kind::kGather: send_bytes = block; recv_bytes = root ? whole : 0; break;
+    case Kind::kScatter: send_bytes = root ? whole : 0; recv_bytes = block; break;
+    case Kind::kAllToAll: send_bytes = recv_bytes = whole; break;
+    case Kind::kSend: send_bytes = block; break;
+    case Kind::kRecv: recv_bytes = block; break;
+    case Kind::kBarrier: break;
+  }
+  if (send_bytes > 0 && call.send == nullptr) {
+    invalid(api, [&] {
+      return concat("the send buffer is NULL but count is ", call.count, "; pass a buffer of ", send_bytes,
+                    " bytes, or count 0");
+    });
+  }
+  if (recv_bytes > 0 && call.recv == nullptr) {
+    invalid(api, [&] {
+      return concat("the receive buffer is NULL but count is ", call.count, "; pass a buffer of ", recv_bytes,
+                    " bytes, or count 0");
+    });
+  }
+  Extent send = extent(api, call, "send", call.send, send_bytes);
+  Extent recv = extent(api, call, "receive", call.recv, recv_bytes);
+  if (send.overlaps(recv) && !is_in_place(call, rank, size)) {
+    invalid(api, [&] {
+      return concat("the send and receive buffers overlap but are not the in-place form of ", kind_name(call.kind),
+                    " (see tutti.h, \"In place\"); use separate buffers");
+    });
+  }
+}
+
+}  // namespace tutti

@@ -1,0 +1,385 @@
+// The reduction kernels (reduce_op.h). Every entry point is one call of `reduce`: a
+// single pass that folds n sources, in order, into dst, instantiated for each (dtype,
+// op) pair. Integers and float32/64 run through plain loops over restrict-qualified
+// pointers, which GCC vectorizes at -O3 (runtime/CMakeLists.txt compiles this file so).
+// 16-bit floats are widened to float32, combined and rounded back once: eight at a time
+// with F16C/AVX2 where the CPU has them, else one at a time with half.cc's conversions,
+// which define the results both must give.
+#include "runtime/operation/reduce_op.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "runtime/operation/reduce_dispatch.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tutti {
+
+namespace {
+
+struct Sum {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      // Unsigned arithmetic wraps as two's complement does, without signed overflow's UB.
+      using Unsigned = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<Unsigned>(a) + static_cast<Unsigned>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct Prod {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      using Unsigned = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<Unsigned>(a) * static_cast<Unsigned>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// Float MIN and MAX return NaN when either input is NaN, as NCCL and torch do, so that
+// a NaN on one rank cannot vanish in the reduction. On ties the first operand wins,
+// which is what decides min(+0, -0). Both are single selects, so they vectorize.
+struct Min {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return ((b < a) | std::isnan(b)) ? b : a;
+    } else {
+      return b < a ? b : a;
+    }
+  }
+};
+
+struct Max {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return ((b > a) | std::isnan(b)) ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  }
+};
+
+// ---- dtypes combined as stored ----
+
+// Elements per block of dst: small enough that a block and the stack block beside it
+// stay in L1 between the steps of a fold, large enough that per-block calls cost nothing.
+constexpr size_t kBlock = 1024;
+
+// restrict tells the compiler that a buffer written through one pointer is reached
+// through no other, which is what lets it vectorize without run-time overlap checks.
+// dst may be the very buffer of an input, so each way it can be gets its own loop.
+template <class Op, class T>
+void combine(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = Op::apply(a[i], b[i]);
+}
+
+template <class Op, class T>
+void combine_into_left(T* __restrict dst, const T* __restrict b, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = Op::apply(dst[i], b[i]);
+}
+
+template <class Op, class T>
+void combine_into_right(T* __restrict dst, const T* __restrict a, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = Op::apply(a[i], dst[i]);
+}
+
+template <class Op, class T>
+void combine_with_itself(T* dst, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = Op::apply(dst[i], dst[i]);
+}
+
+template <class Op, class T>
+void combine_maybe_aliased(T* dst, const T* a, const T* b, size_t count) {
+  if (dst == a && dst == b) {
+    combine_with_itself<Op>(dst, count);
+  } else if (dst == a) {
+    combine_into_left<Op>(dst, b, count);
+  } else if (dst == b) {
+    combine_into_right<Op>(dst, a, count);
+  } else {
+    combine<Op>(dst, a, b, count);
+  }
+}
+
+template <class T>
+void divide(T* __restrict values, size_t count, int divisor) {
+  if constexpr (std::is_integral_v<T>) {
+    // Dividing by the int itself, after promotion, keeps a divisor such as 200 exact for
+    // int8; C++ division truncates toward zero, as reduce_op.h promises.
+    for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / divisor);
+  } else {
+    const auto by = static_cast<T>(divisor);
+    for (size_t i = 0; i < count; ++i) values[i] /= by;
+  }
+}
+
+// Folds block by block: sources 0 .. n-2 into a stack block, which no caller's buffer
+// can alias, then that block and the last source into dst. Every source is read before
+// dst is written except the last, which combine_maybe_aliased handles, so dst may be any
+// source; and an AVG divides the block of dst while it is still in L1.
+template <class Op, class T>
+void reduce_native(T* dst, const void* const* sources, int n, size_t count, int divisor) {
+  T partial[kBlock];
+  for (size_t done = 0; done < count; done += kBlock) {
+    const size_t len = std::min(kBlock, count - done);
+    const auto source = [&](int k) { return static_cast<const T*>(sources[k]) + done; };
+    T* out = dst + done;
+    if (n == 1) {
+      if (out != source(0)) std::memcpy(out, source(0), len * sizeof(T));
+    } else if (n == 2) {
+      combine_maybe_aliased<Op>(out, source(0), source(1), len);
+    } else {
+      combine<Op>(partial, source(0), source(1), len);
+      for (int k = 2; k < n - 1; ++k) combine_into_left<Op>(partial, source(k), len);
+      combine_maybe_aliased<Op>(out, partial, source(n - 1), len);
+    }
+    if (divisor != 0) divide(out, len, divisor);
+  }
+}
+
+// ---- 16-bit floats ----
+
+struct Float16 {
+  static float widen(uint16_t bits) { return half_to_float(bits); }
+  static uint16_t narrow(float value) { return float_to_half(value); }
+};
+
+struct Bfloat16 {
+  static float widen(uint16_t bits) { return bfloat16_to_float(bits); }
+  static uint16_t narrow(float value) { return float_to_bfloat16(value); }
+};
+
+template <class T>
+constexpr bool kIs16BitFloat = std::is_same_v<T, Float16> || std::is_same_v<T, Bfloat16>;
+
+// Elements [begin, count), one at a time: every source is read before dst is written,
+// so dst may be any source.
+template <class Op, class Format>
+void reduce_16bit_portable(uint16_t* dst, const void* const* sources, int n, size_t begin, size_t count,
+                           int divisor) {
+  for (size_t i = begin; i < count; ++i) {
+    float acc = Format::widen(static_cast<const uint16_t*>(sources[0])[i]);
+    for (int k = 1; k < n; ++k) acc = Op::apply(acc, Format::widen(static_cast<const uint16_t*>(sources[k])[i]));
+    if (divisor != 0) acc /= static_cast<float>(divisor);
+    dst[i] = Format::narrow(acc);
+  }
+}
+
+#if defined(__x86_64__)
+
+#define TUTTI_F16C_AVX2 __attribute__((target("avx2,f16c,fma")))
+
+// Eight float16 <-> eight float32 lanes. F16C rounds to nearest even, keeps subnormals,
+// overflows to inf and returns NaNs quiet with the top of the payload, as half.cc does.
+struct Float16x8 {
+  TUTTI_F16C_AVX2 static __m256 load(const uint16_t* src) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+  }
+  TUTTI_F16C_AVX2 static void store(__m256 value, uint16_t* dst) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_cvtps_ph(value, _MM_FROUND_TO_NEAREST_INT));
+  }
+};
+
+// bfloat16 has no conversion instruction before AVX512-BF16, so these are half.cc's
+// functions in AVX2 integer operations. load leaves a signalling NaN signalling, unlike
+// bfloat16_to_float, which cannot show: store quiets every NaN it writes.
+struct Bfloat16x8 {
+  TUTTI_F16C_AVX2 static __m256 load(const uint16_t* src) {
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  TUTTI_F16C_AVX2 static void store(__m256 value, uint16_t* dst) {
+    const __m256i bits = _mm256_castps_si256(value);
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), odd));
+    const __m256i quieted = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(value, value, _CMP_UNORD_Q));
+    const __m256i wide = _mm256_srli_epi32(_mm256_blendv_epi8(rounded, quieted, nan), 16);
+    // packus works within each 128-bit lane; the permute gathers both lanes' four results.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(wide, wide), 0xd8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(packed));
+  }
+};
+
+template <class Format>
+using Lanes8 = std::conditional_t<std::is_same_v<Format, Float16>, Float16x8, Bfloat16x8>;
+
+// Op on eight float32 lanes, each lane exactly as Op::apply.
+template <class Op>
+struct Vector;
+
+template <>
+struct Vector<Sum> {
+  TUTTI_F16C_AVX2 static __m256 apply(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+};
+
+template <>
+struct Vector<Prod> {
+  TUTTI_F16C_AVX2 static __m256 apply(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+};
+
+template <>
+struct Vector<Min> {
+  TUTTI_F16C_AVX2 static __m256 apply(__m256 a, __m256 b) {
+    const __m256 take_b = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_LT_OQ), _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(a, b, take_b);
+  }
+};
+
+template <>
+struct Vector<Max> {
+  TUTTI_F16C_AVX2 static __m256 apply(__m256 a, __m256 b) {
+    const __m256 take_b = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ), _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(a, b, take_b);
+  }
+};
+
+// The whole groups of eight, returning how many elements that was; the caller does the
+// rest one at a time, so nothing past the caller's buffers is read. Each group of every
+// source is loaded before dst's group is stored, so dst may be any source.
+template <class Op, class Format>
+TUTTI_F16C_AVX2 size_t reduce_16bit_avx2(uint16_t* dst, const void* const* sources, int n, size_t count,
+                                         int divisor) {
+  using Lanes = Lanes8<Format>;
+  const __m256 by = _mm256_set1_ps(static_cast<float>(divisor));
+  const size_t whole = count - count % 8;
+  for (size_t i = 0; i < whole; i += 8) {
+    __m256 acc = Lanes::load(static_cast<const uint16_t*>(sources[0]) + i);
+    for (int k = 1; k < n; ++k) acc = Vector<Op>::apply(acc, Lanes::load(static_cast<const uint16_t*>(sources[k]) + i));
+    if (divisor != 0) acc = _mm256_div_ps(acc, by);
+    Lanes::store(acc, dst + i);
+  }
+  return whole;
+}
+
+#undef TUTTI_F16C_AVX2
+
+bool cpu_has_f16c_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
+#else
+
+bool cpu_has_f16c_avx2() { return false; }
+
+#endif
+
+// Read once per call, so use_half_kernels costs the kernels nothing measurable.
+std::atomic<bool>& half_kernels_are_vector() {
+  static std::atomic<bool> vector{cpu_has_f16c_avx2()};
+  return vector;
+}
+
+template <class Op, class Format>
+void reduce_16bit(uint16_t* dst, const void* const* sources, int n, size_t count, int divisor) {
+  size_t done = 0;
+#if defined(__x86_64__)
+  if (half_kernels_are_vector().load(std::memory_order_relaxed)) {
+    done = reduce_16bit_avx2<Op, Format>(dst, sources, n, count, divisor);
+  }
+#endif
+  reduce_16bit_portable<Op, Format>(dst, sources, n, done, count, divisor);
+}
+
+// ---- dispatch ----
+
+// Calls fn with the element type of dtype and then with the Op of op, as tag objects,
+// so that every pair becomes one template instance. Values outside the enums, which
+// capi/ rejects before they get here, do nothing.
+template <class Fn>
+void with_element(Dtype dtype, Fn&& fn) {
+  switch (dtype) {
+    case Dtype::kInt8:
+      return fn(std::type_identity<int8_t>{});
+    case Dtype::kUint8:
+      return fn(std::type_identity<uint8_t>{});
+    case Dtype::kInt32:
+      return fn(std::type_identity<int32_t>{});
+    case Dtype::kInt64:
+      return fn(std::type_identity<int64_t>{});
+    case Dtype::kFloat16:
+      return fn(std::type_identity<Float16>{});
+    case Dtype::kBfloat16:
+      return fn(std::type_identity<Bfloat16>{});
+    case Dtype::kFloat32:
+      return fn(std::type_identity<float>{});
+    case Dtype::kFloat64:
+      return fn(std::type_identity<double>{});
+  }
+}
+
+template <class Fn>
+void with_op(ReduceOp op, Fn&& fn) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return fn(Sum{});
+    case ReduceOp::kProd:
+      return fn(Prod{});
+    case ReduceOp::kMin:
+      return fn(Min{});
+    case ReduceOp::kMax:
+      return fn(Max{});
+  }
+}
+
+// dst = sources[0] op ... op sources[n-1], then / divisor unless divisor is 0.
+void reduce(void* dst, const void* const* sources, int n, size_t count, Dtype dtype, ReduceOp op, int divisor) {
+  if (count == 0) return;
+  with_element(dtype, [&]<class Element>(std::type_identity<Element>) {
+    with_op(op, [&]<class Op>(Op) {
+      if constexpr (kIs16BitFloat<Element>) {
+        reduce_16bit<Op, Element>(static_cast<uint16_t*>(dst), sources, n, count, divisor);
+      } else {
+        reduce_native<Op>(static_cast<Element*>(dst), sources, n, count, divisor);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void reduce_inplace(void* dst, const void* src, size_t count, Dtype dtype, ReduceOp op) {
+  const void* sources[] = {dst, src};
+  reduce(dst, sources, 2, count, dtype, op, 0);
+}
+
+void reduce_into(void* dst, const void* a, const void* b, size_t count, Dtype dtype, ReduceOp op) {
+  const void* sources[] = {a, b};
+  reduce(dst, sources, 2, count, dtype, op, 0);
+}
+
+void reduce_many(void* dst, const void* const* sources, int n, size_t count, Dtype dtype, ReduceOp op,
+                 int average_over) {
+  reduce(dst, sources, n, count, dtype, op, op == ReduceOp::kAvg ? average_over : 0);
+}
+
+void finish_average(void* dst, size_t count, Dtype dtype, ReduceOp op, int n) {
+  if (op != ReduceOp::kAvg) return;
+  const void* sources[] = {dst};
+  reduce(dst, sources, 1, count, dtype, ReduceOp::kSum, n);
+}
+
+bool use_half_kernels(HalfKernels kernels) {
+  const bool vector = kernels == HalfKernels::kF16cAvx2;
+  if (vector && !cpu_has_f16c_avx2()) return false;
+  half_kernels_are_vector().store(vector, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace tutti

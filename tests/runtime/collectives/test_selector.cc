@@ -1,0 +1,105 @@
+// The algorithm selector: what it picks by size and place, and its TUTTI_ALGO override.
+#include <criterion/criterion.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "runtime/collectives/selector.h"
+#include "runtime/common/error.h"
+
+using namespace tutti::collectives;
+using tutti::Kind;
+
+namespace {
+
+bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+std::string forced_error(const char* value) {
+  setenv("TUTTI_ALGO", value, 1);
+  try {
+    Selector::from_environment();
+  } catch (const tutti::Error& error) {
+    return error.what();
+  }
+  cr_assert_fail("TUTTI_ALGO=%s was accepted", value);
+  return "";
+}
+
+}  // namespace
+
+Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout = 10) {
+  unsetenv("TUTTI_ALGO");
+  Selector selector = Selector::from_environment();
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false, false) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false, false) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false, false) == Algorithm::kDissemination);
+  cr_assert(selector.choose(Kind::kSend, 8, 4, true, false) == Algorithm::kDirect);
+  // Several nodes alike: all_reduce takes the hierarchy above kSmallMessageBytes only.
+  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
+            Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
+            Algorithm::kHierarchical);
+  // Broadcast when small or large; all_gather and reduce_scatter up to
+  // kHierarchicalBlockBytes a rank.
+  cr_assert(selector.choose(Kind::kBroadcast, 8, 4, false, true) == Algorithm::kHierarchical);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes, 4, false, true) ==
+            Algorithm::kHierarchical);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes + 1, 4, false,
+                            true) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
+            Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes + 1, 4, false, true) ==
+            Algorithm::kHierarchical);
+  for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
+    cr_assert(selector.choose(kind, 8, 8, false, true) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, true) ==
+              Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, true) ==
+              Algorithm::kRing);
+  }
+  cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, true) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, true) == Algorithm::kPairwise);
+  // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, false) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, false) == Algorithm::kScatterAllGather);
+  cr_assert(selector.choose(Kind::kBroadcast, 8, 8, false, false) == Algorithm::kBinomial);
+}
+
+Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
+  setenv("TUTTI_ALGO", "all_reduce=ring,broadcast=binomial", 1);
+  Selector selector = Selector::from_environment();
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, false) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, false) == Algorithm::kShm);
+  setenv("TUTTI_ALGO", "all_reduce=shm", 1);
+  // One rank has nobody to share memory with: forcing shm there is not an error.
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false, false) != Algorithm::kShm);
+  try {
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
+    cr_assert_fail("shm was chosen without a shared-memory group");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kUnsupported);
+  }
+  setenv("TUTTI_ALGO", "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical",
+         1);
+  for (Kind kind : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter, Kind::kBroadcast}) {
+    cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, true) == Algorithm::kHierarchical);
+  }
+  try {
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
+    cr_assert_fail("hierarchical was chosen without a hierarchy");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kUnsupported);
+    cr_assert(contains(error.what(), "same number of ranks"), "%s", error.what());
+  }
+  unsetenv("TUTTI_ALGO");
+}
+
+Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
+  cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring hierarchical"));
+  cr_assert(contains(forced_error("reduce=hierarchical"), "reduce: shm binomial ring"));
+  cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
+  cr_assert(contains(forced_error("ring"), "collective=algorithm"));
+  cr_assert(contains(forced_error("send=direct"), "not a collective"));
+}
