@@ -12,8 +12,6 @@ namespace tutti::capi {
 namespace {
 
 constexpr uint32_t kConfigMagic = 0x54434647;  // "TCFG"
-constexpr int64_t kDefaultInitTimeoutMs = 120000;
-constexpr int64_t kDefaultOpTimeoutMs = 300000;
 
 // The timeout to use: the environment's when set (logged if it overrides a value the
 // program chose), else the config's, else the default.
@@ -56,9 +54,9 @@ comm::Options comm_options(const tutti_config* caller) {
     fail(Status::kInvalidArgument, "tutti_comm_init: config.name is empty; give a name, or NULL for \"world\"");
   }
   options.init_timeout_ms =
-      resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS", kDefaultInitTimeoutMs);
+      resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS", settings::kDefaultInitTimeoutMs);
   options.op_timeout_ms =
-      resolve_timeout(config.op_timeout_ms, "op_timeout_ms", "TUTTI_OP_TIMEOUT_MS", kDefaultOpTimeoutMs);
+      resolve_timeout(config.op_timeout_ms, "op_timeout_ms", "TUTTI_OP_TIMEOUT_MS", settings::kDefaultOpTimeoutMs);
   return options;
 }
 

@@ -25,6 +25,7 @@
 #include "launcher/rank_list.h"
 #include "launcher/rank_process.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
 #include "runtime/loop/loop.h"
@@ -105,7 +106,6 @@ uint16_t free_loopback_port() {
   return bind_probe(0);
 }
 
-std::string seconds_text(uint64_t ms) { return concat(static_cast<double>(ms) / 1000.0, " s"); }
 
 // pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
 // closed, and a rank's stdout would then be read as the launcher's.
@@ -322,7 +322,7 @@ int Job::run() {
   auto elapsed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_at_);
   say_info(concat("job of ", options_.ranks, " rank", options_.ranks == 1 ? "" : "s", " ended after ",
-                  seconds_text(static_cast<uint64_t>(elapsed_ms.count())), "; exit status ", code));
+                  duration_text(elapsed_ms.count()), "; exit status ", code));
   return code;
 }
 
@@ -440,7 +440,7 @@ void Job::on_forwarded_signal(int signum) {
     say(concat("got ", signal_name(signum), "; no rank is running any more"));
   } else {
     say(concat("got ", signal_name(signum), "; passing it on to ", format_ranks(running), " and waiting up to ",
-               seconds_text(kGraceMs), " for them to end"));
+               duration_text(kGraceMs), " for them to end"));
   }
   stop_ranks(signum);
 }
@@ -448,7 +448,7 @@ void Job::on_forwarded_signal(int signum) {
 void Job::on_timeout() {
   if (stop_signal_ != 0) return;
   exit_code_ = kExitTimeout;
-  say(concat("--timeout ", seconds_text(static_cast<uint64_t>(options_.timeout_ms)), " passed with ",
+  say(concat("--timeout ", duration_text(options_.timeout_ms), " passed with ",
              format_ranks(running_ranks()), " still running; stopping them"));
   stop_ranks(SIGTERM);
 }
@@ -465,7 +465,7 @@ void Job::stop_ranks(int sig) {
 void Job::on_grace_expired() {
   auto running = running_ranks();
   if (running.empty()) return;
-  say(concat(format_ranks(running), running.size() == 1 ? " was" : " were", " still running ", seconds_text(kGraceMs),
+  say(concat(format_ranks(running), running.size() == 1 ? " was" : " were", " still running ", duration_text(kGraceMs),
              " after ", signal_name(stop_signal_), "; sending SIGKILL"));
   for (auto& rank : ranks_) rank->signal(SIGKILL);
 }

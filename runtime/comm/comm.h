@@ -11,6 +11,7 @@
 #include "runtime/operation/call.h"
 #include "runtime/collectives/engine.h"
 #include "runtime/common/fault.h"
+#include "runtime/common/settings.h"
 #include "runtime/device/device_path.h"
 #include "runtime/health/activity_board.h"
 #include "runtime/health/monitor.h"
@@ -26,8 +27,8 @@ namespace tutti::comm {
 struct Options {
   rendezvous::Request request;
   std::string name = "world";
-  int64_t init_timeout_ms = 120000;
-  int64_t op_timeout_ms = 300000;
+  int64_t init_timeout_ms = settings::kDefaultInitTimeoutMs;
+  int64_t op_timeout_ms = settings::kDefaultOpTimeoutMs;
 };
 
 class Comm {

@@ -1,16 +1,31 @@
 #include "runtime/common/settings.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <strings.h>
+#include <utility>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 
 namespace tutti::settings {
 namespace {
+
+// A constant's digits as text at compile time, for the table's default column.
+template <int64_t value>
+struct Decimal {
+  static_assert(value >= 0);
+  static constexpr auto text = [] {
+    std::array<char, 21> digits{};
+    int length = 0;
+    for (int64_t rest = value; length == 0 || rest > 0; rest /= 10) digits[length++] = static_cast<char>('0' + rest % 10);
+    for (int i = 0; i < length / 2; ++i) std::swap(digits[i], digits[length - 1 - i]);
+    return digits;
+  }();
+};
 
 constexpr Setting kTable[] = {
     {"TUTTI_INIT_METHOD", "url", "env://",
@@ -28,8 +43,8 @@ constexpr Setting kTable[] = {
      "and beside MASTER_ADDR (MASTER_PORT+1 when unset: MASTER_PORT is torch's store's)."},
     {"TUTTI_HOST", "string", "",
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
-    {"TUTTI_INIT_TIMEOUT_MS", "int", "120000", "How long rendezvous may take before it fails and names the missing ranks."},
-    {"TUTTI_OP_TIMEOUT_MS", "int", "300000", "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(), "How long rendezvous may take before it fails and names the missing ranks."},
+    {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(), "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
     {"TUTTI_HEARTBEAT_INTERVAL_MS", "int", "1000",
      "How often each rank's event loop tells the store it is alive (and what it is doing)."},
     {"TUTTI_HEARTBEAT_TIMEOUT_MS", "int", "20000",

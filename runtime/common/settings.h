@@ -10,6 +10,11 @@
 
 namespace tutti::settings {
 
+// The timeouts every config starts from (TUTTI_INIT_TIMEOUT_MS, TUTTI_OP_TIMEOUT_MS):
+// the table's defaults, Comm's options and tutti_config's -1.
+inline constexpr int64_t kDefaultInitTimeoutMs = 120000;
+inline constexpr int64_t kDefaultOpTimeoutMs = 300000;
+
 struct Setting {
   const char* name;
   const char* type;           // "int", "string", "host:port", "level", "url", "secret"

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <future>
 #include <mutex>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
@@ -23,12 +23,6 @@ namespace {
 constexpr int64_t kWatchMs = 3600 * 1000;
 // How long ~Monitor gives the loop to close the timer.
 constexpr int64_t kLeaveMs = 2000;
-
-std::string seconds(int64_t ms) {
-  char text[32];
-  snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
-  return text;
-}
 
 // "host h, pid 123" from "h:123".
 std::string host_and_pid(const std::string& identity) {
@@ -99,8 +93,8 @@ void Monitor::State::tick_on_loop() {
   if (heartbeat_in_flight) {
     int64_t silent = static_cast<int64_t>(now - last_answer_ms);
     if (silent > setup.timeout_ms) {
-      lose_store_on_loop(concat("it has not answered for ", seconds(silent), " (heartbeat timeout ",
-                                seconds(setup.timeout_ms), "): its process is frozen or cut off"));
+      lose_store_on_loop(concat("it has not answered for ", duration_text(silent), " (heartbeat timeout ",
+                                duration_text(setup.timeout_ms), "): its process is frozen or cut off"));
     }
     return;
   }
@@ -153,7 +147,7 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
     why = concat("rank ", event->rank, " (", host_and_pid(event->identity), ") was lost: ", event->reason);
     // Heartbeats sample the activity, so say how old the sample was.
     if (auto activity = decode_activity(event->activity)) {
-      why += concat("; its last report, ", seconds(event->activity_age_ms), " before, had it ", describe(*activity));
+      why += concat("; its last report, ", duration_text(event->activity_age_ms), " before, had it ", describe(*activity));
     }
   }
   log::warn(setup.where, ": ", why);

@@ -1,25 +1,15 @@
 #include "runtime/health/op_history.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
+#include "runtime/common/duration_text.h"
 
 namespace tutti::health {
 namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
-
-std::string seconds(int64_t ms) {
-  char text[32];
-  if (ms < 1000) {
-    snprintf(text, sizeof text, "%lld ms", static_cast<long long>(ms < 0 ? 0 : ms));
-  } else {
-    snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -111,17 +101,17 @@ std::string OpHistory::format() const {
     if (r.facts.root >= 0) text += concat(" root ", r.facts.root);
     switch (r.state) {
       case OpRecord::State::kQueued:
-        text += concat(": queued for ", seconds(now - r.issued_ms));
+        text += concat(": queued for ", duration_text(now - r.issued_ms));
         break;
       case OpRecord::State::kRunning:
-        text += concat(": running for ", seconds(now - r.started_ms));
+        text += concat(": running for ", duration_text(now - r.started_ms));
         break;
       case OpRecord::State::kDone:
-        text += concat(": done in ", seconds(r.finished_ms - r.started_ms), ", ", seconds(now - r.finished_ms), " ago");
+        text += concat(": done in ", duration_text(r.finished_ms - r.started_ms), ", ", duration_text(now - r.finished_ms), " ago");
         break;
       case OpRecord::State::kFailed:
-        text += concat(": failed (", status_word(r.status), ") after ", seconds(r.finished_ms - r.started_ms), ", ",
-                       seconds(now - r.finished_ms), " ago");
+        text += concat(": failed (", status_word(r.status), ") after ", duration_text(r.finished_ms - r.started_ms), ", ",
+                       duration_text(now - r.finished_ms), " ago");
         break;
     }
     text += "\n";

@@ -1,9 +1,9 @@
 #include "runtime/store/liveness.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/store/loss_event.h"
@@ -14,12 +14,6 @@ namespace {
 // A stall shorter than this, and than half of every watched timeout, is ordinary
 // scheduling noise: it is forgiven without a word.
 constexpr uint64_t kStallWorthNamingMs = 500;
-
-std::string seconds(uint64_t ms) {
-  char text[32];
-  snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
-  return text;
-}
 
 }  // namespace
 
@@ -99,8 +93,8 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
     const void* conn = deadlines_.begin()->second;
     Entry& entry = entries_.at(conn);
     uint64_t quiet_ms = now_unstalled - entry.last_heard_ms;
-    declare_lost(entry, concat("it sent nothing to the store for ", seconds(quiet_ms), " (heartbeat timeout ",
-                               seconds(static_cast<uint64_t>(entry.timeout_ms)),
+    declare_lost(entry, concat("it sent nothing to the store for ", duration_text(quiet_ms), " (heartbeat timeout ",
+                               duration_text(entry.timeout_ms),
                                "): it is frozen, stopped or cut off from the network"),
                  now_ms);
     set_timeout(conn, entry, 0);  // lost once; the caller closes it
@@ -117,7 +111,7 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
 void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost) {
   const int64_t smallest_timeout_ms = timeouts_.empty() ? INT64_MAX : *timeouts_.begin();
   if (stalled_ms >= kStallWorthNamingMs || 2 * stalled_ms >= static_cast<uint64_t>(smallest_timeout_ms)) {
-    log::warn("rendezvous store: its event loop was stalled for ", seconds(stalled_ms),
+    log::warn("rendezvous store: its event loop was stalled for ", duration_text(stalled_ms),
               " (its process stopped, swapped out or starved of CPU, or the loop busy in one long step); the ",
               "connections it watches are not held to account for that time");
   }
@@ -125,8 +119,8 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
   for (const void* conn : own_) {
     Entry& entry = entries_.at(conn);
     if (entry.timeout_ms <= 0 || stalled_ms <= static_cast<uint64_t>(entry.timeout_ms)) continue;
-    declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ", seconds(stalled_ms),
-                               ", past the heartbeat timeout (", seconds(static_cast<uint64_t>(entry.timeout_ms)),
+    declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ", duration_text(stalled_ms),
+                               ", past the heartbeat timeout (", duration_text(entry.timeout_ms),
                                "): the ranks that use the store have given up on it"),
                  now_ms);
     set_timeout(conn, entry, 0);  // lost once; the caller closes it
