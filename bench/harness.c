@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tutti_float16.h"
+
 /* ---------------------------------------------------------------- names */
 
 static const char* const coll_names[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce",
@@ -206,52 +208,6 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
 
 /* ---------------------------------------------------------------- elements */
 
-static uint16_t float_to_half(float value) {
-  uint32_t x;
-  memcpy(&x, &value, sizeof x);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t abs_x = x & 0x7fffffffu;
-  if (abs_x >= 0x7f800000u) return sign | (abs_x > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (abs_x >= 0x477ff000u) return sign | 0x7c00u; /* 65520 and above round to infinity */
-  if (abs_x < 0x38800000u) {                        /* below 2^-14: a half subnormal */
-    float a;
-    memcpy(&a, &abs_x, sizeof a);
-    return sign | (uint16_t)lrintf(a * 16777216.0f); /* exact scaling, then nearest even */
-  }
-  uint32_t half = ((abs_x >> 23) - 112u) << 10 | (abs_x & 0x7fffffu) >> 13;
-  uint32_t rest = abs_x & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) half++;
-  return sign | (uint16_t)half;
-}
-
-static float half_to_float(uint16_t h) {
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  float magnitude;
-  if (exponent == 0) {
-    magnitude = ldexpf((float)mantissa, -24);
-  } else if (exponent == 31) {
-    magnitude = mantissa ? NAN : INFINITY;
-  } else {
-    uint32_t bits = (exponent + 112u) << 23 | mantissa << 13;
-    memcpy(&magnitude, &bits, sizeof magnitude);
-  }
-  return (h & 0x8000u) ? -magnitude : magnitude;
-}
-
-static uint16_t float_to_bfloat(float value) {
-  uint32_t x;
-  memcpy(&x, &value, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-static float bfloat_to_float(uint16_t b) {
-  uint32_t x = (uint32_t)b << 16;
-  float value;
-  memcpy(&value, &x, sizeof value);
-  return value;
-}
-
 /* Integers wrap as the C conversions do on every compiler we build with. */
 static void store(bench_dtype dtype, void* buffer, size_t i, double value) {
   switch (dtype) {
@@ -259,8 +215,8 @@ static void store(bench_dtype dtype, void* buffer, size_t i, double value) {
     case BENCH_UINT8: ((uint8_t*)buffer)[i] = (uint8_t)(int64_t)value; break;
     case BENCH_INT32: ((int32_t*)buffer)[i] = (int32_t)(int64_t)value; break;
     case BENCH_INT64: ((int64_t*)buffer)[i] = (int64_t)value; break;
-    case BENCH_FLOAT16: ((uint16_t*)buffer)[i] = float_to_half((float)value); break;
-    case BENCH_BFLOAT16: ((uint16_t*)buffer)[i] = float_to_bfloat((float)value); break;
+    case BENCH_FLOAT16: ((uint16_t*)buffer)[i] = tutti_float16_from_double(value); break;
+    case BENCH_BFLOAT16: ((uint16_t*)buffer)[i] = tutti_bfloat16_from_double(value); break;
     case BENCH_FLOAT32: ((float*)buffer)[i] = (float)value; break;
     case BENCH_FLOAT64: ((double*)buffer)[i] = value; break;
   }
@@ -272,8 +228,8 @@ static double load(bench_dtype dtype, const void* buffer, size_t i) {
     case BENCH_UINT8: return ((const uint8_t*)buffer)[i];
     case BENCH_INT32: return ((const int32_t*)buffer)[i];
     case BENCH_INT64: return (double)((const int64_t*)buffer)[i];
-    case BENCH_FLOAT16: return half_to_float(((const uint16_t*)buffer)[i]);
-    case BENCH_BFLOAT16: return bfloat_to_float(((const uint16_t*)buffer)[i]);
+    case BENCH_FLOAT16: return tutti_float16_to_double(((const uint16_t*)buffer)[i]);
+    case BENCH_BFLOAT16: return tutti_bfloat16_to_double(((const uint16_t*)buffer)[i]);
     case BENCH_FLOAT32: return ((const float*)buffer)[i];
     case BENCH_FLOAT64: return ((const double*)buffer)[i];
   }

@@ -40,7 +40,7 @@ packages+=(openmpi-bin libopenmpi-dev)
 install_missing
 build
 bin="$BUILD_DIR/bin"
-mpicc -O2 -std=c99 -Wall -Wextra bench/mpi_bench.c bench/harness.c -lm -o "$bin/mpi-bench"
+mpicc -O2 -std=c99 -Wall -Wextra -I capi/include bench/mpi_bench.c bench/harness.c -lm -o "$bin/mpi-bench"
 results="$BUILD_DIR/bench-vs-mpi"
 mkdir -p "$results"
 

@@ -28,11 +28,4 @@ void store_double(tutti_dtype dtype, char* element, double value);
 // Whether value can be truncated to an int64_t (finite and in range).
 bool double_fits_integer(double value);
 
-// IEEE half precision and bfloat16 bit patterns, rounded to nearest even, with
-// infinities, NaN and subnormals.
-uint16_t half_from_double(double value);
-double half_to_double(uint16_t bits);
-uint16_t bfloat16_from_double(double value);
-double bfloat16_to_double(uint16_t bits);
-
 }  // namespace tutti::lua

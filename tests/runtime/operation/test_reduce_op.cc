@@ -17,6 +17,7 @@
 
 #include "runtime/operation/reduce_dispatch.h"
 #include "runtime/operation/reduce_op.h"
+#include "tutti_float16.h"
 
 using namespace tutti;
 
@@ -540,6 +541,35 @@ Test(reduce_op, float_to_half_rounds_to_nearest_even_everywhere, .timeout = 30) 
 Test(reduce_op, float_to_bfloat16_rounds_to_nearest_even_everywhere, .timeout = 30) {
   // Past the largest bfloat16 (and float32), the next step of its binade would be 2^128.
   check_rounding_at_every_boundary(float_to_bfloat16, bfloat16_to_float, 0x7f80, 0x1p128);
+}
+
+// tutti_float16.h, the public header-only conversions (the Lua module, the C++ wrapper
+// and the bench use them), rounds as the kernels do: the same boundaries, and the same
+// value for every 16-bit pattern both ways (NaN for NaN: the kernels keep a payload,
+// the header makes a plain quiet NaN).
+Test(reduce_op, the_public_header_converts_as_the_kernels_do, .timeout = 60) {
+  auto header_half = [](float v) { return tutti_float16_from_double(v); };
+  auto header_bfloat16 = [](float v) { return tutti_bfloat16_from_double(v); };
+  check_rounding_at_every_boundary(header_half, half_to_float, 0x7c00, 65536.0f);
+  check_rounding_at_every_boundary(header_bfloat16, bfloat16_to_float, 0x7f80, 0x1p128);
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const auto b = static_cast<uint16_t>(bits);
+    const double half = tutti_float16_to_double(b), bfloat16 = tutti_bfloat16_to_double(b);
+    if (std::isnan(half_to_float(b))) {
+      cr_assert(std::isnan(half) && tutti_float16_from_double(half) == (b & 0x8000) + 0x7e00, "float16 0x%04x", bits);
+    } else {
+      cr_assert(half == static_cast<double>(half_to_float(b)) && std::signbit(half) == ((b & 0x8000) != 0),
+                "float16 0x%04x: %a, the kernels %a", bits, half, static_cast<double>(half_to_float(b)));
+      cr_assert_eq(tutti_float16_from_double(half), b, "float16 0x%04x does not come back", bits);
+    }
+    if (std::isnan(bfloat16_to_float(b))) {
+      cr_assert(std::isnan(bfloat16) && tutti_bfloat16_from_double(bfloat16) == (b & 0x8000) + 0x7fc0,
+                "bfloat16 0x%04x", bits);
+    } else {
+      cr_assert(bfloat16 == static_cast<double>(bfloat16_to_float(b)), "bfloat16 0x%04x", bits);
+      cr_assert_eq(tutti_bfloat16_from_double(bfloat16), b, "bfloat16 0x%04x does not come back", bits);
+    }
+  }
 }
 
 Test(reduce_op, float_to_half_edge_cases, .timeout = 10) {
