@@ -185,7 +185,14 @@ static int bindable(int port, int* bound) {
  * follows it, which tests running beside it (gloo opens hundreds) made happen. */
 int tt_free_port(void) {
   static unsigned seed;
-  if (seed == 0) seed = (unsigned)getpid() ^ (unsigned)now_ms();
+  if (seed == 0) {
+    /* pid ^ ms gave two tests of one program, started 2 ms apart with pids 2 apart,
+     * the same seed, hence the same port: spread the pid over every bit first. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    seed = ((unsigned)getpid() * 2654435761u) ^ (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec;
+    if (seed == 0) seed = 1;
+  }
   for (int tries = 0; tries < 200; ++tries) {
     int port = 20000 + (int)(rand_r(&seed) % 12000);
     if (bindable(port, NULL)) return port;
