@@ -5,34 +5,28 @@
 // others, whose communicator then refuses calls naming the loss.
 #include <signal.h>
 
-#include <chrono>
-#include <thread>
+#include <algorithm>
 
 #include "tests/runtime/comm/comm_ranks.h"
+#include "tests/runtime/store/store_test.h"
 
 using comm_ranks::line_after;
 using comm_ranks::outcome_of;
 using comm_ranks::outputs;
+using store_test::contains;
+using store_test::ms_since;
 using tutti::Status;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-int64_t ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Polls until comm's store has declared `rank` lost, at most ms.
 bool wait_lost(const tutti::comm::Comm& comm, int rank, int ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
-  while (std::chrono::steady_clock::now() < until) {
-    for (int lost : comm.lost_ranks()) {
-      if (lost == rank) return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
+  return store_test::eventually(
+      [&] {
+        auto lost = comm.lost_ranks();
+        return std::find(lost.begin(), lost.end(), rank) != lost.end();
+      },
+      ms);
 }
 
 }  // namespace
@@ -82,7 +76,7 @@ Test(comm, abort_makes_it_unusable_and_says_why, .timeout = 30) {
                                   "aborted (tutti_comm_abort)); recent collectives:\n",
                                   0),
                0u, "%s", comm->dump().c_str());
-  auto start = std::chrono::steady_clock::now();
+  auto start = store_test::Clock::now();
   comm.reset();
   cr_expect_lt(ms_since(start), 5000, "an aborted communicator took %lld ms to destroy",
                static_cast<long long>(ms_since(start)));
@@ -126,7 +120,7 @@ Test(comm, killed_rank_is_named_and_the_communicator_refuses_calls, .timeout = 6
         printf("BARRIER %s\n", outcome_of([&] { comm_ranks::barrier(*comm); }).c_str());
         std::string dump = comm->dump();
         printf("DUMP %s\n", dump.substr(0, dump.find('\n')).c_str());
-        auto start = std::chrono::steady_clock::now();
+        auto start = store_test::Clock::now();
         comm.reset();
         printf("DESTROYED %lld\n", static_cast<long long>(ms_since(start)));
         return 0;

@@ -5,29 +5,13 @@
 // naming it.
 #include <signal.h>
 
-#include <chrono>
-#include <thread>
-
 #include "tests/runtime/comm/comm_ranks.h"
+#include "tests/runtime/store/store_test.h"
 
 using comm_ranks::line_after;
 using comm_ranks::outcome_of;
 using comm_ranks::outputs;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Polls until comm's store has declared some rank lost, at most ms.
-bool wait_any_lost(const tutti::comm::Comm& comm, int ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(tt_timeout_ms(ms));
-  while (comm.lost_ranks().empty() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return !comm.lost_ranks().empty();
-}
-
-}  // namespace
+using store_test::contains;
 
 Test(shrink, world_of_one, .timeout = 30) {
   auto world = comm_ranks::solo();
@@ -63,7 +47,7 @@ Test(shrink, survivors_of_a_kill_go_on_in_their_old_order, .timeout = 60) {
         auto world = tutti::comm::Comm::init(comm_ranks::options(rank, 3, port));
         comm_ranks::barrier(*world);
         if (rank == 1) raise(SIGKILL);
-        if (!wait_any_lost(*world, 10000)) return 2;
+        if (!store_test::eventually([&] { return !world->lost_ranks().empty(); }, 10000)) return 2;
         auto survivors = world->shrink();
         printf("SHRUNK %s, rank %d of %d\n", survivors->name().c_str(), survivors->rank(), survivors->size());
         printf("SUM %d\n", comm_ranks::all_reduce_sum(*survivors, rank));
