@@ -169,8 +169,13 @@ void Monitor::State::stop_on_loop() {
   stopping = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&timer), [](uv_handle_t* handle) {
     auto* state = static_cast<State*>(handle->data);
-    state->closed.set_value();
-    auto keep = std::move(state->keep_alive);  // last: may free *state
+    // The state lets go of itself before ~Monitor wakes: woken, its caller may drop
+    // every other reference to the loop at once, and a state freed here after that
+    // would destroy the loop on the loop's own thread (which cannot join itself).
+    // ~Monitor holds the state while it waits, so this frees nothing then.
+    std::promise<void> done = std::move(state->closed);
+    state->keep_alive.reset();  // may free *state, if ~Monitor gave up waiting
+    done.set_value();
   });
 }
 

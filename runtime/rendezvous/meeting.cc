@@ -310,10 +310,19 @@ std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& 
     keys.push_back(key(prefix, what, rank));
     keys.push_back(store::lost_rank_key(lost_prefix, rank));
   }
+  std::string missing;  // at the last look
   while (true) {
-    std::vector<bool> present = store.check(keys, deadline);
+    std::vector<bool> present;
+    try {
+      present = store.check(keys, deadline);
+    } catch (const Error& error) {
+      // The deadline passed during the look, or during the sleep before it (most
+      // timeouts): the answer is still the ranks missing at the last look.
+      if (error.status() != Status::kTimeout || missing.empty()) throw;
+      fail(Status::kTimeout, missing);
+    }
     std::vector<bool> alive(static_cast<size_t>(size));
-    std::string missing;
+    missing.clear();
     for (int rank = 0; rank < size; ++rank) {
       bool has_key = present[2 * rank];
       bool lost = present[2 * rank + 1];

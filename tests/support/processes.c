@@ -25,7 +25,9 @@ int tt_timeout_ms(int base_ms) {
   return (int)(base_ms * factor);
 }
 
-int tt_spawn(tt_process* process, char* const argv[], char* const env_add[]) {
+/* Forks a child with its stdout and stderr in a fresh file, which runs child(arg) and
+ * never returns from it. */
+static int start_child(tt_process* process, void (*child)(void*), void* arg) {
   memset(process, 0, sizeof *process);
   snprintf(process->output_path, sizeof process->output_path, "/tmp/tutti-test-out-XXXXXX");
   int out = mkstemp(process->output_path);
@@ -42,14 +44,48 @@ int tt_spawn(tt_process* process, char* const argv[], char* const env_add[]) {
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
     close(out);
-    for (char* const* entry = env_add; entry && *entry; ++entry) putenv(*entry);
-    execv(argv[0], argv);
-    fprintf(stderr, "tt_spawn: cannot exec %s: %s\n", argv[0], strerror(errno));
+    child(arg);
     _exit(127);
   }
   close(out);
   process->pid = pid;
   return 0;
+}
+
+struct exec_args {
+  char* const* argv;
+  char* const* env_add;
+};
+
+static void exec_child(void* arg) {
+  const struct exec_args* a = arg;
+  for (char* const* entry = a->env_add; entry && *entry; ++entry) putenv(*entry);
+  execv(a->argv[0], a->argv);
+  fprintf(stderr, "tt_spawn: cannot exec %s: %s\n", a->argv[0], strerror(errno));
+}
+
+int tt_spawn(tt_process* process, char* const argv[], char* const env_add[]) {
+  struct exec_args a = {argv, env_add};
+  return start_child(process, exec_child, &a);
+}
+
+struct body_args {
+  tt_body_fn body;
+  void* arg;
+};
+
+static void body_child(void* arg) {
+  const struct body_args* a = arg;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* what it printed survives a kill */
+  int code = a->body(a->arg);
+  fflush(stdout);
+  fflush(stderr);
+  _exit(code);
+}
+
+int tt_fork(tt_process* process, tt_body_fn body, void* arg) {
+  struct body_args a = {body, arg};
+  return start_child(process, body_child, &a);
 }
 
 static void record_status(tt_process* process, int status) {
@@ -149,7 +185,14 @@ static int bindable(int port, int* bound) {
  * follows it, which tests running beside it (gloo opens hundreds) made happen. */
 int tt_free_port(void) {
   static unsigned seed;
-  if (seed == 0) seed = (unsigned)getpid() ^ (unsigned)now_ms();
+  if (seed == 0) {
+    /* pid ^ ms gave two tests of one program, started 2 ms apart with pids 2 apart,
+     * the same seed, hence the same port: spread the pid over every bit first. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    seed = ((unsigned)getpid() * 2654435761u) ^ (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec;
+    if (seed == 0) seed = 1;
+  }
   for (int tries = 0; tries < 200; ++tries) {
     int port = 20000 + (int)(rand_r(&seed) % 12000);
     if (bindable(port, NULL)) return port;

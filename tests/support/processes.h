@@ -27,6 +27,13 @@ int tt_timeout_ms(int base_ms);
  * Returns 0, or -1 with errno. */
 int tt_spawn(tt_process* process, char* const argv[], char* const env_add[]);
 
+/* Forks a child that runs body(arg) and _exits with what it returns, its stdout and
+ * stderr in a fresh file as tt_spawn's: for white-box tests whose ranks run the
+ * runtime itself. Only the calling thread goes on in the child, so the caller must not
+ * have started threads that the body needs (an event loop). Returns 0, or -1 with errno. */
+typedef int (*tt_body_fn)(void* arg);
+int tt_fork(tt_process* process, tt_body_fn body, void* arg);
+
 /* Waits for it to end, at most timeout_ms. Returns 1 when it ended, 0 on timeout. */
 int tt_wait(tt_process* process, int timeout_ms);
 
