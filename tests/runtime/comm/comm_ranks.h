@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/call.h"
+#include "runtime/operation/call.h"
 #include "runtime/comm/comm.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -43,32 +43,32 @@ inline std::unique_ptr<tutti::comm::Comm> solo(const char* name = "world") {
 
 // Blocking calls on host buffers, as tutti.h makes them.
 inline int all_reduce_sum(tutti::comm::Comm& comm, int value) {
-  tutti::collectives::Call call;
-  call.kind = tutti::collectives::Kind::kAllReduce;
+  tutti::Call call;
+  call.kind = tutti::Kind::kAllReduce;
   call.send = &value;
   call.recv = &value;
   call.count = 1;
-  call.dtype = static_cast<int32_t>(tutti::collectives::Dtype::kInt32);
-  call.op = static_cast<int32_t>(tutti::collectives::ReduceOp::kSum);
+  call.dtype = static_cast<int32_t>(tutti::Dtype::kInt32);
+  call.op = static_cast<int32_t>(tutti::ReduceOp::kSum);
   comm.issue(call, "tutti_all_reduce", false);
   return value;
 }
 
 inline int broadcast(tutti::comm::Comm& comm, int value, int root) {
-  tutti::collectives::Call call;
-  call.kind = tutti::collectives::Kind::kBroadcast;
+  tutti::Call call;
+  call.kind = tutti::Kind::kBroadcast;
   call.send = &value;
   call.recv = &value;
   call.count = 1;
-  call.dtype = static_cast<int32_t>(tutti::collectives::Dtype::kInt32);
+  call.dtype = static_cast<int32_t>(tutti::Dtype::kInt32);
   call.root = root;
   comm.issue(call, "tutti_broadcast", false);
   return value;
 }
 
 inline void barrier(tutti::comm::Comm& comm) {
-  tutti::collectives::Call call;
-  call.kind = tutti::collectives::Kind::kBarrier;
+  tutti::Call call;
+  call.kind = tutti::Kind::kBarrier;
   comm.issue(call, "tutti_barrier", false);
 }
 

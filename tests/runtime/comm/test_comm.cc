@@ -43,13 +43,13 @@ Test(comm, world_of_one_knows_its_place_and_dumps_its_operations, .timeout = 30)
   cr_expect_eq(comm_ranks::all_reduce_sum(*comm, 41), 41);
   comm_ranks::barrier(*comm);
   float data[4] = {1, 2, 3, 4};
-  tutti::collectives::Call call;
-  call.kind = tutti::collectives::Kind::kAllReduce;
+  tutti::Call call;
+  call.kind = tutti::Kind::kAllReduce;
   call.send = data;
   call.recv = data;
   call.count = 4;
-  call.dtype = static_cast<int32_t>(tutti::collectives::Dtype::kFloat32);
-  call.op = static_cast<int32_t>(tutti::collectives::ReduceOp::kMax);
+  call.dtype = static_cast<int32_t>(tutti::Dtype::kFloat32);
+  call.op = static_cast<int32_t>(tutti::ReduceOp::kMax);
   auto work = comm->issue(call, "tutti_all_reduce", true);
   cr_assert(work != nullptr, "an asynchronous call returns its Work");
   cr_assert(work->wait_for(tt_timeout_ms(10000)));

@@ -1,4 +1,4 @@
-// An init given up from another thread (runtime/comm/init_cancel.h): what InitCancel
+// An init given up from another thread (runtime/rendezvous/init_cancel.h): what InitCancel
 // itself promises (the first reason sticks, a watched store client is shut down
 // whether it is watched before or after the cancel, and one no longer watched is
 // left alone), then Comm::init cancelled before it starts, while it connects to a
@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "runtime/comm/init_cancel.h"
+#include "runtime/rendezvous/init_cancel.h"
 #include "tests/runtime/comm/comm_ranks.h"
 #include "tests/runtime/store/store_test.h"
 
@@ -17,7 +17,7 @@ using store_test::error_of;
 using store_test::ms_since;
 using store_test::soon;
 using tutti::Status;
-using tutti::comm::InitCancel;
+using tutti::rendezvous::InitCancel;
 
 namespace {
 

@@ -123,9 +123,9 @@ Test(op_history, format_writes_one_line_per_operation_in_each_state) {
   cr_expect_eq(lines[0].rfind("  #1 all_reduce float32 x 1024 sum: done in 250 ms, ", 0), 0u, "%s", lines[0].c_str());
   expect_elapsed(lines[0], "done in 250 ms, ", 8750);
   cr_expect(lines[0].size() > 4 && lines[0].substr(lines[0].size() - 4) == " ago", "%s", lines[0].c_str());
-  cr_expect_eq(lines[1].rfind("  #2 broadcast float32 x 8 root 3: failed (TIMEOUT) after 3.0 s, ", 0), 0u, "%s",
+  cr_expect_eq(lines[1].rfind("  #2 broadcast float32 x 8 root 3: failed (TIMEOUT) after 3 s, ", 0), 0u, "%s",
                lines[1].c_str());
-  expect_elapsed(lines[1], "after 3.0 s, ", 1000);
+  expect_elapsed(lines[1], "after 3 s, ", 1000);
   cr_expect_eq(lines[2].rfind("  #3 barrier: running for ", 0), 0u, "%s", lines[2].c_str());
   expect_elapsed(lines[2], "running for ", 1500);
   cr_expect_eq(lines[3].rfind("  #4 all_gather uint8 x 16: queued for ", 0), 0u, "%s", lines[3].c_str());
