@@ -11,6 +11,7 @@
 #include "runtime/collectives/fingerprint.h"
 #include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
@@ -21,6 +22,8 @@ namespace {
 
 // How long a transport's report of a lost peer waits for the store's.
 constexpr int64_t kExplainLossMs = 1000;
+// How long the report of a long wait may take to read the other ranks' activity.
+constexpr int64_t kReportStoreMs = 1000;
 
 // What the operation history keeps of a collective call.
 health::OpFacts facts_of(const Call& call) {
@@ -43,6 +46,8 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   engine->op_timeout_ms_.store(setup.op_timeout_ms, std::memory_order_relaxed);
   engine->selector_ = Selector::from_environment();
   engine->check_fingerprints_ = settings::integer("TUTTI_CHECK", 0, 1).value_or(0) == 1;
+  engine->wait_report_ms_ =
+      settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
   engine->transport_ =
       transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size, deadline, setup.where);
   if (setup.one_node && setup.size > 1) {
@@ -139,9 +144,11 @@ OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
   context.fault = setup_.fault;
   context.where = setup_.where;
   context.scratch = &scratch_;
+  context.engine = this;
+  context.report_wait = &Engine::report_wait;
+  context.arm_reports(now_ms, wait_report_ms_);
   if (!in_flight_.empty()) {
     context.progress_in_flight = [](void* engine) { return static_cast<Engine*>(engine)->progress_in_flight(); };
-    context.engine = this;
   }
   return context;
 }
@@ -383,16 +390,37 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     if (!transport_->progress()) waiting.idle();
     // The wait may have ended on the message and on the news that stops this call at
     // once: the message, already here, wins.
-    bool stopped = setup_.fault->raised(), expired = context.deadline.expired();
-    if (stopped || expired) {
+    bool stopped = setup_.fault->raised(), alarmed = context.alarm.expired();
+    if (stopped || alarmed) {
       transport_->progress();
       if (done()) return;
     }
     if (stopped) setup_.fault->rethrow(concat(p2p_label(api, number, call), " stopped"));
-    if (expired) {
+    if (alarmed && context.deadline.expired()) {
       fail(Status::kTimeout, p2p_timed_out(p2p_label(api, number, call), context.timeout_ms, call.kind, call.root));
     }
+    if (alarmed && context.report_due()) report_point_to_point_wait(context, call, p2p_label(api, number, call));
   }
+}
+
+void Engine::report_wait(void* engine, const OpContext& context, const char* waiting_for) {
+  const EngineSetup& setup = static_cast<Engine*>(engine)->setup_;
+  std::string failed;
+  std::string absent = setup.board->absent_from(context.seq, Deadline::after_ms(kReportStoreMs), &failed);
+  std::string whom = !absent.empty()   ? concat("; ranks that have not joined it: ", absent)
+                     : !failed.empty() ? concat("; every rank has joined it, but ranks ", failed,
+                                                " failed it, so what it waits for may never come")
+                                       : std::string("; every rank has joined it");
+  log::warn(context.label(), " has waited ", duration_text(coarse_now_ms() - context.started_ms), " for ",
+            waiting_for, whom, "; it times out in ", duration_text(context.deadline.remaining_ms()),
+            " (TUTTI_OP_TIMEOUT_MS)");
+}
+
+void Engine::report_point_to_point_wait(const OpContext& context, const Call& call, const std::string& label) {
+  log::warn(label, " has waited ", duration_text(coarse_now_ms() - context.started_ms), " for rank ", call.root,
+            call.kind == Kind::kSend ? " to receive it" : " to send it", "; rank ", call.root, " is ",
+            setup_.board->whereabouts(call.root, Deadline::after_ms(kReportStoreMs)), "; it times out in ",
+            duration_text(context.deadline.remaining_ms()), " (TUTTI_OP_TIMEOUT_MS)");
 }
 
 }  // namespace tutti::collectives

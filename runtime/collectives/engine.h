@@ -79,6 +79,11 @@ class Engine {
   void run_collective(const Call& call, uint32_t seq, bool queued);
   // Runs call's algorithm; sets context.call_check for those that exchange messages.
   void dispatch(const Call& call, OpContext& context);
+  // OpContext::report_wait for collectives: one warn line saying how long the
+  // operation has waited, for what, which ranks have not joined it and where they are.
+  static void report_wait(void* engine, const OpContext& context, const char* waiting_for);
+  // The same for a blocking send or receive, on its peer.
+  void report_point_to_point_wait(const OpContext& context, const Call& call, const std::string& label);
   // Rethrows a transport's kPeerLost with the store's account of the loss added.
   void explain_peer_lost(const Error& error);
   transport::Request* post_point_to_point(const Call& call);
@@ -98,6 +103,7 @@ class Engine {
   std::atomic<int64_t> op_timeout_ms_{0};
   Selector selector_;
   bool check_fingerprints_ = false;
+  int64_t wait_report_ms_ = 0;  // TUTTI_WAIT_REPORT_MS: the first report of a long wait; 0 none
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::shm::Group> shm_;
   Scratch scratch_;

@@ -14,15 +14,16 @@ constexpr const char* kHowToFix =
     "the ranks called it with different counts; pass the same count, dtype and root on every rank "
     "(TUTTI_CHECK=1 names the fields that differ)";
 
-// Whether OpContext::check would throw now: the communicator's fault is raised or the
-// deadline has passed. The fault is a relaxed load, looked at every turn of a wait;
-// the deadline is a clock read (30 ns in a VM, as much as a shared-memory poll), looked
-// at every kTurnsPerDeadlineCheck turns, which with at most a millisecond a turn still
-// sees it within a few.
+// Whether OpContext::check has something to do now: the communicator's fault is
+// raised, or its alarm (the deadline, or a report of a long wait) has gone off. The
+// fault is a relaxed load, looked at every turn of a wait; the alarm is a clock read
+// (30 ns in a VM, as much as a shared-memory poll), looked at every
+// kTurnsPerDeadlineCheck turns, which with at most a millisecond a turn still sees it
+// within a few.
 constexpr unsigned kTurnsPerDeadlineCheck = 4;
-bool must_stop(const OpContext& context, unsigned turn) {
+bool must_check(const OpContext& context, unsigned turn) {
   return (context.fault != nullptr && context.fault->raised()) ||
-         (turn % kTurnsPerDeadlineCheck == 0 && context.deadline.expired());
+         (turn % kTurnsPerDeadlineCheck == 0 && context.alarm.expired());
 }
 
 }  // namespace
@@ -60,9 +61,9 @@ void Exchange::wait() {
     bool moved = transport_.progress();
     const Posted* incomplete = first_incomplete();
     if (incomplete == nullptr) break;
-    // Naming the peer takes a string; build it only when check() is about to throw,
-    // so that the waiting loop itself never allocates.
-    if (must_stop(context_, turn)) {
+    // Naming the peer takes a string; build it only when check() has something to
+    // do, so that the waiting loop itself never allocates.
+    if (must_check(context_, turn)) {
       const int peer = transport_.communicator_rank(incomplete->peer);
       context_.check(incomplete->is_recv ? concat("rank ", peer, "'s data").c_str()
                                          : concat("rank ", peer, " to take this rank's data").c_str());

@@ -45,6 +45,9 @@ constexpr Setting kTable[] = {
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(), "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(), "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_WAIT_REPORT_MS", "int", Decimal<kDefaultWaitReportMs>::text.data(),
+     "How long a collective or a blocking send or receive may wait before it says, at warn level, what it "
+     "waits for and which ranks are elsewhere (and where); again each time the wait doubles. 0: never."},
     {"TUTTI_HEARTBEAT_INTERVAL_MS", "int", "1000",
      "How often each rank's event loop tells the store it is alive (and what it is doing)."},
     {"TUTTI_HEARTBEAT_TIMEOUT_MS", "int", "20000",

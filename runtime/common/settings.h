@@ -14,6 +14,8 @@ namespace tutti::settings {
 // the table's defaults, Comm's options and tutti_config's -1.
 inline constexpr int64_t kDefaultInitTimeoutMs = 120000;
 inline constexpr int64_t kDefaultOpTimeoutMs = 300000;
+// TUTTI_WAIT_REPORT_MS: how long an operation waits before it says what for.
+inline constexpr int64_t kDefaultWaitReportMs = 10000;
 
 struct Setting {
   const char* name;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/store/loss_event.h"
 
@@ -135,10 +136,7 @@ std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline, std::str
           *failed += concat(failed->empty() ? "" : ", ", rank, " (", status_word(activity->status), ")");
         }
         if (!activity || activity->seq >= seq) continue;
-        double seconds = static_cast<double>(now - activity->since_ms) / 1000.0;
-        char elapsed[32];
-        snprintf(elapsed, sizeof elapsed, "%.1f s", seconds < 0 ? 0.0 : seconds);
-        state = concat("last seen ", describe(*activity), ", for ", elapsed);
+        state = concat("last seen ", describe(*activity), ", for ", duration_text(now - activity->since_ms));
       } else {
         state = "no report: it has not reached this communicator's collectives, or is gone";
       }
@@ -148,6 +146,19 @@ std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline, std::str
     return concat("unknown (the store could not be read: ", error.what(), ")");
   }
   return report;
+}
+
+std::string ActivityBoard::whereabouts(int rank, Deadline deadline) {
+  const std::string key = store::activity_key(prefix_, rank);
+  try {
+    store_.set(store::activity_key(prefix_, rank_), current(), deadline);
+    if (!store_.check({key}, deadline)[0]) return "not reporting: it has not reached this communicator's calls, or is gone";
+    auto activity = decode_activity(store_.get(key, deadline));
+    if (!activity) return "unknown (its report could not be read)";
+    return concat(describe(*activity), " (for ", duration_text(coarse_wall_ms() - activity->since_ms), ")");
+  } catch (const Error& error) {
+    return concat("unknown (the store could not be read: ", error.what(), ")");
+  }
 }
 
 }  // namespace tutti::health

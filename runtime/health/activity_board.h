@@ -70,6 +70,10 @@ class ActivityBoard {
   // joined `seq` and failed it, e.g. "2 (MISMATCH)", whose peers then wait for data
   // that never comes. Bounded by deadline; never throws.
   std::string absent_from(uint32_t seq, Deadline deadline, std::string* failed);
+  // What `rank` was doing at its last report, e.g. "in all_reduce #42 (for 3.2 s)", or
+  // that it has not reported; publishes this rank's state first. Bounded by deadline;
+  // never throws.
+  std::string whereabouts(int rank, Deadline deadline);
 
  private:
   store::Client& store_;

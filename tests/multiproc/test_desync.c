@@ -46,6 +46,34 @@ Test(desync, skipped_collective_names_the_rank_and_what_it_does_instead, .timeou
   cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, kNeedles));
 }
 
+/* No silent waits: the same skip, with the first report after 1 s. Ranks 0 and 1 wait
+ * 3 s in all_reduce #4 and say so at 1 and 2 s, naming rank 2 and what it does
+ * instead; rank 2 waits in its receive and says that rank 0 is in all_reduce #4. */
+Test(desync, long_waits_say_what_they_wait_for_and_on_whom, .timeout = 120) {
+  tt_job_init(&job, 3, 60, "coll_desync");
+  tt_job_arg(&job, "--case");
+  tt_job_arg(&job, "skip");
+  tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
+  tt_job_env(&job, "TUTTI_WAIT_REPORT_MS=1000");
+  cr_assert(tt_job_run(&job, 60000), "%s did not end:\n%s", tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+  char report[512];
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int waited = 1; waited <= 2; ++waited) {
+      snprintf(report, sizeof report,
+               "WARN: all_reduce #4 on comm \"world\" (rank %d of 3) has waited %d s for rank 2; ranks that have not "
+               "joined it: 2 (last seen in recv from rank 0 (tag 99), after all_reduce #3, for ",
+               rank, waited);
+      cr_expect(tt_count(job.output, report) == 1, "rank %d did not report once at %d s: %s\n%s", rank, waited, report,
+                tt_excerpt(job.output, kNeedles));
+    }
+  }
+  cr_expect(tt_count(job.output, "WARN: tutti_recv #1 (peer 0, tag 99) on comm \"world\" (rank 2 of 3) has waited 1 s "
+                                 "for rank 0 to send it; rank 0 is in all_reduce #4 (for ") == 1,
+            "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(tt_count(job.output, "; it times out in ") >= 5, "each report says when the wait times out:\n%s",
+            tt_excerpt(job.output, kNeedles));
+}
+
 Test(desync, dump_signal_writes_each_rank_history, .timeout = 120) {
   tt_job_init(&job, 2, 60, "coll_desync");
   tt_job_arg(&job, "--case");
