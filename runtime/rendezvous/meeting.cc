@@ -57,6 +57,16 @@ std::string key(const std::string& prefix, const std::string& what, int rank) {
 // failure detector (health/monitor.h) takes the watch over with its own.
 int64_t watch_timeout_ms(Deadline deadline) { return deadline.remaining_ms() + kLingerMs + kDiagnosisMs; }
 
+// The ranks that absent_ranks listed ("2, 5", "0, 1, ... and 40 more") as a phrase,
+// with how many of the world came: "rank 2 never arrived (2 of 3 came)".
+std::string missing_ranks(const std::string& list, int world_size, const char* verb, const char* came) {
+  int count = 1;
+  for (size_t at = list.find(", "); at != std::string::npos; at = list.find(", ", at + 2)) ++count;
+  if (size_t more = list.find(" and "); more != std::string::npos) count += std::atoi(list.c_str() + more + 5);
+  return concat(count == 1 ? "rank " : "ranks ", list, " ", verb, " (", world_size - count, " of ", world_size, " ",
+                came, ")");
+}
+
 // A rank that had arrived was lost before all had: the meeting can never complete.
 [[noreturn]] void fail_on_loss(store::Client& store, const std::string& prefix, const Plan& plan,
                                const std::string& where, Deadline deadline, const char* api) {
@@ -69,8 +79,8 @@ int64_t watch_timeout_ms(Deadline deadline) { return deadline.remaining_ms() + k
   std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
   fail(Status::kPeerLost,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": ", who, " arrived and was then lost: ", reason,
-              missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
-                                                       " had not arrived yet"),
+              missing.empty() ? std::string()
+                              : concat("; ", missing_ranks(missing, plan.world_size, "had not arrived yet", "had")),
               "; see that rank's own output for why it ended"));
 }
 
@@ -81,8 +91,8 @@ int64_t watch_timeout_ms(Deadline deadline) { return deadline.remaining_ms() + k
   std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
   fail(Status::kTransport,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": the store turned away ", refusal,
-              missing.empty() ? std::string() : concat("; ranks ", missing, " of ", plan.world_size,
-                                                       " had not arrived"),
+              missing.empty() ? std::string()
+                              : concat("; ", missing_ranks(missing, plan.world_size, "had not arrived", "had")),
               "; a rank that cannot connect can never arrive"));
 }
 
@@ -252,9 +262,10 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
     if (error.status() != Status::kTimeout) throw;
     std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     fail(Status::kTimeout,
-         concat(api, ": rank ", plan.rank, " timed out ", where, ": ranks ", missing.empty() ? "?" : missing,
-                " of ", plan.world_size,
-                " never arrived; start every rank with the same init method and world size, or raise "
+         concat(api, ": rank ", plan.rank, " timed out ", where, ": ",
+                missing.empty() ? std::string("some ranks never arrived (the store could not say which)")
+                                : missing_ranks(missing, plan.world_size, "never arrived", "came"),
+                "; start every rank with the same init method and world size, or raise "
                 "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)"));
   }
   int64_t which = arrive->number(ended);
