@@ -7,7 +7,7 @@
 
 // The runtime's statuses must be the header's, value for value.
 #define TUTTI_CHECK_STATUS(name, value, message) \
-  static_assert(value == TUTTI_##name, "TUTTI_STATUS_MAP and its own values disagree");
+  static_assert((value) == TUTTI_##name, "TUTTI_STATUS_MAP and its own values disagree");
 TUTTI_STATUS_MAP(TUTTI_CHECK_STATUS)
 #undef TUTTI_CHECK_STATUS
 static_assert(static_cast<int>(tutti::Status::kInternal) == TUTTI_ERR_INTERNAL &&

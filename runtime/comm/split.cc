@@ -23,6 +23,7 @@ std::string rank_key(const std::string& prefix, const char* what, int rank) {
 
 void Comm::publish_split(const std::string& prefix, Deadline deadline) {
   std::vector<std::string> keys;
+  keys.reserve(size());
   for (int rank = 0; rank < size(); ++rank) keys.push_back(rank_key(prefix, "entry", rank));
   std::vector<std::string> entries = store_->multi_get(keys, deadline);
   // color -> (key, old rank), sorted to give the new ranks.

@@ -121,6 +121,7 @@ std::string ActivityBoard::current() const {
 
 std::string ActivityBoard::absent_from(uint32_t seq, Deadline deadline, std::string* failed) {
   std::vector<std::string> keys;
+  keys.reserve(size_);
   for (int rank = 0; rank < size_; ++rank) keys.push_back(store::activity_key(prefix_, rank));
   std::string report;
   try {

@@ -49,7 +49,7 @@ void publish_store_address(const std::string& path, const std::string& host, uin
   }
 }
 
-std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
+std::unique_ptr<store::Client> connect_through_file(const std::shared_ptr<loop::Loop>& loop, const std::string& path,
                                                     Deadline deadline, const std::string& secret, std::string* host,
                                                     uint16_t* port, const std::function<bool()>& cancelled) {
   int64_t pause_ms = 5;

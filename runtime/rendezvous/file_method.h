@@ -25,7 +25,7 @@ void publish_store_address(const std::string& path, const std::string& host, uin
 // host and port receive the address it connected to. secret: the job's, as for
 // store::Client::connect; a store that denies it may be an earlier job's, so it is
 // also read again. cancelled: as for store::Client::connect, also asked between reads.
-std::unique_ptr<store::Client> connect_through_file(std::shared_ptr<loop::Loop> loop, const std::string& path,
+std::unique_ptr<store::Client> connect_through_file(const std::shared_ptr<loop::Loop>& loop, const std::string& path,
                                                     Deadline deadline, const std::string& secret, std::string* host,
                                                     uint16_t* port, const std::function<bool()>& cancelled = {});
 

@@ -785,7 +785,7 @@ void sleep_unless_cancelled(std::chrono::steady_clock::duration pause, const std
 
 }  // namespace
 
-std::unique_ptr<Client> Client::connect(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
+std::unique_ptr<Client> Client::connect(const std::shared_ptr<loop::Loop>& loop, const std::string& host, uint16_t port,
                                         Deadline deadline, const std::string& secret,
                                         const std::function<bool()>& cancelled) {
   const std::string address = concat(host, ":", port);

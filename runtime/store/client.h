@@ -70,7 +70,7 @@ class Client {
   // only a store without a secret accepts the client. cancelled, if given, is asked
   // every 50 ms while connecting: once it says true, connect gives up with
   // kAborted (an init given up from another thread, comm/init_cancel.h).
-  static std::unique_ptr<Client> connect(std::shared_ptr<loop::Loop> loop, const std::string& host,
+  static std::unique_ptr<Client> connect(const std::shared_ptr<loop::Loop>& loop, const std::string& host,
                                          uint16_t port, Deadline deadline, const std::string& secret = {},
                                          const std::function<bool()>& cancelled = {});
   virtual ~Client() = default;

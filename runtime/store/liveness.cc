@@ -93,7 +93,7 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
     const void* conn = deadlines_.begin()->second;
     Entry& entry = entries_.at(conn);
     uint64_t quiet_ms = now_unstalled - entry.last_heard_ms;
-    declare_lost(entry, concat("it sent nothing to the store for ", duration_text(quiet_ms), " (heartbeat timeout ",
+    declare_lost(entry, concat("it sent nothing to the store for ", duration_text(static_cast<int64_t>(quiet_ms)), " (heartbeat timeout ",
                                duration_text(entry.timeout_ms),
                                "): it is frozen, stopped or cut off from the network"),
                  now_ms);
@@ -111,7 +111,7 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
 void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<const void*>* lost) {
   const int64_t smallest_timeout_ms = timeouts_.empty() ? INT64_MAX : *timeouts_.begin();
   if (stalled_ms >= kStallWorthNamingMs || 2 * stalled_ms >= static_cast<uint64_t>(smallest_timeout_ms)) {
-    log::warn("rendezvous store: its event loop was stalled for ", duration_text(stalled_ms),
+    log::warn("rendezvous store: its event loop was stalled for ", duration_text(static_cast<int64_t>(stalled_ms)),
               " (its process stopped, swapped out or starved of CPU, or the loop busy in one long step); the ",
               "connections it watches are not held to account for that time");
   }
@@ -119,7 +119,8 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
   for (const void* conn : own_) {
     Entry& entry = entries_.at(conn);
     if (entry.timeout_ms <= 0 || stalled_ms <= static_cast<uint64_t>(entry.timeout_ms)) continue;
-    declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ", duration_text(stalled_ms),
+    declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ",
+                               duration_text(static_cast<int64_t>(stalled_ms)),
                                ", past the heartbeat timeout (", duration_text(entry.timeout_ms),
                                "): the ranks that use the store have given up on it"),
                  now_ms);
@@ -139,13 +140,11 @@ void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint6
     event.rank = rank;
     log::warn("rendezvous store: rank ", rank, " of ", prefix, " (", entry.identity, " at ", entry.address,
               ") is lost: ", reason);
-    auto count = keys_.handle([&] {
-      protocol::Request request;
-      request.op = protocol::Op::kAdd;
-      request.keys = {lost_count_key(prefix)};
-      request.number = 1;
-      return request;
-    }());
+    protocol::Request add;
+    add.op = protocol::Op::kAdd;
+    add.keys = {lost_count_key(prefix)};
+    add.number = 1;
+    auto count = keys_.handle(add);
     if (!count || count->status != Status::kOk) {
       log::error("rendezvous store: cannot record the loss of rank ", rank, " of ", prefix, ": ",
                  count ? count->message : "no answer");

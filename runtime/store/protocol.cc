@@ -175,9 +175,6 @@ std::string encode(const Request& r) {
       put_str(body, r.value);
       break;
     case Op::kGet:
-      put_str(body, r.keys.at(0));
-      put_i64(body, r.number);
-      break;
     case Op::kAdd:
       put_str(body, r.keys.at(0));
       put_i64(body, r.number);

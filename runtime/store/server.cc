@@ -362,7 +362,7 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
       drop_on_loop(conn, concat("the connection ended in the middle of a frame (", conn->decoder.buffered(),
                                 " bytes of it received; ", uv_strerror(static_cast<int>(nread)), ")"));
     } else {
-      if (nread != UV_EOF) log::debug(where(), ": connection from ", conn->peer, " failed: ", uv_strerror(nread));
+      if (nread != UV_EOF) log::debug(where(), ": connection from ", conn->peer, " failed: ", uv_strerror(static_cast<int>(nread)));
       close_on_loop(conn);
     }
     return;
