@@ -75,6 +75,15 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
 
 Engine::~Engine() {
   executor_.reset();
+  // Cancelled, and said once: the program ended or dropped its communicator with
+  // sends or receives it never waited for, which otherwise nobody would hear of.
+  if (!in_flight_.empty()) {
+    std::string labels;
+    for (size_t i = 0; i < in_flight_.size() && i < 8; ++i) labels += concat(i ? "; " : "", in_flight_[i].label);
+    if (in_flight_.size() > 8) labels += concat("; and ", in_flight_.size() - 8, " more");
+    log::warn(setup_.where, " was destroyed with ", in_flight_.size(), " send", in_flight_.size() == 1 ? "" : "s",
+              " or receive", in_flight_.size() == 1 ? "" : "s", " still in flight, now cancelled (ABORTED): ", labels);
+  }
   for (InFlight& entry : in_flight_) {
     transport_->release(entry.request);
     entry.work->complete(Status::kAborted, concat(entry.label, " was still in flight when its communicator was destroyed"));

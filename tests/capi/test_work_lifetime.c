@@ -7,6 +7,8 @@
 
 #include "tests/capi/solo.h"
 
+#include <criterion/redirect.h>
+
 TestSuite(work_lifetime, .init = clear_launcher_environment);
 
 static long long now_ms(void) {
@@ -53,10 +55,15 @@ Test(work_lifetime, release_racing_a_wait_on_another_thread, .timeout = 30) {
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
 }
 
+static void environment_and_stderr(void) {
+  clear_launcher_environment();
+  cr_redirect_stderr();
+}
+
 /* Destroying a communicator does not wait for a receive that nothing will match: the
  * operation fails with ERR_ABORTED, saying why, and its work stays valid until released,
- * on this thread and on one that was waiting. */
-Test(work_lifetime, destroy_aborts_operations_still_pending, .timeout = 30) {
+ * on this thread and on one that was waiting; the destroy says so once, on stderr. */
+Test(work_lifetime, destroy_aborts_operations_still_pending, .init = environment_and_stderr, .timeout = 30) {
   tutti_config config = solo_config();
   tutti_comm* comm = NULL;
   cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
@@ -80,4 +87,11 @@ Test(work_lifetime, destroy_aborts_operations_still_pending, .timeout = 30) {
   cr_expect(tutti_work_test(pending, &done) == TUTTI_OK && done == 1);
   cr_expect_eq(tutti_work_release(pending), TUTTI_OK);
   cr_expect_eq(tutti_work_release(waiter.work), TUTTI_OK);
+  fflush(stderr);
+  char written[4096] = {0};
+  size_t length = fread(written, 1, sizeof written - 1, cr_get_redirected_stderr());
+  written[length] = '\0';
+  cr_expect(strstr(written, "was destroyed with 2 sends or receives still in flight, now cancelled (ABORTED): "
+                            "tutti_recv #1 (peer 0, tag 1)") != NULL,
+            "stderr: %s", written);
 }
