@@ -5,6 +5,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/log.h"
 #include "runtime/rendezvous/file_method.h"
 #include "runtime/rendezvous/pmix_exchange.h"
 #include "runtime/rendezvous/slurm_node.h"
@@ -45,6 +46,14 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
   }
   auto hosted = std::make_shared<HostedStore>(std::move(server));
   if (!plan.file_path.empty()) hosted->publish(plan.file_path);
+  if (plan.secret.empty()) {
+    const std::string listening = hosted->server().host();
+    const bool loopback = listening.rfind("127.", 0) == 0 || listening == "::1" || listening == "localhost";
+    log::warn("rank 0 serves the rendezvous store at ", listening, ":", hosted->server().port(),
+              " without TUTTI_SECRET, so ", loopback ? "any user of this machine" : "anyone who can reach it",
+              " can join this job or read its keys; export the same TUTTI_SECRET to every rank (e.g. "
+              "TUTTI_SECRET=$(openssl rand -hex 32)), as tutti launch does by itself");
+  }
   return hosted;
 }
 

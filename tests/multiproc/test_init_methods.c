@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/support/launch_job.h"
 #include "tests/support/processes.h"
 #include "tests/support/rank_setup.h"
 
@@ -158,6 +159,33 @@ static void run_launched_world(int n) {
 Test(init_methods, tutti_launch, .timeout = 300) {
   const int sizes[] = {1, 2, 3, 4, 8};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) run_launched_world(sizes[i]);
+}
+
+/* Rank 0 serving the store without TUTTI_SECRET says once that anyone on the machine
+ * can join; with the secret set on every rank, nobody says it. */
+Test(init_methods, a_store_served_without_a_secret_says_so_once, .timeout = 60) {
+  for (int with_secret = 0; with_secret <= 1; ++with_secret) {
+    tt_rank_setup setups[3];
+    tt_process ranks[3];
+    int port = tt_free_port();
+    for (int rank = 0; rank < 3; ++rank) {
+      tt_setup_init(&setups[rank], RANK_PROGRAM);
+      tcp_method(&setups[rank], rank, 3, port, NULL);
+      tt_setup_arg(&setups[rank], "--no-split");
+      if (with_secret) tt_setup_env(&setups[rank], "TUTTI_SECRET=0123456789abcdef0123456789abcdef");
+      cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
+    }
+    tt_wait_all(ranks, 3, tt_timeout_ms(30000));
+    for (int rank = 0; rank < 3; ++rank) {
+      char* output = tt_output(&ranks[rank]);
+      const int warnings = tt_count(output, "without TUTTI_SECRET, so any user of this machine can join this job");
+      cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d:\n%s", rank, output);
+      cr_expect_eq(warnings, !with_secret && rank == 0, "rank %d, %s secret: %d warnings:\n%s", rank,
+                   with_secret ? "with a" : "without", warnings, output);
+      free(output);
+    }
+    tt_cleanup_all(ranks, 3);
+  }
 }
 
 /* Rank 0 hosts the store, so its destroy waits for the others to leave; a wait past
