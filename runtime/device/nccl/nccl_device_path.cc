@@ -112,6 +112,7 @@ void NcclDevicePath::decide_route(Deadline deadline) {
   device::RankGpu mine{uuid_hex(properties.uuid), nccl_ != nullptr ? nccl_->version : 0};
   const std::string prefix = concat(setup_.prefix, "cuda/gpu/");
   std::vector<std::string> keys;
+  keys.reserve(setup_.size);
   for (int rank = 0; rank < setup_.size; ++rank) keys.push_back(concat(prefix, rank));
   std::vector<device::RankGpu> ranks(setup_.size);
   try {
