@@ -136,17 +136,21 @@ void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint6
   event.reason = reason;
   event.activity = entry.activity;
   event.activity_age_ms = entry.activity.empty() ? -1 : static_cast<int64_t>(now_ms - entry.activity_ms);
+  // Said once, by the rank it has in the first communicator it joined (its world); the
+  // store's key prefixes are its own business, not the reader's.
+  if (!entry.groups.empty()) {
+    log::warn("rendezvous store: rank ", entry.groups.front().second, " (", entry.identity, " at ", entry.address,
+              ") is lost: ", reason);
+  }
   for (const auto& [prefix, rank] : entry.groups) {
     event.rank = rank;
-    log::warn("rendezvous store: rank ", rank, " of ", prefix, " (", entry.identity, " at ", entry.address,
-              ") is lost: ", reason);
     protocol::Request add;
     add.op = protocol::Op::kAdd;
     add.keys = {lost_count_key(prefix)};
     add.number = 1;
     auto count = keys_.handle(add);
     if (!count || count->status != Status::kOk) {
-      log::error("rendezvous store: cannot record the loss of rank ", rank, " of ", prefix, ": ",
+      log::error("rendezvous store: cannot record the loss of rank ", rank, " (", entry.identity, "): ",
                  count ? count->message : "no answer");
       continue;
     }
