@@ -3,7 +3,8 @@
 # UBSan stops at its first finding (-fno-sanitize-recover=all), so that it fails the
 # test rather than printing a line nobody reads. libuv, UCX, Criterion and the C++
 # library stay uninstrumented, as Debian builds them. (The fuzz targets, a project of
-# their own, always have address and undefined.)
+# their own, always have address and undefined.) scripts/dev.sh test builds the
+# thread-heavy tests with thread into build-tsan and runs them (tests/tsan.supp).
 set(TUTTI_SANITIZE "" CACHE STRING "Build with a sanitizer: address, undefined or thread (empty: none)")
 set(tutti_sanitizers address undefined thread)
 set_property(CACHE TUTTI_SANITIZE PROPERTY STRINGS "" ${tutti_sanitizers})
