@@ -1,6 +1,7 @@
 // The collective and point-to-point calls of tutti.h. Each builds a Call from its
 // arguments and hands it to the communicator; validation happens in the runtime so
 // that every binding gets the same messages.
+#include "capi/c_enum.h"
 #include "capi/guard.h"
 #include "capi/handle.h"
 #include "capi/work_handles.h"
@@ -8,6 +9,7 @@
 
 using tutti::Call;
 using tutti::Kind;
+using tutti::capi::c_enum_value;
 
 static_assert(static_cast<int>(tutti::Dtype::kInt8) == TUTTI_DTYPE_INT8 &&
                   static_cast<int>(tutti::Dtype::kUint8) == TUTTI_DTYPE_UINT8 &&
@@ -38,13 +40,14 @@ tutti_status issue(tutti_comm* handle, const Call& call, tutti_work** work, cons
   });
 }
 
-Call make_call(Kind kind, const void* send, void* recv, size_t count, tutti_dtype dtype) {
+// dtype: the tutti_dtype argument as an int (c_enum.h).
+Call make_call(Kind kind, const void* send, void* recv, size_t count, int32_t dtype) {
   Call call;
   call.kind = kind;
   call.send = send;
   call.recv = recv;
   call.count = count;
-  call.dtype = static_cast<int32_t>(dtype);
+  call.dtype = dtype;
   return call;
 }
 
@@ -54,55 +57,55 @@ extern "C" {
 
 TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_op op, tutti_work** work) {
-  Call call = make_call(Kind::kAllReduce, send, recv, count, dtype);
-  call.op = static_cast<int32_t>(op);
+  Call call = make_call(Kind::kAllReduce, send, recv, count, c_enum_value(dtype));
+  call.op = c_enum_value(op);
   return issue(comm, call, work, "tutti_all_reduce");
 }
 
 TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
                                     tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work) {
-  Call call = make_call(Kind::kReduce, send, recv, count, dtype);
-  call.op = static_cast<int32_t>(op);
+  Call call = make_call(Kind::kReduce, send, recv, count, c_enum_value(dtype));
+  call.op = c_enum_value(op);
   call.root = root;
   return issue(comm, call, work, "tutti_reduce");
 }
 
 TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
                                        tutti_dtype dtype, int32_t root, tutti_work** work) {
-  Call call = make_call(Kind::kBroadcast, send, recv, count, dtype);
+  Call call = make_call(Kind::kBroadcast, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_broadcast");
 }
 
 TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_work** work) {
-  return issue(comm, make_call(Kind::kAllGather, send, recv, count, dtype), work, "tutti_all_gather");
+  return issue(comm, make_call(Kind::kAllGather, send, recv, count, c_enum_value(dtype)), work, "tutti_all_gather");
 }
 
 TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
                                             tutti_dtype dtype, tutti_op op, tutti_work** work) {
-  Call call = make_call(Kind::kReduceScatter, send, recv, count, dtype);
-  call.op = static_cast<int32_t>(op);
+  Call call = make_call(Kind::kReduceScatter, send, recv, count, c_enum_value(dtype));
+  call.op = c_enum_value(op);
   return issue(comm, call, work, "tutti_reduce_scatter");
 }
 
 TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
                                     tutti_dtype dtype, int32_t root, tutti_work** work) {
-  Call call = make_call(Kind::kGather, send, recv, count, dtype);
+  Call call = make_call(Kind::kGather, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_gather");
 }
 
 TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
                                      tutti_dtype dtype, int32_t root, tutti_work** work) {
-  Call call = make_call(Kind::kScatter, send, recv, count, dtype);
+  Call call = make_call(Kind::kScatter, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_scatter");
 }
 
 TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
                                         tutti_dtype dtype, tutti_work** work) {
-  return issue(comm, make_call(Kind::kAllToAll, send, recv, count, dtype), work, "tutti_all_to_all");
+  return issue(comm, make_call(Kind::kAllToAll, send, recv, count, c_enum_value(dtype)), work, "tutti_all_to_all");
 }
 
 TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work) {
@@ -111,7 +114,7 @@ TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work) {
 
 TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
                                   int32_t peer, int32_t tag, tutti_work** work) {
-  Call call = make_call(Kind::kSend, send, nullptr, count, dtype);
+  Call call = make_call(Kind::kSend, send, nullptr, count, c_enum_value(dtype));
   call.root = peer;
   call.tag = tag;
   return issue(comm, call, work, "tutti_send");
@@ -119,7 +122,7 @@ TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t cou
 
 TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype, int32_t peer,
                                   int32_t tag, tutti_work** work) {
-  Call call = make_call(Kind::kRecv, nullptr, recv, count, dtype);
+  Call call = make_call(Kind::kRecv, nullptr, recv, count, c_enum_value(dtype));
   call.root = peer;
   call.tag = tag;
   return issue(comm, call, work, "tutti_recv");

@@ -1,5 +1,6 @@
 // The device-buffer calls of tutti.h that act on a communicator: where its buffers
 // are, its CUDA device and its stream.
+#include "capi/c_enum.h"
 #include "capi/guard.h"
 #include "capi/handle.h"
 #include "runtime/device/memory.h"
@@ -15,12 +16,13 @@ TUTTI_API tutti_status tutti_comm_set_memory(tutti_comm* comm, tutti_memory memo
   const char* api = "tutti_comm_set_memory";
   tutti::comm::Comm* impl = tutti::capi::live_comm(comm, api);
   if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
-  if (memory != TUTTI_MEMORY_AUTO && memory != TUTTI_MEMORY_HOST && memory != TUTTI_MEMORY_CUDA) {
+  const int32_t value = tutti::capi::c_enum_value(memory);
+  if (value != TUTTI_MEMORY_AUTO && value != TUTTI_MEMORY_HOST && value != TUTTI_MEMORY_CUDA) {
     return tutti::capi::invalid_argument(
-        api, tutti::concat("memory ", static_cast<int>(memory), " is not a tutti_memory on ", impl->describe(),
+        api, tutti::concat("memory ", value, " is not a tutti_memory on ", impl->describe(),
                            "; use TUTTI_MEMORY_AUTO, _HOST or _CUDA"));
   }
-  return tutti::capi::guarded(api, [&] { impl->set_memory(static_cast<tutti::device::Memory>(memory)); });
+  return tutti::capi::guarded(api, [&] { impl->set_memory(static_cast<tutti::device::Memory>(value)); });
 }
 
 TUTTI_API tutti_status tutti_comm_set_device(tutti_comm* comm, int32_t device) {

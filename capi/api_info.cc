@@ -1,6 +1,7 @@
 // Versions, statuses and the last error: the calls that need no communicator.
 #include <string_view>
 
+#include "capi/c_enum.h"
 #include "capi/last_error.h"
 #include "runtime/common/status.h"
 #include "tutti.h"
@@ -44,7 +45,7 @@ TUTTI_API const char* tutti_version_string(void) {
 }
 
 TUTTI_API const char* tutti_status_string(tutti_status status) {
-  switch (status) {
+  switch (tutti::capi::c_enum_value(status)) {
 #define TUTTI_STATUS_STRING_CASE(name, value, message) \
   case TUTTI_##name: return message;
     TUTTI_STATUS_MAP(TUTTI_STATUS_STRING_CASE)
@@ -54,7 +55,7 @@ TUTTI_API const char* tutti_status_string(tutti_status status) {
 }
 
 TUTTI_API const char* tutti_status_name(tutti_status status) {
-  switch (status) {
+  switch (tutti::capi::c_enum_value(status)) {
 #define TUTTI_STATUS_NAME_CASE(name, value, message) \
   case TUTTI_##name: return "TUTTI_" #name;
     TUTTI_STATUS_MAP(TUTTI_STATUS_NAME_CASE)

@@ -151,6 +151,35 @@ void reduce_native(T* dst, const void* const* sources, int n, size_t count, int 
   }
 }
 
+// tutti.h takes void*, so a caller's buffer may sit at any address (floats at an odd
+// offset in a byte array). Reading it through a T* is then undefined behaviour in C++
+// (UBSan: "load of misaligned address"), and code vectorized on the promise of T's
+// alignment may fault. Such a call goes block by block through copies on the stack, in
+// the same order as reduce_native, so its results are the same bits; aligned buffers,
+// every call in practice, run reduce_native as before.
+template <class T>
+bool aligned_for(const void* buffer) {
+  return reinterpret_cast<uintptr_t>(buffer) % alignof(T) == 0;
+}
+
+template <class Op, class T>
+void reduce_native_unaligned(void* dst, const void* const* sources, int n, size_t count, int divisor) {
+  T acc[kBlock];
+  T next[kBlock];
+  for (size_t done = 0; done < count; done += kBlock) {
+    const size_t len = std::min(kBlock, count - done);
+    const size_t offset = done * sizeof(T);
+    const size_t bytes = len * sizeof(T);
+    std::memcpy(acc, static_cast<const unsigned char*>(sources[0]) + offset, bytes);
+    for (int k = 1; k < n; ++k) {
+      std::memcpy(next, static_cast<const unsigned char*>(sources[k]) + offset, bytes);
+      combine_into_left<Op>(acc, next, len);
+    }
+    if (divisor != 0) divide(acc, len, divisor);
+    std::memcpy(static_cast<unsigned char*>(dst) + offset, acc, bytes);
+  }
+}
+
 // ---- 16-bit floats ----
 
 struct Float16 {
@@ -166,16 +195,27 @@ struct Bfloat16 {
 template <class T>
 constexpr bool kIs16BitFloat = std::is_same_v<T, Float16> || std::is_same_v<T, Bfloat16>;
 
+// Element i of a 16-bit buffer at any address (aligned_for above says why not through
+// a uint16_t*); the compiler makes each a plain load or store.
+uint16_t load_16bit(const void* buffer, size_t i) {
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<const unsigned char*>(buffer) + i * sizeof bits, sizeof bits);
+  return bits;
+}
+
+void store_16bit(void* buffer, size_t i, uint16_t bits) {
+  std::memcpy(static_cast<unsigned char*>(buffer) + i * sizeof bits, &bits, sizeof bits);
+}
+
 // Elements [begin, count), one at a time: every source is read before dst is written,
 // so dst may be any source.
 template <class Op, class Format>
-void reduce_16bit_portable(uint16_t* dst, const void* const* sources, int n, size_t begin, size_t count,
-                           int divisor) {
+void reduce_16bit_portable(void* dst, const void* const* sources, int n, size_t begin, size_t count, int divisor) {
   for (size_t i = begin; i < count; ++i) {
-    float acc = Format::widen(static_cast<const uint16_t*>(sources[0])[i]);
-    for (int k = 1; k < n; ++k) acc = Op::apply(acc, Format::widen(static_cast<const uint16_t*>(sources[k])[i]));
+    float acc = Format::widen(load_16bit(sources[0], i));
+    for (int k = 1; k < n; ++k) acc = Op::apply(acc, Format::widen(load_16bit(sources[k], i)));
     if (divisor != 0) acc /= static_cast<float>(divisor);
-    dst[i] = Format::narrow(acc);
+    store_16bit(dst, i, Format::narrow(acc));
   }
 }
 
@@ -345,8 +385,11 @@ void reduce(void* dst, const void* const* sources, int n, size_t count, Dtype dt
     with_op(op, [&]<class Op>(Op) {
       if constexpr (kIs16BitFloat<Element>) {
         reduce_16bit<Op, Element>(static_cast<uint16_t*>(dst), sources, n, count, divisor);
-      } else {
+      } else if (aligned_for<Element>(dst) &&
+                 std::all_of(sources, sources + n, [](const void* source) { return aligned_for<Element>(source); })) {
         reduce_native<Op>(static_cast<Element*>(dst), sources, n, count, divisor);
+      } else {
+        reduce_native_unaligned<Op, Element>(dst, sources, n, count, divisor);
       }
     });
   });

@@ -55,6 +55,27 @@ Test(comm, world_of_one, .timeout = 30) {
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
 }
 
+/* A C caller may pass any int as an enum: values outside tutti_dtype, tutti_op and
+ * tutti_status are refused or named unknown, and read as ints, never as the enum
+ * (capi/c_enum.h says why). */
+Test(comm, enum_arguments_outside_their_enums_are_refused, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  int32_t x = 1;
+  expect_error(tutti_all_reduce(comm, &x, &x, 1, (tutti_dtype)99, TUTTI_OP_SUM, NULL), TUTTI_ERR_INVALID_ARGUMENT,
+               "dtype");
+  expect_error(tutti_broadcast(comm, &x, &x, 1, (tutti_dtype)-1, 0, NULL), TUTTI_ERR_INVALID_ARGUMENT, "dtype");
+  expect_error(tutti_all_reduce(comm, &x, &x, 1, TUTTI_DTYPE_INT32, (tutti_op)99, NULL), TUTTI_ERR_INVALID_ARGUMENT,
+               "op");
+  expect_error(tutti_reduce(comm, &x, &x, 1, TUTTI_DTYPE_INT32, (tutti_op)-1, 0, NULL), TUTTI_ERR_INVALID_ARGUMENT,
+               "op");
+  cr_expect_str_eq(tutti_status_name((tutti_status)-999), "TUTTI_ERR_UNKNOWN");
+  cr_expect_eq(tutti_all_reduce(comm, &x, &x, 1, TUTTI_DTYPE_INT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s",
+               tutti_last_error());
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+}
+
 Test(comm, abort_fails_later_calls_with_aborted, .timeout = 30) {
   tutti_config config = solo_config();
   tutti_comm* comm = NULL;

@@ -343,6 +343,41 @@ Test(reduce_op, reduce_many_folds_one_to_eight_sources_and_divides_for_avg, .tim
   });
 }
 
+// tutti.h takes void*: buffers one byte off their dtype's alignment, sources and dst,
+// dst also being a source, give the reference's results. Reading them as typed pointers
+// would be undefined behaviour, which the UBSan build (TUTTI_SANITIZE=undefined) reports.
+Test(reduce_op, reduce_many_takes_buffers_at_any_address, .timeout = 60) {
+  on_each_path([](const char* path) {
+    for_each_type([&]<class Type>(Type) {
+      using Stored = typename Type::Stored;
+      std::mt19937_64 rng(6);
+      for (size_t count : {size_t{1}, size_t{7}, size_t{2085}}) {
+        for (int n : {1, 3}) {
+          std::vector<std::vector<Stored>> sources;
+          for (int k = 0; k < n; ++k) sources.push_back(random_values<Type>(count, rng));
+          const size_t bytes = count * sizeof(Stored);
+          // Each buffer starts one byte into its own storage.
+          std::vector<std::vector<unsigned char>> storage(n + 1, std::vector<unsigned char>(bytes + 1));
+          std::vector<const void*> pointers;
+          for (int k = 0; k < n; ++k) pointers.push_back(storage[k].data() + 1);
+          unsigned char* dst = storage[n].data() + 1;
+          for (ReduceOp op : kOps) {
+            for (int k = 0; k < n; ++k) std::memcpy(storage[k].data() + 1, sources[k].data(), bytes);
+            const auto want = reference_many<Type>(sources, count, op, n);
+            std::vector<Stored> got(count);
+            reduce_many(dst, pointers.data(), n, count, Type::dtype, op, n);
+            std::memcpy(got.data(), dst, bytes);
+            expect_equal<Type>(got.data(), want, "reduce_many(unaligned)", op, path);
+            reduce_many(storage[0].data() + 1, pointers.data(), n, count, Type::dtype, op, n);
+            std::memcpy(got.data(), storage[0].data() + 1, bytes);
+            expect_equal<Type>(got.data(), want, "reduce_many(unaligned, dst == source 0)", op, path);
+          }
+        }
+      }
+    });
+  });
+}
+
 Test(reduce_op, finish_average_divides_only_for_avg, .timeout = 60) {
   on_each_path([](const char* path) {
     for_each_type([&]<class Type>(Type) {

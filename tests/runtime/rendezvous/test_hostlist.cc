@@ -127,11 +127,17 @@ Test(hostlist, too_many_hosts_is_refused_before_expanding, .timeout = 10) {
 }
 
 Test(hostlist, first_host_takes_the_first_name_only, .timeout = 10) {
-  cr_assert_str_eq(first_host("gpu[01-03,07],cpu5").c_str(), "gpu01");
-  cr_assert_str_eq(first_host("r[2-3]n[07-08]-ib").c_str(), "r2n07-ib");
-  cr_assert_str_eq(first_host("login,n[1-2]").c_str(), "login");
+  // Each name is held in a variable: cr_assert_str_eq keeps the pointer it is given
+  // beyond the statement that made it, where a temporary's c_str() has gone.
+  std::string host = first_host("gpu[01-03,07],cpu5");
+  cr_assert_str_eq(host.c_str(), "gpu01");
+  host = first_host("r[2-3]n[07-08]-ib");
+  cr_assert_str_eq(host.c_str(), "r2n07-ib");
+  host = first_host("login,n[1-2]");
+  cr_assert_str_eq(host.c_str(), "login");
   // Far more names than expand_hostlist would allow: first_host must not expand them.
-  cr_assert_str_eq(first_host("n[000000000-999999999],m[0-999999999]").c_str(), "n000000000");
+  host = first_host("n[000000000-999999999],m[0-999999999]");
+  cr_assert_str_eq(host.c_str(), "n000000000");
 }
 
 Test(hostlist, first_host_reports_faults_like_expand, .timeout = 10) {
