@@ -55,8 +55,8 @@ static int is_reduction(bench_coll coll) {
 }
 /* The collectives whose nccl-tests size is the whole array, count per rank * ranks. */
 static int size_is_whole_array(bench_coll coll) {
-  return coll == BENCH_ALL_GATHER || coll == BENCH_REDUCE_SCATTER || coll == BENCH_GATHER ||
-         coll == BENCH_SCATTER || coll == BENCH_ALL_TO_ALL;
+  return coll == BENCH_ALL_GATHER || coll == BENCH_REDUCE_SCATTER || coll == BENCH_GATHER || coll == BENCH_SCATTER ||
+         coll == BENCH_ALL_TO_ALL;
 }
 
 static double busbw_factor(bench_coll coll, int n) {
@@ -160,14 +160,40 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
     switch (arg[1]) {
       case 'b': ok = parse_bytes(value, &o->min_bytes) == 0; break;
       case 'e': ok = parse_bytes(value, &o->max_bytes) == 0; break;
-      case 'f': o->factor = strtod(value, &end); ok = *end == '\0' && o->factor > 1; break;
-      case 'w': o->warmup = strtol(value, &end, 10); ok = *end == '\0' && o->warmup >= 0; break;
-      case 'n': o->iters = strtol(value, &end, 10); ok = *end == '\0' && o->iters > 0; break;
-      case 'd': index = parse_dtype(value); ok = index >= 0; o->c.dtype = (bench_dtype)(ok ? index : 0); break;
-      case 'o': index = find_name(op_names, COUNT_OF(op_names), value); ok = index >= 0; o->c.op = (bench_op)(ok ? index : 0); break;
-      case 'r': o->c.root = (int)strtol(value, &end, 10); ok = *end == '\0' && o->c.root >= 0 && o->c.root < b->size; break;
-      case 'c': o->check = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
-      case 'a': o->c.async = (int)strtol(value, &end, 10); ok = *end == '\0'; break;
+      case 'f':
+        o->factor = strtod(value, &end);
+        ok = *end == '\0' && o->factor > 1;
+        break;
+      case 'w':
+        o->warmup = strtol(value, &end, 10);
+        ok = *end == '\0' && o->warmup >= 0;
+        break;
+      case 'n':
+        o->iters = strtol(value, &end, 10);
+        ok = *end == '\0' && o->iters > 0;
+        break;
+      case 'd':
+        index = parse_dtype(value);
+        ok = index >= 0;
+        o->c.dtype = (bench_dtype)(ok ? index : 0);
+        break;
+      case 'o':
+        index = find_name(op_names, COUNT_OF(op_names), value);
+        ok = index >= 0;
+        o->c.op = (bench_op)(ok ? index : 0);
+        break;
+      case 'r':
+        o->c.root = (int)strtol(value, &end, 10);
+        ok = *end == '\0' && o->c.root >= 0 && o->c.root < b->size;
+        break;
+      case 'c':
+        o->check = (int)strtol(value, &end, 10);
+        ok = *end == '\0';
+        break;
+      case 'a':
+        o->c.async = (int)strtol(value, &end, 10);
+        ok = *end == '\0';
+        break;
       case 'm':
         o->device = strcmp(value, "device") == 0;
         o->shared = strcmp(value, "shared") == 0;
@@ -199,8 +225,9 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   }
   const char* why = b->unsupported(b->self, &o->c);
   if (why) {
-    if (err) fprintf(err, "%s: cannot run %s with %s/%s: %s\n", b->program, coll_names[coll],
-                     dtype_names[o->c.dtype], op_names[o->c.op], why);
+    if (err)
+      fprintf(err, "%s: cannot run %s with %s/%s: %s\n", b->program, coll_names[coll], dtype_names[o->c.dtype],
+              op_names[o->c.op], why);
     return BENCH_EXIT_USAGE;
   }
   return 0;
@@ -257,7 +284,8 @@ static double reduced_value(const bench_case* c, int n, size_t i) {
   for (int r = 1; r < n; r++) {
     double v = value_of(c, r, i);
     switch (c->op) {
-      case BENCH_SUM: case BENCH_AVG: acc += v; break;
+      case BENCH_SUM:
+      case BENCH_AVG: acc += v; break;
       case BENCH_PROD: acc *= v; break;
       case BENCH_MIN: acc = v < acc ? v : acc; break;
       case BENCH_MAX: acc = v > acc ? v : acc; break;
@@ -287,17 +315,17 @@ static int differs(const bench_case* c, double got, double want) {
  * both backends (MPI_Bcast has one buffer), so the root's data lives in recv. */
 static void prepare(const bench_case* c, int me, int n, void* send, void* recv, size_t count) {
   switch (c->coll) {
-    case BENCH_ALL_REDUCE: case BENCH_REDUCE: case BENCH_ALL_GATHER: case BENCH_GATHER:
-      fill(c, send, me, count);
-      break;
-    case BENCH_REDUCE_SCATTER: case BENCH_SCATTER: case BENCH_ALL_TO_ALL:
-      fill(c, send, me, count * (size_t)n);
-      break;
+    case BENCH_ALL_REDUCE:
+    case BENCH_REDUCE:
+    case BENCH_ALL_GATHER:
+    case BENCH_GATHER: fill(c, send, me, count); break;
+    case BENCH_REDUCE_SCATTER:
+    case BENCH_SCATTER:
+    case BENCH_ALL_TO_ALL: fill(c, send, me, count * (size_t)n); break;
     case BENCH_BROADCAST:
       if (me == c->root) fill(c, recv, me, count);
       break;
-    case BENCH_BARRIER:
-      break;
+    case BENCH_BARRIER: break;
   }
 }
 
@@ -305,8 +333,11 @@ static void prepare(const bench_case* c, int me, int n, void* send, void* recv, 
 static size_t recv_extent(const bench_case* c, int me, int n, size_t count) {
   size_t element = dtype_sizes[c->dtype];
   switch (c->coll) {
-    case BENCH_ALL_REDUCE: case BENCH_REDUCE_SCATTER: case BENCH_SCATTER: return count * element;
-    case BENCH_ALL_GATHER: case BENCH_ALL_TO_ALL: return count * (size_t)n * element;
+    case BENCH_ALL_REDUCE:
+    case BENCH_REDUCE_SCATTER:
+    case BENCH_SCATTER: return count * element;
+    case BENCH_ALL_GATHER:
+    case BENCH_ALL_TO_ALL: return count * (size_t)n * element;
     case BENCH_REDUCE: return me == c->root ? count * element : 0;
     case BENCH_GATHER: return me == c->root ? count * (size_t)n * element : 0;
     case BENCH_BROADCAST: return me == c->root ? 0 : count * element;
@@ -322,11 +353,13 @@ static size_t count_wrong(const bench_case* c, int me, int n, const void* recv, 
     size_t block = i / count, offset = i % count; /* block = source rank where there are blocks */
     double want = 0;
     switch (c->coll) {
-      case BENCH_ALL_REDUCE: case BENCH_REDUCE: want = reduced_value(c, n, i); break;
+      case BENCH_ALL_REDUCE:
+      case BENCH_REDUCE: want = reduced_value(c, n, i); break;
       case BENCH_REDUCE_SCATTER: want = reduced_value(c, n, (size_t)me * count + i); break;
       case BENCH_BROADCAST: want = value_of(c, c->root, i); break;
       case BENCH_SCATTER: want = value_of(c, c->root, (size_t)me * count + i); break;
-      case BENCH_ALL_GATHER: case BENCH_GATHER: want = value_of(c, (int)block, offset); break;
+      case BENCH_ALL_GATHER:
+      case BENCH_GATHER: want = value_of(c, (int)block, offset); break;
       case BENCH_ALL_TO_ALL: want = value_of(c, (int)block, (size_t)me * count + offset); break;
       case BENCH_BARRIER: break;
     }
@@ -430,11 +463,14 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
 static void print_header(const bench_backend* b, const options* o) {
   const bench_case* c = &o->c;
   printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s, %s memory\n", b->program, coll_names[c->coll], b->size,
-         b->library, dtype_names[c->dtype], op_names[c->op], c->root, c->async ? "async (issue, then wait)" : "blocking",
-         o->device ? "device" : o->shared ? "shared host" : "host");
-  printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; time = max over ranks of the average\n",
-         o->min_bytes, o->max_bytes, o->factor, o->warmup >= 0 ? "fixed" : "adaptive",
-         o->iters > 0 ? "fixed" : "adaptive", o->check ? "on (one untimed run)" : "off");
+         b->library, dtype_names[c->dtype], op_names[c->op], c->root,
+         c->async ? "async (issue, then wait)" : "blocking",
+         o->device   ? "device"
+         : o->shared ? "shared host"
+                     : "host");
+  printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; time = max over ranks of the average\n", o->min_bytes,
+         o->max_bytes, o->factor, o->warmup >= 0 ? "fixed" : "adaptive", o->iters > 0 ? "fixed" : "adaptive",
+         o->check ? "on (one untimed run)" : "off");
   printf("#\n# %10s %12s %9s %6s %5s %12s %12s %12s %8s %7s\n", "size", "count", "type", "redop", "root", "time",
          "algbw", "busbw", "#wrong", "iters");
   printf("# %10s %12s %9s %6s %5s %12s %12s %12s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
@@ -524,7 +560,8 @@ int bench_main(int argc, char** argv, const bench_backend* b) {
   if (status == BENCH_EXIT_OK) {
     if (total_wrong > 0) status = BENCH_EXIT_WRONG;
     if (me == 0) {
-      printf("# wrong elements: %.0f%s\n", total_wrong, total_wrong > 0 ? " (FAILED)" : (o.check ? "" : " (not checked)"));
+      printf("# wrong elements: %.0f%s\n", total_wrong,
+             total_wrong > 0 ? " (FAILED)" : (o.check ? "" : " (not checked)"));
       if (n_sizes) printf("# average bus bandwidth: %.3f GB/s\n", total_busbw / (double)n_sizes);
       fflush(stdout);
     }

@@ -21,7 +21,8 @@ static MPI_Datatype datatype_of(bench_dtype dtype) {
     case BENCH_INT64: return MPI_INT64_T;
     case BENCH_FLOAT32: return MPI_FLOAT;
     case BENCH_FLOAT64: return MPI_DOUBLE;
-    case BENCH_FLOAT16: case BENCH_BFLOAT16: break;
+    case BENCH_FLOAT16:
+    case BENCH_BFLOAT16: break;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -66,7 +67,8 @@ static int collective(void* self, const bench_case* c, const void* send, void* r
   switch (c->coll) {
     case BENCH_ALL_REDUCE:
       what = "MPI_Allreduce";
-      error = r ? MPI_Iallreduce(send, recv, count, type, op, comm, r) : MPI_Allreduce(send, recv, count, type, op, comm);
+      error =
+          r ? MPI_Iallreduce(send, recv, count, type, op, comm, r) : MPI_Allreduce(send, recv, count, type, op, comm);
       break;
     case BENCH_BROADCAST:
       what = "MPI_Bcast";
@@ -84,7 +86,8 @@ static int collective(void* self, const bench_case* c, const void* send, void* r
       break;
     case BENCH_REDUCE:
       what = "MPI_Reduce";
-      error = r ? MPI_Ireduce(send, recv, count, type, op, root, comm, r) : MPI_Reduce(send, recv, count, type, op, root, comm);
+      error = r ? MPI_Ireduce(send, recv, count, type, op, root, comm, r)
+                : MPI_Reduce(send, recv, count, type, op, root, comm);
       break;
     case BENCH_GATHER:
       what = "MPI_Gather";
@@ -152,8 +155,8 @@ int main(int argc, char** argv) {
   MPI_Get_library_version(version, &length);
   version[strcspn(version, ",\n")] = '\0'; /* "Open MPI v4.1.4" */
 
-  bench_backend backend = {"mpi-bench", version, rank, size, &comm, collective, barrier, all_reduce_f64, unsupported,
-                           NULL, NULL, NULL, shared_alloc, shared_free};
+  bench_backend backend = {"mpi-bench",    version,     rank, size, &comm, collective,   barrier,
+                           all_reduce_f64, unsupported, NULL, NULL, NULL,  shared_alloc, shared_free};
   int status = bench_main(argc, argv, &backend);
   if (status == BENCH_EXIT_FAILED) MPI_Abort(comm, status);
   MPI_Finalize();

@@ -118,9 +118,9 @@ int main(int argc, char** argv) {
   ncclGetVersion(&version);
   char library[64];
   snprintf(library, sizeof library, "NCCL %d.%d.%d", version / 10000, version / 100 % 100, version % 100);
-  bench_backend harness = {"nccl-bench", library,        rank,        size,         &b,          collective,
-                           barrier,      all_reduce_f64, unsupported, device_alloc, bench_cuda_free, device_copy,
-                           NULL,         NULL};
+  bench_backend harness = {"nccl-bench",    library,     rank,           size,        &b,
+                           collective,      barrier,     all_reduce_f64, unsupported, device_alloc,
+                           bench_cuda_free, device_copy, NULL,           NULL};
   int exit_status = bench_main(argc, argv, &harness);
   if (exit_status == BENCH_EXIT_FAILED) return exit_status;
   ncclCommDestroy(b.nccl);

@@ -14,9 +14,9 @@
  * no copies, no synchronisation but the start and end of each pass. float32 sum.
  *
  * Prints "# reduction-ceiling ..." then one "SIZE US STORES" line per size (STORES:
- * plain or streaming, the faster), the mean of the timed passes (about 0.2 s of them, at least 3, after one untimed pass that faults
- * the pages in). Sizes are in bytes, from MIN to MAX (default 64K to 64M), times
- * FACTOR (4); K, M and G suffixes are read.
+ * plain or streaming, the faster), the mean of the timed passes (about 0.2 s of them, at least 3, after one untimed
+ * pass that faults the pages in). Sizes are in bytes, from MIN to MAX (default 64K to 64M), times FACTOR (4); K, M and
+ * G suffixes are read.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -78,28 +78,28 @@ static double now_s(void) {
  * has it, else 4 with SSE2. The pointers are copied into locals first, so that the
  * stores cannot make the compiler reload them, and 2 ranks, the common case, get a
  * loop of their own. */
-#define PASS_LOOP(VEC, WIDTH, LOAD, ADD, STORE)                                            \
-  do {                                                                                     \
-    if (ranks == 2) {                                                                      \
-      for (size_t i = begin; i < end; i += WIDTH) {                                        \
-        VEC sum = ADD(LOAD(in[0] + i), LOAD(in[1] + i));                                   \
-        for (int o = 0; o < outputs; ++o) STORE(out[o] + i, sum);                          \
-      }                                                                                    \
-    } else {                                                                               \
-      for (size_t i = begin; i < end; i += WIDTH) {                                        \
-        VEC sum = LOAD(in[0] + i);                                                         \
-        for (int r = 1; r < ranks; ++r) sum = ADD(sum, LOAD(in[r] + i));                   \
-        for (int o = 0; o < outputs; ++o) STORE(out[o] + i, sum);                          \
-      }                                                                                    \
-    }                                                                                      \
+#define PASS_LOOP(VEC, WIDTH, LOAD, ADD, STORE)                          \
+  do {                                                                   \
+    if (ranks == 2) {                                                    \
+      for (size_t i = begin; i < end; i += WIDTH) {                      \
+        VEC sum = ADD(LOAD(in[0] + i), LOAD(in[1] + i));                 \
+        for (int o = 0; o < outputs; ++o) STORE(out[o] + i, sum);        \
+      }                                                                  \
+    } else {                                                             \
+      for (size_t i = begin; i < end; i += WIDTH) {                      \
+        VEC sum = LOAD(in[0] + i);                                       \
+        for (int r = 1; r < ranks; ++r) sum = ADD(sum, LOAD(in[r] + i)); \
+        for (int o = 0; o < outputs; ++o) STORE(out[o] + i, sum);        \
+      }                                                                  \
+    }                                                                    \
   } while (0)
 
-#define PASS_SETUP                                                                         \
-  const int ranks = job->ranks;                                                            \
-  const int outputs = job->all_reduce ? ranks : 1;                                         \
-  const float* in[kMaxRanks];                                                              \
-  float* out[kMaxRanks];                                                                   \
-  for (int r = 0; r < ranks; ++r) in[r] = job->inputs[r];                                  \
+#define PASS_SETUP                                        \
+  const int ranks = job->ranks;                           \
+  const int outputs = job->all_reduce ? ranks : 1;        \
+  const float* in[kMaxRanks];                             \
+  float* out[kMaxRanks];                                  \
+  for (int r = 0; r < ranks; ++r) in[r] = job->inputs[r]; \
   for (int o = 0; o < outputs; ++o) out[o] = job->outputs[o]
 
 #if defined(__x86_64__)
@@ -126,8 +126,10 @@ static void pass_sse(const Job* job, size_t begin, size_t end) {
 static void pass(const Job* job, size_t begin, size_t end) {
   static int avx = -1;
   if (avx < 0) avx = __builtin_cpu_supports("avx");
-  if (avx) pass_avx(job, begin, end);
-  else pass_sse(job, begin, end);
+  if (avx)
+    pass_avx(job, begin, end);
+  else
+    pass_sse(job, begin, end);
 }
 #else
 static void pass(const Job* job, size_t begin, size_t end) {
@@ -166,9 +168,12 @@ static size_t parse_bytes(const char* text) {
     exit(2);
   }
   switch (*end) {
-    case 'K': case 'k': value *= 1024; break;
-    case 'M': case 'm': value *= 1024 * 1024; break;
-    case 'G': case 'g': value *= 1024.0 * 1024 * 1024; break;
+    case 'K':
+    case 'k': value *= 1024; break;
+    case 'M':
+    case 'm': value *= 1024 * 1024; break;
+    case 'G':
+    case 'g': value *= 1024.0 * 1024 * 1024; break;
     default: break;
   }
   return (size_t)value;
@@ -188,7 +193,7 @@ static double time_passes(const Job* job, int threads, int passes) {
   Barrier barrier = {.threads = threads};
   Share shares[kMaxThreads];
   pthread_t ids[kMaxThreads];
-  const size_t vectors = job->elements / 8;  /* whole AVX vectors, so every share is one */
+  const size_t vectors = job->elements / 8; /* whole AVX vectors, so every share is one */
   for (int t = 0; t < threads; ++t) {
     shares[t] = (Share){job, vectors * (size_t)t / (size_t)threads * 8, vectors * (size_t)(t + 1) / (size_t)threads * 8,
                         &barrier, passes};
@@ -224,9 +229,12 @@ int main(int argc, char** argv) {
   }
   size_t min = 64 * 1024, max = 64 * 1024 * 1024, factor = 4;
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "-b") == 0) min = parse_bytes(argv[i + 1]);
-    else if (strcmp(argv[i], "-e") == 0) max = parse_bytes(argv[i + 1]);
-    else if (strcmp(argv[i], "-f") == 0) factor = parse_bytes(argv[i + 1]);
+    if (strcmp(argv[i], "-b") == 0)
+      min = parse_bytes(argv[i + 1]);
+    else if (strcmp(argv[i], "-e") == 0)
+      max = parse_bytes(argv[i + 1]);
+    else if (strcmp(argv[i], "-f") == 0)
+      factor = parse_bytes(argv[i + 1]);
     else {
       fprintf(stderr, "reduction-ceiling: unknown option \"%s\"\n", argv[i]);
       return 2;

@@ -73,8 +73,8 @@ struct ServerReport {
   long start_kib = 0;  // VmRSS once listening, before any rank
   int start_fds = 0;   // descriptors open then (the listener, the loop's own)
   unsigned long long peak_connections = 0;
-  long hwm_kib = 0;    // VmHWM at the end
-  double cpu_s = 0;    // user + system, from listening to the end
+  long hwm_kib = 0;  // VmHWM at the end
+  double cpu_s = 0;  // user + system, from listening to the end
   unsigned long long requests = 0;
   unsigned long long reply_bytes = 0;
   unsigned long long keys = 0;
@@ -189,8 +189,10 @@ int main(int argc, char** argv) {
     } else if ((arg == "-n" || arg == "-p" || arg == "-l" || arg == "--ranks-per-node") && value) {
       int number = std::atoi(value);
       if (number < 1 || number > 1000000) return usage(("bad value for " + arg).c_str());
-      (arg == "-n" ? options.ranks : arg == "-p" ? options.processes : arg == "-l" ? options.loops
-                                                                                  : options.ranks_per_node) = number;
+      (arg == "-n"   ? options.ranks
+       : arg == "-p" ? options.processes
+       : arg == "-l" ? options.loops
+                     : options.ranks_per_node) = number;
       ++i;
     } else {
       return usage(("unknown argument " + arg).c_str());
@@ -333,24 +335,28 @@ int main(int argc, char** argv) {
   double done_s = seconds_between(first_start, last_done);
   long long peak_fds = server.start_fds + static_cast<long long>(server.peak_connections);
   double kib_per_rank = static_cast<double>(server.hwm_kib - server.start_kib) / n;
-  std::printf("last rank in      %.3f s after the first connect (connected and past the handshake)\n",
-              connected_s);
+  std::printf("last rank in      %.3f s after the first connect (connected and past the handshake)\n", connected_s);
   std::printf("last rank placed   %.3f s after the first connect\n", placed_s);
   std::printf("last rank done     %.3f s after the first connect\n", done_s);
   std::printf("store CPU          %.2f s (user + system, from listening to the end)\n", server.cpu_s);
-  std::printf("ranks' CPU         %.2f s (the client processes, user + system, from the go to the end: on a real\n"
-              "                   job, the ranks' machines)\n", ranks_cpu);
+  std::printf(
+      "ranks' CPU         %.2f s (the client processes, user + system, from the go to the end: on a real\n"
+      "                   job, the ranks' machines)\n",
+      ranks_cpu);
   std::printf("store memory       peak (VmHWM) %.1f MiB, %.1f MiB before the ranks came: %.2f KiB per rank\n",
               server.hwm_kib / 1024.0, server.start_kib / 1024.0, kib_per_rank);
-  std::printf("store fds          %lld at peak (%d at start + %llu connections at most)\n", peak_fds,
-              server.start_fds, server.peak_connections);
+  std::printf("store fds          %lld at peak (%d at start + %llu connections at most)\n", peak_fds, server.start_fds,
+              server.peak_connections);
   std::printf("store traffic      %.1f requests and %.0f reply bytes per rank\n", server.requests / n,
               server.reply_bytes / n);
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
-  std::printf("RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f ranks_cpu_s=%.3f store_hwm_kib=%ld "
-              "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
-              "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
-              options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib, server.start_kib,
-              kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0, failed);
+  std::printf(
+      "RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f "
+      "ranks_cpu_s=%.3f store_hwm_kib=%ld "
+      "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
+      "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
+      options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib,
+      server.start_kib, kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0,
+      failed);
   return failed == 0 ? 0 : 1;
 }

@@ -84,8 +84,7 @@ std::vector<int> peers_of(int rank, int size) {
 // rank's mapped/<r> in one MULTI_GET and says the verdict; the others ("follow") read
 // the name, say they mapped it, and read the verdict. Under a prefix per simulated
 // node, since the nodes of one machine share the store.
-void share_segment(store::Client& store, const std::string& prefix, const rendezvous::Place& place,
-                   Deadline deadline) {
+void share_segment(store::Client& store, const std::string& prefix, const rendezvous::Place& place, Deadline deadline) {
   if (place.local_rank == 0) {
     std::vector<std::string> keys;
     for (int r = 1; r < place.local_size; ++r) keys.push_back(concat(prefix, "mapped/", r));
@@ -124,9 +123,11 @@ void look_up_peers(loop::Loop& loop, store::Client& store, const std::string& pr
                       });
     }
   };
-  loop.call([&] {
-    for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
-  }, deadline);
+  loop.call(
+      [&] {
+        for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
+      },
+      deadline);
   std::unique_lock<std::mutex> lock(lookups->mutex);
   if (!lookups->done.wait_until(lock, deadline.at(), [&] { return lookups->left == 0; })) {
     fail(Status::kTimeout, concat("UCX address lookups: ", lookups->left, " of ", peers.size(), " peers unanswered"));
@@ -150,8 +151,9 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
 
   auto store = store::Client::connect(loop, job.host, job.port, deadline, job.secret);
   times.connected_ns = now_ns();
-  rendezvous::Place place = rendezvous::meet(*store, prefix, plan_for(job, rank), concat(node_name(job, rank), ":",
-                                             100000 + rank), deadline, "tutti_comm_init");
+  rendezvous::Place place =
+      rendezvous::meet(*store, prefix, plan_for(job, rank), concat(node_name(job, rank), ":", 100000 + rank), deadline,
+                       "tutti_comm_init");
   times.placed_ns = now_ns();
 
   // Engine::create: the UCX card, then shared memory. (Real tutti shares memory only in
@@ -205,7 +207,7 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
   for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(std::make_shared<loop::Loop>());
 
   std::mutex mutex;
-  std::condition_variable arrived;  // a thread is up (only this thread waits on it)
+  std::condition_variable arrived;   // a thread is up (only this thread waits on it)
   std::condition_variable released;  // go (every rank's thread waits on it)
   int waiting = 0;
   bool go = false;

@@ -34,16 +34,16 @@ namespace tutti::bench {
 struct SimulatedJob {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
-  std::string secret;       // "" for none
+  std::string secret;  // "" for none
   int world_size = 0;
-  int ranks_per_node = 8;   // consecutive ranks share a simulated node name
+  int ranks_per_node = 8;  // consecutive ranks share a simulated node name
   int64_t init_timeout_ms = 120000;
   // The failure detector's (TUTTI_HEARTBEAT_INTERVAL_MS, TUTTI_HEARTBEAT_TIMEOUT_MS).
   // The growth guard makes the interval longer than its run, so that its request
   // count does not depend on how fast the machine is.
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_timeout_ms = 20000;
-  int card_bytes = 200;     // a UCX worker address is about this long
+  int card_bytes = 200;  // a UCX worker address is about this long
   // How long each rank stays up between init and destroy, its failure detector
   // sending a heartbeat per interval: what heartbeats cost the store shows as the
   // difference in its CPU with and without a hold.
@@ -55,11 +55,11 @@ struct SimulatedJob {
 struct BatchOutcome {
   int ranks = 0;
   int failed = 0;
-  int64_t first_start_ns = 0;   // the earliest connect
+  int64_t first_start_ns = 0;     // the earliest connect
   int64_t last_connected_ns = 0;  // the latest return from store::Client::connect
-  int64_t last_placed_ns = 0;   // the latest return from rendezvous::meet
-  int64_t last_done_ns = 0;     // the latest end of destroy
-  std::string first_error;      // of the first rank to fail, "" if none
+  int64_t last_placed_ns = 0;     // the latest return from rendezvous::meet
+  int64_t last_done_ns = 0;       // the latest end of destroy
+  std::string first_error;        // of the first rank to fail, "" if none
 };
 
 // Runs ranks [first, first + count) of the job, a thread each (256 KiB stacks, so

@@ -198,10 +198,11 @@ int main(int argc, char** argv) {
   double rate = options.calls / seconds;
   std::printf("calls              %d in %.2f s: %.0f calls/s%s\n", options.calls, seconds, rate,
               wrong ? " (WRONG VALUES SEEN)" : "");
-  std::printf("server memory      peak (VmHWM) %.1f MiB; %.1f MiB before the clients came\n",
-              report.hwm_kib / 1024.0, report.start_kib / 1024.0);
-  std::printf("RESULT impl=tutti clients=%d calls=%d seconds=%.3f calls_per_s=%.0f server_hwm_kib=%ld "
-              "server_start_kib=%ld wrong=%d\n",
-              options.clients, options.calls, seconds, rate, report.hwm_kib, report.start_kib, wrong);
+  std::printf("server memory      peak (VmHWM) %.1f MiB; %.1f MiB before the clients came\n", report.hwm_kib / 1024.0,
+              report.start_kib / 1024.0);
+  std::printf(
+      "RESULT impl=tutti clients=%d calls=%d seconds=%.3f calls_per_s=%.0f server_hwm_kib=%ld "
+      "server_start_kib=%ld wrong=%d\n",
+      options.clients, options.calls, seconds, rate, report.hwm_kib, report.start_kib, wrong);
   return wrong == 0 ? 0 : 1;
 }

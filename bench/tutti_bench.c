@@ -23,9 +23,9 @@
 #include "cuda_memory.h"
 #endif
 
-static const char* const coll_functions[] = {"tutti_all_reduce", "tutti_broadcast", "tutti_all_gather",
-                                             "tutti_reduce_scatter", "tutti_reduce", "tutti_gather",
-                                             "tutti_scatter", "tutti_all_to_all", "tutti_barrier"};
+static const char* const coll_functions[] = {"tutti_all_reduce",     "tutti_broadcast",  "tutti_all_gather",
+                                             "tutti_reduce_scatter", "tutti_reduce",     "tutti_gather",
+                                             "tutti_scatter",        "tutti_all_to_all", "tutti_barrier"};
 
 static int failed(const char* what, tutti_status status) {
   fprintf(stderr, "tutti-bench: %s failed: %s: %s\n", what, tutti_status_name(status), tutti_last_error());
@@ -123,13 +123,12 @@ int main(int argc, char** argv) {
   char library[64];
   snprintf(library, sizeof library, "tutti %s", tutti_version_string());
 #ifdef TUTTI_BENCH_CUDA
-  bench_backend backend = {"tutti-bench", library,        rank,        size,         comm,            collective,
-                           barrier,       all_reduce_f64, unsupported, device_alloc, bench_cuda_free, device_copy,
-                           shared_alloc,  shared_free};
+  bench_backend backend = {"tutti-bench",   library,     rank,           size,        comm,
+                           collective,      barrier,     all_reduce_f64, unsupported, device_alloc,
+                           bench_cuda_free, device_copy, shared_alloc,   shared_free};
 #else
-  bench_backend backend = {"tutti-bench", library,        rank,        size, comm, collective,
-                           barrier,       all_reduce_f64, unsupported, NULL, NULL, NULL,
-                           shared_alloc,  shared_free};
+  bench_backend backend = {"tutti-bench",  library,     rank, size, comm, collective,   barrier,
+                           all_reduce_f64, unsupported, NULL, NULL, NULL, shared_alloc, shared_free};
 #endif
   int exit_status = bench_main(argc, argv, &backend);
   /* After a failed call the other ranks may still be inside a collective: leave

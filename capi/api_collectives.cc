@@ -55,30 +55,30 @@ Call make_call(Kind kind, const void* send, void* recv, size_t count, int32_t dt
 
 extern "C" {
 
-TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_op op, tutti_work** work) {
+TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_op op, tutti_work** work) {
   Call call = make_call(Kind::kAllReduce, send, recv, count, c_enum_value(dtype));
   call.op = c_enum_value(op);
   return issue(comm, call, work, "tutti_all_reduce");
 }
 
-TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                    tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work) {
+TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                    tutti_op op, int32_t root, tutti_work** work) {
   Call call = make_call(Kind::kReduce, send, recv, count, c_enum_value(dtype));
   call.op = c_enum_value(op);
   call.root = root;
   return issue(comm, call, work, "tutti_reduce");
 }
 
-TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                       tutti_dtype dtype, int32_t root, tutti_work** work) {
+TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                       int32_t root, tutti_work** work) {
   Call call = make_call(Kind::kBroadcast, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_broadcast");
 }
 
-TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_work** work) {
+TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_work** work) {
   return issue(comm, make_call(Kind::kAllGather, send, recv, count, c_enum_value(dtype)), work, "tutti_all_gather");
 }
 
@@ -89,22 +89,22 @@ TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, 
   return issue(comm, call, work, "tutti_reduce_scatter");
 }
 
-TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                    tutti_dtype dtype, int32_t root, tutti_work** work) {
+TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                    int32_t root, tutti_work** work) {
   Call call = make_call(Kind::kGather, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_gather");
 }
 
-TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                     tutti_dtype dtype, int32_t root, tutti_work** work) {
+TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                     int32_t root, tutti_work** work) {
   Call call = make_call(Kind::kScatter, send, recv, count, c_enum_value(dtype));
   call.root = root;
   return issue(comm, call, work, "tutti_scatter");
 }
 
-TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_work** work) {
+TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_work** work) {
   return issue(comm, make_call(Kind::kAllToAll, send, recv, count, c_enum_value(dtype)), work, "tutti_all_to_all");
 }
 
@@ -112,8 +112,8 @@ TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work) {
   return issue(comm, make_call(Kind::kBarrier, nullptr, nullptr, 0, TUTTI_DTYPE_UINT8), work, "tutti_barrier");
 }
 
-TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
-                                  int32_t peer, int32_t tag, tutti_work** work) {
+TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype, int32_t peer,
+                                  int32_t tag, tutti_work** work) {
   Call call = make_call(Kind::kSend, send, nullptr, count, c_enum_value(dtype));
   call.root = peer;
   call.tag = tag;

@@ -15,8 +15,9 @@ void refuse_comm(const tutti_comm* handle, const char* api) {
   if (handle == nullptr) {
     invalid_argument(api, "comm is NULL; pass a communicator from tutti_comm_init or tutti_comm_split");
   } else if (handle->tag == tutti_comm::kLiveTag && handle->pending) {
-    invalid_argument(api, "comm is still joining the job (tutti_comm_init_start); call tutti_comm_init_wait until "
-                          "it returns TUTTI_OK first");
+    invalid_argument(api,
+                     "comm is still joining the job (tutti_comm_init_start); call tutti_comm_init_wait until "
+                     "it returns TUTTI_OK first");
   } else {
     invalid_argument(api, "comm is not a live tutti_comm (already destroyed?); pass one from tutti_comm_init");
   }
@@ -126,9 +127,9 @@ TUTTI_API tutti_status tutti_comm_set_op_timeout(tutti_comm* comm, int64_t op_ti
   tutti::comm::Comm* impl = live_comm(comm, api);
   if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
   if (op_timeout_ms < 1 || op_timeout_ms > tutti::capi::kMaxTimeoutMs) {
-    return invalid_argument(api, tutti::concat("op_timeout_ms is ", op_timeout_ms, " on ", impl->describe(),
-                                               "; give a number of milliseconds in [1, ", tutti::capi::kMaxTimeoutMs,
-                                               "]"));
+    return invalid_argument(api,
+                            tutti::concat("op_timeout_ms is ", op_timeout_ms, " on ", impl->describe(),
+                                          "; give a number of milliseconds in [1, ", tutti::capi::kMaxTimeoutMs, "]"));
   }
   impl->set_op_timeout(op_timeout_ms);
   return TUTTI_OK;

@@ -53,8 +53,8 @@ comm::Options comm_options(const tutti_config* caller) {
   if (options.name.empty()) {
     fail(Status::kInvalidArgument, "tutti_comm_init: config.name is empty; give a name, or NULL for \"world\"");
   }
-  options.init_timeout_ms =
-      resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS", settings::kDefaultInitTimeoutMs);
+  options.init_timeout_ms = resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS",
+                                            settings::kDefaultInitTimeoutMs);
   options.op_timeout_ms =
       resolve_timeout(config.op_timeout_ms, "op_timeout_ms", "TUTTI_OP_TIMEOUT_MS", settings::kDefaultOpTimeoutMs);
   return options;
@@ -66,7 +66,8 @@ extern "C" {
 
 TUTTI_API tutti_status tutti_config_init(tutti_config* config, size_t config_size) {
   using tutti::capi::invalid_argument;
-  if (config == nullptr) return invalid_argument("tutti_config_init", "config is NULL; pass the address of a tutti_config");
+  if (config == nullptr)
+    return invalid_argument("tutti_config_init", "config is NULL; pass the address of a tutti_config");
   if (config_size < offsetof(tutti_config, abi_magic) + sizeof(uint32_t)) {
     return invalid_argument("tutti_config_init",
                             tutti::concat("config_size is ", config_size, "; pass sizeof(tutti_config)"));

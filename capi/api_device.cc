@@ -18,9 +18,9 @@ TUTTI_API tutti_status tutti_comm_set_memory(tutti_comm* comm, tutti_memory memo
   if (impl == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
   const int32_t value = tutti::capi::c_enum_value(memory);
   if (value != TUTTI_MEMORY_AUTO && value != TUTTI_MEMORY_HOST && value != TUTTI_MEMORY_CUDA) {
-    return tutti::capi::invalid_argument(
-        api, tutti::concat("memory ", value, " is not a tutti_memory on ", impl->describe(),
-                           "; use TUTTI_MEMORY_AUTO, _HOST or _CUDA"));
+    return tutti::capi::invalid_argument(api,
+                                         tutti::concat("memory ", value, " is not a tutti_memory on ", impl->describe(),
+                                                       "; use TUTTI_MEMORY_AUTO, _HOST or _CUDA"));
   }
   return tutti::capi::guarded(api, [&] { impl->set_memory(static_cast<tutti::device::Memory>(value)); });
 }

@@ -9,7 +9,8 @@ namespace {
 tutti_status wait_for(tutti::work::Work& work, int64_t timeout_ms, const char* api) {
   if (timeout_ms < -1) {
     return tutti::capi::invalid_argument(
-        api, tutti::concat("timeout_ms ", timeout_ms, " is negative; pass >= 0, or -1 for the operation's own timeout"));
+        api,
+        tutti::concat("timeout_ms ", timeout_ms, " is negative; pass >= 0, or -1 for the operation's own timeout"));
   }
   // -1 waits for completion, which the operation's own timeout bounds.
   bool finished = false;

@@ -31,7 +31,8 @@ namespace tutti::capi {
 // The comm behind handle, or nullptr (with the last error set) when handle is NULL or
 // not a live tutti_comm. Inline, with the message out of line: every call runs it.
 inline tutti::comm::Comm* live_comm(const tutti_comm* handle, const char* api) {
-  if (handle != nullptr && handle->tag == tutti_comm::kLiveTag && handle->impl) [[likely]] return handle->impl.get();
+  if (handle != nullptr && handle->tag == tutti_comm::kLiveTag && handle->impl) [[likely]]
+    return handle->impl.get();
   refuse_comm(handle, api);
   return nullptr;
 }

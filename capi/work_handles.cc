@@ -23,8 +23,9 @@ void refuse(const tutti_work* handle, const char* api) {
   if (handle == nullptr) {
     invalid_argument(api, "work is NULL; pass the tutti_work* an operation returned");
   } else {
-    invalid_argument(api, "work is not a live tutti_work (already released?); wait on each work before releasing "
-                          "it, and release it once");
+    invalid_argument(api,
+                     "work is not a live tutti_work (already released?); wait on each work before releasing "
+                     "it, and release it once");
   }
 }
 

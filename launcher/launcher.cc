@@ -56,9 +56,9 @@ constexpr const char* kStoreHost = "127.0.0.1";
 // torch's env:// variables are set too, so that torch.distributed scripts (gloo, nccl,
 // or backend "tutti") run under tutti launch as under torchrun.
 constexpr const char* kOwnVariables[] = {
-    "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",   "TUTTI_NODE_RANK",
-    "TUTTI_ADDR", "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
-    "RANK",       "WORLD_SIZE",       "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
+    "TUTTI_RANK",  "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",   "TUTTI_NODE_RANK",
+    "TUTTI_ADDR",  "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
+    "RANK",        "WORLD_SIZE",       "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
     "MASTER_ADDR", "MASTER_PORT"};
 
 // The launcher's own messages: one write each, "tutti launch: " first, always shown
@@ -105,7 +105,6 @@ uint16_t free_loopback_port() {
   }
   return bind_probe(0);
 }
-
 
 // pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
 // closed, and a rank's stdout would then be read as the launcher's.
@@ -156,7 +155,7 @@ class Job {
   OrphanGuard orphan_guard_;  // outlives the ranks: its destructor says the job ended
   OutputWriter stdout_{STDOUT_FILENO};
   OutputWriter stderr_{STDERR_FILENO};
-  std::string secret_;  // the job's: the user's TUTTI_SECRET, else a fresh one
+  std::string secret_;                               // the job's: the user's TUTTI_SECRET, else a fresh one
   std::vector<std::unique_ptr<RankProcess>> ranks_;  // the ranks started, in rank order
   std::unordered_map<pid_t, RankProcess*> by_pid_;
   struct rlimit original_nofile_ = {};
@@ -448,8 +447,8 @@ void Job::on_forwarded_signal(int signum) {
 void Job::on_timeout() {
   if (stop_signal_ != 0) return;
   exit_code_ = kExitTimeout;
-  say(concat("--timeout ", duration_text(options_.timeout_ms), " passed with ",
-             format_ranks(running_ranks()), " still running; stopping them"));
+  say(concat("--timeout ", duration_text(options_.timeout_ms), " passed with ", format_ranks(running_ranks()),
+             " still running; stopping them"));
   stop_ranks(SIGTERM);
 }
 

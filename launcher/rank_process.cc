@@ -34,8 +34,8 @@ void close_fd(int& fd) {
   // A group of its own: a terminal's Ctrl-C then reaches the launcher alone, which
   // passes it on once, and stopping a rank can take its children with it.
   if (!on_terminal) setpgid(0, 0);
-  if (!on_terminal && (dup2(plan.stdin_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-                       dup2(err_fd, STDERR_FILENO) < 0)) {
+  if (!on_terminal &&
+      (dup2(plan.stdin_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)) {
     int error = errno;
     ssize_t ignored = write(status_fd, &error, sizeof error);
     (void)ignored;

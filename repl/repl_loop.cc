@@ -30,7 +30,7 @@ constexpr int64_t kUserTimeoutMs = 10000;
 
 // The statuses after which the user's communicator may be out of step between ranks:
 // an operation that ran on some ranks and not on others.
-constexpr tutti_status kBreakingStatuses[] = {TUTTI_ERR_TIMEOUT, TUTTI_ERR_MISMATCH, TUTTI_ERR_ABORTED,
+constexpr tutti_status kBreakingStatuses[] = {TUTTI_ERR_TIMEOUT,   TUTTI_ERR_MISMATCH,  TUTTI_ERR_ABORTED,
                                               TUTTI_ERR_PEER_LOST, TUTTI_ERR_TRANSPORT, TUTTI_ERR_INTERNAL};
 
 // The Lua module's errors for failed calls start with the status's name.
@@ -183,8 +183,9 @@ void Session::run() {
     if (!chunk) return;
     if (rank_ == 0 && !warned_about_locals_ && declares_a_local(*chunk)) {
       warned_about_locals_ = true;
-      std::printf("(a local lives only until the end of its chunk; leave out `local` to keep the variable for the "
-                  "next lines)\n");
+      std::printf(
+          "(a local lives only until the end of its chunk; leave out `local` to keep the variable for the "
+          "next lines)\n");
     }
     ControlChannel::Gathered gathered = channel_.gather(execute(*chunk));
     if (rank_ == 0) {

@@ -88,13 +88,15 @@ int32_t opt_rank(lua_State* L, int arg, const char* what, int32_t size, int32_t 
 int32_t opt_tag(lua_State* L, int arg) {
   if (lua_isnoneornil(L, arg)) return 0;
   lua_Integer tag = 0;
-  if (!to_integer(L, arg, &tag) || tag < 0 || tag > INT32_MAX) arg_expected(L, arg, "tag", "an integer in [0, 2147483647]");
+  if (!to_integer(L, arg, &tag) || tag < 0 || tag > INT32_MAX)
+    arg_expected(L, arg, "tag", "an integer in [0, 2147483647]");
   return static_cast<int32_t>(tag);
 }
 
 int32_t check_int32(lua_State* L, int arg, const char* what) {
   lua_Integer value = 0;
-  if (!to_integer(L, arg, &value) || value < INT32_MIN || value > INT32_MAX) arg_expected(L, arg, what, "a 32-bit integer");
+  if (!to_integer(L, arg, &value) || value < INT32_MIN || value > INT32_MAX)
+    arg_expected(L, arg, what, "a 32-bit integer");
   return static_cast<int32_t>(value);
 }
 
@@ -112,8 +114,8 @@ CallOptions take_options(lua_State* L, int first, int required) {
     // Key at -2, value at -1; a misspelt key is an error rather than silently ignored.
     if (lua_type(L, -2) != LUA_TSTRING || std::strcmp(lua_tostring(L, -2), "async") != 0) {
       const char* quote = lua_type(L, -2) == LUA_TSTRING ? "\"" : "";
-      lua_pushfstring(L, "options: unknown key %s%s%s; the only option is async", quote,
-                      luaL_tolstring(L, -2, nullptr), quote);
+      lua_pushfstring(L, "options: unknown key %s%s%s; the only option is async", quote, luaL_tolstring(L, -2, nullptr),
+                      quote);
       luaL_argerror(L, top, lua_tostring(L, -1));
     }
     if (!lua_isboolean(L, -1)) {

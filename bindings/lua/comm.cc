@@ -60,9 +60,9 @@ int comm_tostring(lua_State* L) {
   return 1;
 }
 
-#define TUTTI_LUA_COMM_FUNCTIONS(X) \
-  X("rank", comm_rank)              \
-  X("size", comm_size)              \
+#define TUTTI_LUA_COMM_FUNCTIONS(X)                      \
+  X("rank", comm_rank)                                   \
+  X("size", comm_size)                                   \
   X("local_rank", comm_node_fact<tutti_comm_local_rank>) \
   X("local_size", comm_node_fact<tutti_comm_local_size>) \
   X("node_rank", comm_node_fact<tutti_comm_node_rank>)   \

@@ -44,8 +44,11 @@ int cuda_to(lua_State* L) {
   const char* to = luaL_checkstring(L, 2);
   if (std::strcmp(to, "cpu") == 0) return cuda_cpu(L);
   if (std::strcmp(to, "cuda") == 0) return cuda_cuda(L);
-  return luaL_argerror(L, 2, lua_pushfstring(L, "a tutti.cuda_tensor goes \"cpu\" or \"cuda\"; convert its dtype on "
-                                                "the host: t:cpu():to(\"%s\"):cuda()", to));
+  return luaL_argerror(L, 2,
+                       lua_pushfstring(L,
+                                       "a tutti.cuda_tensor goes \"cpu\" or \"cuda\"; convert its dtype on "
+                                       "the host: t:cpu():to(\"%s\"):cuda()",
+                                       to));
 }
 
 int cuda_device(lua_State* L) {
@@ -99,9 +102,15 @@ constexpr const char* kShow = "show";
 constexpr const char* kSavePng = "save_png";
 
 const luaL_Reg kCudaTensorMethods[] = {
-    {"cpu", cuda_cpu},     {"cuda", cuda_cuda},   {"to", cuda_to},
-    {"device", cuda_device}, {"shape", cuda_shape}, {"dtype", cuda_dtype},
-    {"numel", cuda_numel}, {"show", on_host_copy<&kShow>}, {"save_png", on_host_copy<&kSavePng>},
+    {"cpu", cuda_cpu},
+    {"cuda", cuda_cuda},
+    {"to", cuda_to},
+    {"device", cuda_device},
+    {"shape", cuda_shape},
+    {"dtype", cuda_dtype},
+    {"numel", cuda_numel},
+    {"show", on_host_copy<&kShow>},
+    {"save_png", on_host_copy<&kSavePng>},
     {nullptr, nullptr},
 };
 

@@ -98,7 +98,8 @@ int tensor_newindex(lua_State* L) {
   Number n = check_number(L, 3, "value");
   int64_t count = 1;
   for (int d = 0; d < s.ndim; ++d) count *= s.shape[d];
-  for (int64_t i = 0; i < count; ++i) store_number(L, n, t->dtype, s.data + static_cast<size_t>(i) * t->element_bytes());
+  for (int64_t i = 0; i < count; ++i)
+    store_number(L, n, t->dtype, s.data + static_cast<size_t>(i) * t->element_bytes());
   return 0;
 }
 
@@ -164,7 +165,8 @@ int tensor_view(lua_State* L) {
   int64_t numel = 1;
   for (int d = 0; d < ndim; ++d) {
     if (__builtin_mul_overflow(numel, shape[d], &numel)) {
-      return luaL_error(L, "view: a tensor of %I elements (%s) cannot be viewed with a shape whose sizes multiply "
+      return luaL_error(L,
+                        "view: a tensor of %I elements (%s) cannot be viewed with a shape whose sizes multiply "
                         "past int64 (at size %I in dimension %d); give sizes whose product is %I",
                         static_cast<lua_Integer>(t->numel), push_shape_text(L, *t), static_cast<lua_Integer>(shape[d]),
                         d + 1, static_cast<lua_Integer>(t->numel));
@@ -275,8 +277,7 @@ size_t tensor_bytes(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t
   return static_cast<size_t>(bytes);
 }
 
-Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim,
-                         const int64_t* shape) {
+Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim, const int64_t* shape) {
   storage = lua_absindex(L, storage);
   auto* t = static_cast<Tensor*>(lua_newuserdatauv(L, sizeof(Tensor) + sizeof(int64_t) * ndim, 1));
   t->data = data;

@@ -43,8 +43,7 @@ Tensor* push_tensor(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t
 size_t tensor_bytes(lua_State* L, tutti_dtype dtype, int32_t ndim, const int64_t* shape);
 // Pushes a tensor over `data`, which lies inside the storage at index `storage` (any
 // value that keeps the memory alive; the tensor and its views hold it).
-Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim,
-                         const int64_t* shape);
+Tensor* push_tensor_over(lua_State* L, int storage, char* data, tutti_dtype dtype, int32_t ndim, const int64_t* shape);
 // Pushes a view over `data`, which lies inside the storage of the tensor at `owner`.
 Tensor* push_view(lua_State* L, int owner, char* data, int32_t ndim, const int64_t* shape);
 // Pushes the storage of the tensor at index (for comparing two tensors' storage).
@@ -79,11 +78,11 @@ void open_tensor(lua_State* L, int module);
 
 // Function tables of the other tensor files, registered by open_tensor: entries named
 // "__*" go to the metatable, the others become methods.
-extern const luaL_Reg kTensorMath[];    // tensor_math.cc: + - * / unary -, ==, sum, max, min
-extern const luaL_Reg kTensorFormat[];  // tensor_format.cc: __tostring
-extern const luaL_Reg kTensorCreate[];  // tensor_create.cc: module functions zeros, ones, ...
-extern const luaL_Reg kTensorDraw[];    // tensor_draw.cc: disk, square (module functions and methods)
-extern const luaL_Reg kTensorPicture[]; // tensor_picture.cc: show, save_png
-extern const luaL_Reg kTensorDevice[];  // cuda_tensor.cc: cuda, cpu, device
+extern const luaL_Reg kTensorMath[];     // tensor_math.cc: + - * / unary -, ==, sum, max, min
+extern const luaL_Reg kTensorFormat[];   // tensor_format.cc: __tostring
+extern const luaL_Reg kTensorCreate[];   // tensor_create.cc: module functions zeros, ones, ...
+extern const luaL_Reg kTensorDraw[];     // tensor_draw.cc: disk, square (module functions and methods)
+extern const luaL_Reg kTensorPicture[];  // tensor_picture.cc: show, save_png
+extern const luaL_Reg kTensorDevice[];   // cuda_tensor.cc: cuda, cpu, device
 
 }  // namespace tutti::lua

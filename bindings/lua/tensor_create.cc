@@ -142,12 +142,9 @@ int with_device(lua_State* L) {
 }  // namespace
 
 extern const luaL_Reg kTensorCreate[] = {
-    {"zeros", with_device<tensor_zeros>},
-    {"ones", with_device<tensor_ones>},
-    {"full", with_device<tensor_full>},
-    {"tensor", with_device<tensor_from_data>},
-    {"arange", with_device<tensor_arange>},
-    {nullptr, nullptr},
+    {"zeros", with_device<tensor_zeros>},   {"ones", with_device<tensor_ones>},
+    {"full", with_device<tensor_full>},     {"tensor", with_device<tensor_from_data>},
+    {"arange", with_device<tensor_arange>}, {nullptr, nullptr},
 };
 
 }  // namespace tutti::lua

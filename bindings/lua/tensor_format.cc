@@ -30,7 +30,8 @@ bool all_whole(const Tensor& t) {
 
 // The text of one element; returns its length.
 int format_element(const Tensor& t, int64_t i, bool whole, char* out, size_t size) {
-  if (!is_float(t.dtype)) return std::snprintf(out, size, "%lld", static_cast<long long>(load_integer(t.dtype, t.element(i))));
+  if (!is_float(t.dtype))
+    return std::snprintf(out, size, "%lld", static_cast<long long>(load_integer(t.dtype, t.element(i))));
   double value = load_double(t.dtype, t.element(i));
   if (std::isnan(value)) return std::snprintf(out, size, "nan");
   if (std::isinf(value)) return std::snprintf(out, size, value > 0 ? "inf" : "-inf");

@@ -15,7 +15,7 @@
 namespace tutti::lua {
 
 struct TensorList {
-  int snapshot;        // stack index of a table of the list's tensors, as they were at the call
+  int snapshot;  // stack index of a table of the list's tensors, as they were at the call
   int length;
   size_t block_bytes;  // bytes of each tensor
   char* contiguous;    // the first tensor's data when they lie back to back, else nullptr

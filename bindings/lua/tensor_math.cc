@@ -190,9 +190,8 @@ int tensor_min(lua_State* L) { return extreme(L, false); }
 }  // namespace
 
 extern const luaL_Reg kTensorMath[] = {
-    {"__add", tensor_add}, {"__sub", tensor_sub}, {"__mul", tensor_mul}, {"__div", tensor_div},
-    {"__unm", tensor_unm}, {"__eq", tensor_eq},   {"sum", tensor_sum},   {"max", tensor_max},
-    {"min", tensor_min},   {nullptr, nullptr},
+    {"__add", tensor_add}, {"__sub", tensor_sub}, {"__mul", tensor_mul}, {"__div", tensor_div}, {"__unm", tensor_unm},
+    {"__eq", tensor_eq},   {"sum", tensor_sum},   {"max", tensor_max},   {"min", tensor_min},   {nullptr, nullptr},
 };
 
 }  // namespace tutti::lua

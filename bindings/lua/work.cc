@@ -15,7 +15,7 @@ struct Work {
   tutti_work* handle;  // nullptr once released
   const char* buffer;  // inside the keep table; nullptr when there is nothing to copy
   size_t block_bytes;
-  bool ended;          // the end was seen: results copied, references dropped
+  bool ended;  // the end was seen: results copied, references dropped
 };
 
 Work* to_work(lua_State* L, int index) { return static_cast<Work*>(luaL_checkudata(L, index, kWorkType)); }

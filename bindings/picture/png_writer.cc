@@ -35,8 +35,8 @@ std::string check_size(const Matrix& matrix, const char* path, int cell_pixels) 
   }
   size_t longest = std::max(matrix.rows, matrix.cols);
   if (longest > kMaxSidePixels) {
-    return "save_png: a " + shape + " matrix has more than " + std::to_string(kMaxSidePixels) +
-           " cells on a side [" + quoted(path) + "]; save a slice of it";
+    return "save_png: a " + shape + " matrix has more than " + std::to_string(kMaxSidePixels) + " cells on a side [" +
+           quoted(path) + "]; save a slice of it";
   }
   size_t cell = static_cast<size_t>(cell_pixels);
   if (longest * cell > kMaxSidePixels) {

@@ -72,18 +72,18 @@ TUTTI_API const char* tutti_version_string(void);
 /* ---------------------------------------------------------------- statuses */
 
 /* XX(name, value, message). Values are stable forever and never reused. */
-#define TUTTI_STATUS_MAP(XX)                                                                        \
-  XX(OK, 0, "success")                                                                              \
-  XX(INPROGRESS, 1, "still running: the wait's own time ran out, not the operation's")            \
-  XX(ERR_INVALID_ARGUMENT, -1, "invalid argument (tutti_last_error() says which and how to fix it)") \
-  XX(ERR_TIMEOUT, -2, "timed out (tutti_last_error() names what was waited for, and which ranks)")  \
+#define TUTTI_STATUS_MAP(XX)                                                                          \
+  XX(OK, 0, "success")                                                                                \
+  XX(INPROGRESS, 1, "still running: the wait's own time ran out, not the operation's")                \
+  XX(ERR_INVALID_ARGUMENT, -1, "invalid argument (tutti_last_error() says which and how to fix it)")  \
+  XX(ERR_TIMEOUT, -2, "timed out (tutti_last_error() names what was waited for, and which ranks)")    \
   XX(ERR_PEER_LOST, -3, "a peer rank or the rendezvous store was lost (tutti_last_error() names it)") \
-  XX(ERR_MISMATCH, -4, "ranks disagree (tutti_last_error() names the ranks and the fields)")       \
-  XX(ERR_ABORTED, -5, "the communicator was aborted")                                               \
-  XX(ERR_TRANSPORT, -6, "a network or transport failure (tutti_last_error() names the address)")    \
-  XX(ERR_UNSUPPORTED, -7, "not supported by this build or on this communicator")                   \
-  XX(ERR_NO_MEMORY, -8, "out of memory")                                                            \
-  XX(ERR_DENIED, -9, "denied: authentication or permission failed")                                 \
+  XX(ERR_MISMATCH, -4, "ranks disagree (tutti_last_error() names the ranks and the fields)")          \
+  XX(ERR_ABORTED, -5, "the communicator was aborted")                                                 \
+  XX(ERR_TRANSPORT, -6, "a network or transport failure (tutti_last_error() names the address)")      \
+  XX(ERR_UNSUPPORTED, -7, "not supported by this build or on this communicator")                      \
+  XX(ERR_NO_MEMORY, -8, "out of memory")                                                              \
+  XX(ERR_DENIED, -9, "denied: authentication or permission failed")                                   \
   XX(ERR_INTERNAL, -10, "internal error in tutti (please report it with tutti_last_error())")
 
 typedef enum tutti_status {
@@ -108,8 +108,8 @@ TUTTI_API const char* tutti_last_error(void);
 /* Settings for tutti_comm_init. Fill it with tutti_config_init, then set fields.
  * Fields are only ever appended; the library reads config_size bytes of it. */
 typedef struct tutti_config {
-  size_t struct_size;   /* set by tutti_config_init; do not touch */
-  uint32_t abi_magic;   /* set by tutti_config_init; do not touch */
+  size_t struct_size; /* set by tutti_config_init; do not touch */
+  uint32_t abi_magic; /* set by tutti_config_init; do not touch */
   /* This process's rank and the number of ranks; -1 takes them from the launcher's
    * environment (tutti launch, torchrun-style RANK/WORLD_SIZE, Slurm, Open MPI, PMI). */
   int32_t rank;
@@ -290,29 +290,29 @@ TUTTI_API tutti_status tutti_work_release(tutti_work* work);
  *  | ERR_MISMATCH | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT | ERR_NO_MEMORY] */
 
 /* recv = send[rank 0] op send[rank 1] op ... on every rank. */
-TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_op op, tutti_work** work);
+TUTTI_API tutti_status tutti_all_reduce(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_op op, tutti_work** work);
 /* recv on root only = the reduction of every rank's send. */
-TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                    tutti_dtype dtype, tutti_op op, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_reduce(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                    tutti_op op, int32_t root, tutti_work** work);
 /* recv on every rank = root's send. */
-TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                       tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_broadcast(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                       int32_t root, tutti_work** work);
 /* recv (size * count elements) = every rank's send, in rank order. */
-TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_work** work);
+TUTTI_API tutti_status tutti_all_gather(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_work** work);
 /* send holds size * count elements; recv (count) = this rank's block of their reduction. */
 TUTTI_API tutti_status tutti_reduce_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
                                             tutti_dtype dtype, tutti_op op, tutti_work** work);
 /* recv on root (size * count elements) = every rank's send, in rank order. */
-TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                    tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_gather(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                    int32_t root, tutti_work** work);
 /* recv (count) = block `rank` of root's send (size * count elements). */
-TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                     tutti_dtype dtype, int32_t root, tutti_work** work);
+TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                     int32_t root, tutti_work** work);
 /* Block j of send (count elements each) goes to rank j; recv's block i comes from rank i. */
-TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count,
-                                        tutti_dtype dtype, tutti_work** work);
+TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
+                                        tutti_work** work);
 /* Returns once every rank has entered it. */
 TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
 
@@ -328,10 +328,10 @@ TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
  * posted; the communicator stays usable.
  * [one thread per comm] [blocks <= op_timeout_ms when work == NULL]
  * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT | ERR_ABORTED | ERR_PEER_LOST | ERR_TRANSPORT] */
-TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype,
-                                  int32_t peer, int32_t tag, tutti_work** work);
-TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype,
-                                  int32_t peer, int32_t tag, tutti_work** work);
+TUTTI_API tutti_status tutti_send(tutti_comm* comm, const void* send, size_t count, tutti_dtype dtype, int32_t peer,
+                                  int32_t tag, tutti_work** work);
+TUTTI_API tutti_status tutti_recv(tutti_comm* comm, void* recv, size_t count, tutti_dtype dtype, int32_t peer,
+                                  int32_t tag, tutti_work** work);
 
 /* ---------------------------------------------------------------- shared memory
  *

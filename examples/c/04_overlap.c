@@ -36,7 +36,7 @@ int main(void) {
     return 1;
   }
   double computed = 0;
-  for (int i = 1; i < 20000000; ++i) computed += 1.0 / i;  /* the "forward pass" */
+  for (int i = 1; i < 20000000; ++i) computed += 1.0 / i; /* the "forward pass" */
 
   if (check(tutti_work_wait(work, 60000), "wait")) return 1;
   tutti_work_release(work);

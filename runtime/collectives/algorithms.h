@@ -15,8 +15,8 @@
 
 #include <cstddef>
 
-#include "runtime/operation/dtype.h"
 #include "runtime/collectives/exchange.h"
+#include "runtime/operation/dtype.h"
 
 namespace tutti::collectives {
 
@@ -25,8 +25,7 @@ namespace tutti::collectives {
 // vector (latency-optimal), with the ranks beyond the largest power of two folded in
 // first and served last.
 void all_reduce_ring(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op);
-void all_reduce_recursive_doubling(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype,
-                                   ReduceOp op);
+void all_reduce_recursive_doubling(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op);
 
 // reduce to root: binomial tree (latency), or ring = ring reduce-scatter then each
 // rank sends its reduced block to root (bandwidth). recv is used on root only.
@@ -46,8 +45,7 @@ void all_gather_bruck(Exchange& x, const void* send, void* recv, size_t bytes_pe
 // reduce_scatter: ring (bandwidth), or pairwise (every rank sends each block straight
 // to its owner; fewer hops for small blocks). In place when
 // recv == send + rank * count_per_rank * dtype_size.
-void reduce_scatter_ring(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype,
-                         ReduceOp op);
+void reduce_scatter_ring(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op);
 void reduce_scatter_pairwise(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype,
                              ReduceOp op);
 

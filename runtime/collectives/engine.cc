@@ -48,11 +48,11 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   engine->check_fingerprints_ = settings::integer("TUTTI_CHECK", 0, 1).value_or(0) == 1;
   engine->wait_report_ms_ =
       settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
-  engine->transport_ =
-      transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size, deadline, setup.where);
+  engine->transport_ = transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size,
+                                               deadline, setup.where);
   if (setup.one_node && setup.size > 1) {
-    engine->shm_ = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size,
-                                                 deadline);
+    engine->shm_ =
+        transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size, deadline);
   }
   if (Hierarchy::may_apply(setup)) {
     engine->hierarchy_ = Hierarchy::create(*engine->transport_, setup, &engine->scratch_, deadline);
@@ -86,7 +86,8 @@ Engine::~Engine() {
   }
   for (InFlight& entry : in_flight_) {
     transport_->release(entry.request);
-    entry.work->complete(Status::kAborted, concat(entry.label, " was still in flight when its communicator was destroyed"));
+    entry.work->complete(Status::kAborted,
+                         concat(entry.label, " was still in flight when its communicator was destroyed"));
   }
 }
 
@@ -110,8 +111,9 @@ void* Engine::allocate_shared(size_t bytes) {
       }
       auto* allocated = static_cast<unsigned char*>(::operator new[](bytes, kPrivateAlignment, std::nothrow));
       if (allocated == nullptr) {
-        fail(Status::kNoMemory, concat(heading, "this process cannot have that much memory (check free -h and ulimit "
-                                                "-v); ask for less"));
+        fail(Status::kNoMemory, concat(heading,
+                                       "this process cannot have that much memory (check free -h and ulimit "
+                                       "-v); ask for less"));
       }
       private_allocations_.emplace_back(allocated);
       memory = allocated;
@@ -211,7 +213,8 @@ std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call
 void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
   const int64_t now_ms = coarse_now_ms();
   OpContext context = context_for(kind_name(call.kind), seq, now_ms);
-  if (setup_.fault->raised()) [[unlikely]] context.fail_stopped("its turn to run");
+  if (setup_.fault->raised()) [[unlikely]]
+    context.fail_stopped("its turn to run");
   if (queued) {
     setup_.board->started(seq, context.name, now_ms);
   } else {
@@ -327,10 +330,8 @@ void Engine::dispatch(const Call& call, OpContext& context) {
     case Kind::kAllToAll:
       if (algorithm == A::kLinear) return all_to_all_linear(x, send, recv, block);
       return all_to_all_pairwise(x, send, recv, block);
-    case Kind::kBarrier:
-      return barrier_dissemination(x);
-    default:
-      fail(Status::kInternal, concat(context.label(), ": no algorithm for this call; please report it"));
+    case Kind::kBarrier: return barrier_dissemination(x);
+    default: fail(Status::kInternal, concat(context.label(), ": no algorithm for this call; please report it"));
   }
 }
 
@@ -420,9 +421,8 @@ void Engine::report_wait(void* engine, const OpContext& context, const char* wai
                      : !failed.empty() ? concat("; every rank has joined it, but ranks ", failed,
                                                 " failed it, so what it waits for may never come")
                                        : std::string("; every rank has joined it");
-  log::warn(context.label(), " has waited ", duration_text(coarse_now_ms() - context.started_ms), " for ",
-            waiting_for, whom, "; it times out in ", duration_text(context.deadline.remaining_ms()),
-            " (TUTTI_OP_TIMEOUT_MS)");
+  log::warn(context.label(), " has waited ", duration_text(coarse_now_ms() - context.started_ms), " for ", waiting_for,
+            whom, "; it times out in ", duration_text(context.deadline.remaining_ms()), " (TUTTI_OP_TIMEOUT_MS)");
 }
 
 void Engine::report_point_to_point_wait(const OpContext& context, const Call& call, const std::string& label) {

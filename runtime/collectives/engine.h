@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/operation/call.h"
 #include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/hierarchy.h"
-#include "runtime/operation/scratch.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/fault.h"
 #include "runtime/health/activity_board.h"
+#include "runtime/operation/call.h"
+#include "runtime/operation/scratch.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/transport.h"
@@ -68,7 +68,7 @@ class Engine {
     std::string label;
     Deadline deadline;  // the op timeout, from when it was posted
     int64_t timeout_ms;
-    Kind kind;          // kSend or kRecv
+    Kind kind;  // kSend or kRecv
     int peer;
   };
 
@@ -108,7 +108,7 @@ class Engine {
   std::unique_ptr<transport::shm::Group> shm_;
   Scratch scratch_;
   std::unique_ptr<Hierarchy> hierarchy_;  // uses transport_ and scratch_: declared after them
-  uint64_t shared_allocations_ = 0;  // allocate_shared calls, for messages
+  uint64_t shared_allocations_ = 0;       // allocate_shared calls, for messages
   // allocate_shared's memory where there is no shared-memory group, page-aligned as the
   // shared kind is: freed with the engine.
   static constexpr std::align_val_t kPrivateAlignment{4096};
@@ -116,9 +116,9 @@ class Engine {
     void operator()(unsigned char* memory) const { ::operator delete[](memory, kPrivateAlignment); }
   };
   std::vector<std::unique_ptr<unsigned char[], FreeAligned>> private_allocations_;
-  uint32_t next_seq_ = 1;     // collectives, in issue order; user thread only
-  uint64_t next_p2p_ = 1;     // sends and receives, for messages
-  std::vector<InFlight> in_flight_;  // run lock held
+  uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
+  uint64_t next_p2p_ = 1;                     // sends and receives, for messages
+  std::vector<InFlight> in_flight_;           // run lock held
   std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
 };
 

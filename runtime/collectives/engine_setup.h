@@ -21,9 +21,9 @@ struct EngineSetup {
   int local_rank = 0;     // this rank's place on its node, for hierarchical collectives
   int local_size = 1;
   int node_rank = 0;
-  std::string where;      // Comm::describe(), for messages
-  int64_t op_timeout_ms = 0;  // until Engine::set_op_timeout
-  const Fault* fault = nullptr;  // the communicator's: abort, a lost peer
+  std::string where;                       // Comm::describe(), for messages
+  int64_t op_timeout_ms = 0;               // until Engine::set_op_timeout
+  const Fault* fault = nullptr;            // the communicator's: abort, a lost peer
   health::ActivityBoard* board = nullptr;  // the communicator's; what this rank is doing
 };
 

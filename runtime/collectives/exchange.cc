@@ -41,17 +41,15 @@ void Exchange::make_room() {
 
 void Exchange::send(int peer, const void* data, size_t bytes) {
   make_room();
-  transport::Request* request =
-      transport_.post_send(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
-                           bytes);
+  transport::Request* request = transport_.post_send(
+      peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
   posted_.push_back(Posted{request, peer, bytes, false});
 }
 
 void Exchange::recv(int peer, void* data, size_t bytes) {
   make_room();
-  transport::Request* request =
-      transport_.post_recv(peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data,
-                           bytes);
+  transport::Request* request = transport_.post_recv(
+      peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
   posted_.push_back(Posted{request, peer, bytes, true});
 }
 
@@ -84,9 +82,9 @@ const Exchange::Posted* Exchange::first_incomplete() {
       // A message longer than the receive buffer can only mean the peer was called
       // with a larger count: report it as the disagreement it is.
       if (posted.is_recv && e.status() == Status::kInvalidArgument) {
-        fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer),
-                                       " sent more than the ", posted.bytes,
-                                       " bytes this rank expected (", e.what(), "): ", kHowToFix));
+        fail(Status::kMismatch,
+             concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent more than the ",
+                    posted.bytes, " bytes this rank expected (", e.what(), "): ", kHowToFix));
       }
       fail(e.status(), concat(context_.label(), ": ", posted.is_recv ? "receiving from" : "sending to", " rank ",
                               transport_.communicator_rank(posted.peer), ": ", e.what()));
@@ -101,9 +99,8 @@ void Exchange::check_received_sizes() {
     if (!posted.is_recv) continue;
     size_t got = transport_.received_bytes(posted.request);
     if (got != posted.bytes) {
-      fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer),
-                                     " sent ", got,
-                                     " bytes where this rank expected ", posted.bytes, ": ", kHowToFix));
+      fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent ",
+                                     got, " bytes where this rank expected ", posted.bytes, ": ", kHowToFix));
     }
   }
 }

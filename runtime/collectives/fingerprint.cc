@@ -101,10 +101,10 @@ void verify_fingerprints(transport::Transport& transport, const OpContext& conte
     report += concat("rank ", rank, " called ", describe(all[rank]));
   }
   if (report.empty()) return;
-  fail(Status::kMismatch, concat(context.label(), ": the ranks called different collectives (TUTTI_CHECK): rank 0 called ",
-                                 describe(all[0]), "; ", report, ". They differ in: ", fields,
-                                 ". Every rank must make the same calls in the same order with the same ",
-                                 "count, dtype, op and root"));
+  fail(Status::kMismatch,
+       concat(context.label(), ": the ranks called different collectives (TUTTI_CHECK): rank 0 called ",
+              describe(all[0]), "; ", report, ". They differ in: ", fields,
+              ". Every rank must make the same calls in the same order with the same ", "count, dtype, op and root"));
 }
 
 }  // namespace tutti::collectives

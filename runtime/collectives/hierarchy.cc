@@ -8,10 +8,10 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
-#include "runtime/operation/reduce_op.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/log.h"
+#include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
 namespace {
@@ -43,8 +43,8 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
 
 }  // namespace
 
-Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank,
-                     int local_size, std::vector<Place> places, std::vector<int> rank_at)
+Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank, int local_size,
+                     std::vector<Place> places, std::vector<int> rank_at)
     : node_(std::move(node)),
       cross_(std::move(cross)),
       local_rank_(local_rank),
@@ -52,8 +52,8 @@ Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTranspor
       places_(std::move(places)),
       rank_at_(std::move(rank_at)) {}
 
-std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup,
-                                             Scratch* scratch, Deadline deadline) {
+std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
+                                             Deadline deadline) {
   const std::vector<Seat> seats = exchange_seats(whole, setup, scratch, deadline);
   // By node (in the order of the launchers' node numbers), the ranks of each local rank.
   std::map<int32_t, std::vector<int>> ranks_of_node;
@@ -71,8 +71,10 @@ std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const 
   for (const auto& [node, ranks] : ranks_of_node) {
     const bool alike = ranks.size() == local_size && std::find(ranks.begin(), ranks.end(), -1) == ranks.end();
     if (!alike || !all_seated || local_size < 2 || ranks_of_node.size() < 2) {
-      log::debug(setup.where, ": no hierarchical collectives, since the nodes do not hold the same number of ranks "
-                              "numbered 0 up on each (", ranks_of_node.size(), " nodes)");
+      log::debug(setup.where,
+                 ": no hierarchical collectives, since the nodes do not hold the same number of ranks "
+                 "numbered 0 up on each (",
+                 ranks_of_node.size(), " nodes)");
       return nullptr;
     }
   }

@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/operation/dtype.h"
 #include "runtime/collectives/engine_setup.h"
-#include "runtime/operation/op_context.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/deadline.h"
+#include "runtime/operation/dtype.h"
+#include "runtime/operation/op_context.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/transport.h"

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "runtime/collectives/blocks.h"
-#include "runtime/operation/dtype.h"
 #include "runtime/collectives/exchange.h"
+#include "runtime/operation/dtype.h"
 
 namespace tutti::collectives {
 

@@ -10,9 +10,9 @@
 namespace tutti::collectives {
 namespace {
 
-constexpr const char* kAlgorithmNames[] = {"shm",      "ring",   "recursive_doubling", "binomial",
-                                           "scatter_all_gather", "bruck", "pairwise", "linear",
-                                           "dissemination", "direct", "hierarchical"};
+constexpr const char* kAlgorithmNames[] = {
+    "shm",      "ring",   "recursive_doubling", "binomial", "scatter_all_gather", "bruck",
+    "pairwise", "linear", "dissemination",      "direct",   "hierarchical"};
 
 // The algorithms that implement each collective, the default choice for small
 // messages first where the size matters. Static tables: choose() runs on every call.
@@ -87,8 +87,8 @@ Selector Selector::from_environment() {
     if (entry.empty()) continue;
     size_t equals = entry.find('=');
     if (equals == std::string::npos) {
-      fail(Status::kInvalidArgument, concat("TUTTI_ALGO entry \"", entry,
-                                            "\" is not collective=algorithm, e.g. TUTTI_ALGO=all_reduce=ring"));
+      fail(Status::kInvalidArgument,
+           concat("TUTTI_ALGO entry \"", entry, "\" is not collective=algorithm, e.g. TUTTI_ALGO=all_reduce=ring"));
     }
     std::string collective = entry.substr(0, equals), algorithm = entry.substr(equals + 1);
     std::optional<Kind> kind;
@@ -117,11 +117,12 @@ Selector Selector::from_environment() {
 }
 
 void Selector::fail_unavailable(Kind kind, Algorithm forced) {
-  fail(Status::kUnsupported,
-       concat("TUTTI_ALGO forces ", algorithm_name(forced), " for ", kind_name(kind), ", but this communicator's ranks ",
-              forced == Algorithm::kShm ? "are not all on one node"
-                                        : "are not on several nodes with the same number of ranks (two or more) on each",
-              "; pick another of ", choices(kind)));
+  fail(
+      Status::kUnsupported,
+      concat("TUTTI_ALGO forces ", algorithm_name(forced), " for ", kind_name(kind), ", but this communicator's ranks ",
+             forced == Algorithm::kShm ? "are not all on one node"
+                                       : "are not on several nodes with the same number of ranks (two or more) on each",
+             "; pick another of ", choices(kind)));
 }
 
 Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const {

@@ -27,7 +27,7 @@ enum class Algorithm : uint8_t {
   kPairwise,
   kLinear,
   kDissemination,
-  kDirect,  // send and recv: straight to the peer
+  kDirect,        // send and recv: straight to the peer
   kHierarchical,  // shared memory within nodes, point-to-point between them (hierarchy.h)
 };
 

@@ -71,9 +71,7 @@ Comm::~Comm() {
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
 }
 
-std::string Comm::describe() const {
-  return concat("comm \"", name_, "\" (rank ", rank(), " of ", size(), ")");
-}
+std::string Comm::describe() const { return concat("comm \"", name_, "\" (rank ", rank(), " of ", size(), ")"); }
 
 void Comm::fail_unusable(const char* api) const {
   fail(fault_.status(), concat(api, ": ", describe(), " is unusable: ", fault_.why(),
@@ -167,7 +165,8 @@ std::shared_ptr<work::Work> Comm::issue(const Call& call, const char* api, bool 
   check_usable(api);
   // Host-only processes never open a device path: this test is all they pay (the
   // rest is out of line, so that this stays a tail call without a stack frame).
-  if (device_ != nullptr) [[unlikely]] return issue_with_device_path(call, api, async);
+  if (device_ != nullptr) [[unlikely]]
+    return issue_with_device_path(call, api, async);
   return engine_->issue(call, api, async);
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "runtime/operation/call.h"
 #include "runtime/collectives/engine.h"
 #include "runtime/common/fault.h"
 #include "runtime/common/settings.h"
@@ -16,8 +15,9 @@
 #include "runtime/health/activity_board.h"
 #include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
-#include "runtime/rendezvous/meeting.h"
+#include "runtime/operation/call.h"
 #include "runtime/rendezvous/init_cancel.h"
+#include "runtime/rendezvous/meeting.h"
 #include "runtime/rendezvous/plan.h"
 #include "runtime/rendezvous/store_access.h"
 #include "runtime/store/client.h"
@@ -92,7 +92,8 @@ class Comm {
   // runs on every call, where a stack frame for the message's strings costs more than
   // the test.
   void check_usable(const char* api) const {
-    if (fault_.raised()) [[unlikely]] fail_unusable(api);
+    if (fault_.raised()) [[unlikely]]
+      fail_unusable(api);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void fail_unusable(const char* api) const;
   // Rank 0 of the split reads every rank's (color, key) and tells each its new place.
@@ -110,8 +111,7 @@ class Comm {
   // failure detector.
   void start_collectives(Deadline deadline);
   // issue() where a device path is open: device buffers go to it, host ones to the engine.
-  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const Call& call, const char* api,
-                                                                       bool async);
+  [[gnu::noinline]] std::shared_ptr<work::Work> issue_with_device_path(const Call& call, const char* api, bool async);
   device::DeviceSetup device_setup();
   // The device path, opened (CUDA loaded) if it was not yet; api for messages.
   device::DevicePath& device_path(const char* api);
@@ -120,14 +120,14 @@ class Comm {
 
   std::shared_ptr<loop::Loop> loop_;
   std::shared_ptr<rendezvous::HostedStore> hosted_;  // set on the process serving the store
-  bool waits_for_all_on_leave_ = false;  // the world comm of the process serving the store
+  bool waits_for_all_on_leave_ = false;              // the world comm of the process serving the store
   std::unique_ptr<store::Client> store_;
   std::string store_host_;
   std::string store_owner_;  // "rank 0" or "tutti launch", for messages
   uint16_t store_port_ = 0;
   std::string store_secret_;  // TUTTI_SECRET, for the connections splits open
-  std::string prefix_;       // this comm's keys in the store
-  std::string node_key_;     // what tells this rank's node apart, for sub-communicators
+  std::string prefix_;        // this comm's keys in the store
+  std::string node_key_;      // what tells this rank's node apart, for sub-communicators
   std::string init_method_;
   rendezvous::Place place_;
   std::string name_;
@@ -136,7 +136,7 @@ class Comm {
   uint64_t splits_ = 0;
   uint64_t shrinks_ = 0;
   bool joined_ = false;  // the meeting completed, so there is something to leave
-  Fault fault_;  // abort, or a lost peer or store: the communicator is unusable
+  Fault fault_;          // abort, or a lost peer or store: the communicator is unusable
   std::unique_ptr<health::ActivityBoard> board_;
   std::unique_ptr<collectives::Engine> engine_;
   // Where CUDA is in use in the process, or was asked for: device buffers. It stages

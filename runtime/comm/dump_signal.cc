@@ -19,7 +19,7 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
-  std::vector<const Comm*> comms;  // guarded by mutex
+  std::vector<const Comm*> comms;    // guarded by mutex
   std::shared_ptr<loop::Loop> loop;  // guarded by mutex; set while a handler is installed
   uv_signal_t* handle = nullptr;     // loop thread only
 };
@@ -86,9 +86,8 @@ void unregister_for_dump(const Comm* comm) {
   if (!r.comms.empty() || !r.loop) return;
   r.loop->post([] {
     Registry& on_loop = registry();
-    uv_close(reinterpret_cast<uv_handle_t*>(on_loop.handle), [](uv_handle_t* handle) {
-      delete reinterpret_cast<uv_signal_t*>(handle);
-    });
+    uv_close(reinterpret_cast<uv_handle_t*>(on_loop.handle),
+             [](uv_handle_t* handle) { delete reinterpret_cast<uv_signal_t*>(handle); });
     on_loop.handle = nullptr;
   });
   r.loop.reset();

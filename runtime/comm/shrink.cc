@@ -67,9 +67,9 @@ std::unique_ptr<Comm> Comm::shrink() {
       store->wait_any({members_key, store::lost_rank_key(prefix_, leader_rank)}, deadline);
     } catch (const Error& error) {
       if (error.status() != Status::kTimeout) throw;
-      fail(Status::kTimeout, concat(kApi, ": timed out after ", op_timeout_ms_, " ms on ", describe(),
-                                    " waiting for rank ", leader_rank,
-                                    " to publish the survivors; every rank still alive must call ", kApi));
+      fail(Status::kTimeout,
+           concat(kApi, ": timed out after ", op_timeout_ms_, " ms on ", describe(), " waiting for rank ", leader_rank,
+                  " to publish the survivors; every rank still alive must call ", kApi));
     }
     if (store->check({members_key}, deadline).at(0)) {
       members = store->get(members_key, deadline);

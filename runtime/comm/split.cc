@@ -15,9 +15,7 @@
 namespace tutti::comm {
 namespace {
 
-std::string rank_key(const std::string& prefix, const char* what, int rank) {
-  return concat(prefix, what, "/", rank);
-}
+std::string rank_key(const std::string& prefix, const char* what, int rank) { return concat(prefix, what, "/", rank); }
 
 }  // namespace
 
@@ -68,8 +66,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
       rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
       throw;
     }
-    std::string missing =
-        rendezvous::shared_absent_ranks(*store_, prefix, "entry", size(), Deadline::after_ms(2000));
+    std::string missing = rendezvous::shared_absent_ranks(*store_, prefix, "entry", size(), Deadline::after_ms(2000));
     rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
     fail(Status::kTimeout,
          concat("tutti_comm_split: timed out after ", op_timeout_ms_, " ms on ", describe(), " (split #", number,
@@ -79,8 +76,8 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   }
   int new_color = 0, new_rank = 0, new_size = 0;
   if (sscanf(result.c_str(), "%d %d %d", &new_color, &new_rank, &new_size) != 3) {
-    fail(Status::kInternal, concat("tutti_comm_split: malformed result \"", result, "\" on ", describe(),
-                                   "; please report this"));
+    fail(Status::kInternal,
+         concat("tutti_comm_split: malformed result \"", result, "\" on ", describe(), "; please report this"));
   }
   // Every rank of a communicator with an NCCL communicator splits that too
   // (ncclCommSplit), those that join no new communicator included.
@@ -88,9 +85,9 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   if (color < 0) return nullptr;
   // A connection of its own, so that aborting one communicator fails only its own calls.
   auto store = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
-  auto sub = make_member(std::move(store), concat(prefix, "color.", color, "/"),
-                         concat(name_, ".split", number, ".color", color), concat("split #", number, " of ", describe()),
-                         new_rank, new_size, deadline, "tutti_comm_split");
+  auto sub = make_member(
+      std::move(store), concat(prefix, "color.", color, "/"), concat(name_, ".split", number, ".color", color),
+      concat("split #", number, " of ", describe()), new_rank, new_size, deadline, "tutti_comm_split");
   if (inherited) sub->device_ = device::open_device_path(sub->device_setup(), false, std::move(inherited));
   return sub;
 }

@@ -19,8 +19,6 @@ class Error : public std::runtime_error {
   Status status_;
 };
 
-[[noreturn]] inline void fail(Status status, const std::string& message) {
-  throw Error(status, message);
-}
+[[noreturn]] inline void fail(Status status, const std::string& message) { throw Error(status, message); }
 
 }  // namespace tutti

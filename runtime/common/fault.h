@@ -34,9 +34,7 @@ class Fault {
 
   // Throws the cause as an Error whose message is what (the operation and what it was
   // doing, e.g. "all_reduce #3 on ... while waiting for rank 2's data") and why.
-  [[noreturn]] void rethrow(const std::string& what) const {
-    fail(status(), concat(what, ": ", why()));
-  }
+  [[noreturn]] void rethrow(const std::string& what) const { fail(status(), concat(what, ": ", why())); }
 
  private:
   std::atomic<Status> status_{Status::kOk};

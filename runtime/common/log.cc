@@ -38,8 +38,8 @@ void write(Level level, const std::string& message) {
   std::string line;
   {
     std::lock_guard<std::mutex> lock(identity_mutex);
-    line = concat("[tutti ", getpid(), identity_text.empty() ? "" : " ", identity_text, "] ",
-                  level_name(level), ": ", message, "\n");
+    line = concat("[tutti ", getpid(), identity_text.empty() ? "" : " ", identity_text, "] ", level_name(level), ": ",
+                  message, "\n");
   }
   // One write(2) per line: concurrent writers on a shared pipe then never split a line.
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());

@@ -16,12 +16,20 @@ void set_identity(const std::string& identity);
 void write(Level level, const std::string& message);
 
 template <typename... Parts>
-void error(const Parts&... parts) { if (enabled(Level::kError)) write(Level::kError, concat(parts...)); }
+void error(const Parts&... parts) {
+  if (enabled(Level::kError)) write(Level::kError, concat(parts...));
+}
 template <typename... Parts>
-void warn(const Parts&... parts) { if (enabled(Level::kWarn)) write(Level::kWarn, concat(parts...)); }
+void warn(const Parts&... parts) {
+  if (enabled(Level::kWarn)) write(Level::kWarn, concat(parts...));
+}
 template <typename... Parts>
-void info(const Parts&... parts) { if (enabled(Level::kInfo)) write(Level::kInfo, concat(parts...)); }
+void info(const Parts&... parts) {
+  if (enabled(Level::kInfo)) write(Level::kInfo, concat(parts...));
+}
 template <typename... Parts>
-void debug(const Parts&... parts) { if (enabled(Level::kDebug)) write(Level::kDebug, concat(parts...)); }
+void debug(const Parts&... parts) {
+  if (enabled(Level::kDebug)) write(Level::kDebug, concat(parts...));
+}
 
 }  // namespace tutti::log

@@ -1,11 +1,11 @@
 #include "runtime/common/settings.h"
 
+#include <strings.h>
 #include <array>
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <strings.h>
 #include <utility>
 
 #include "runtime/common/concat.h"
@@ -21,7 +21,8 @@ struct Decimal {
   static constexpr auto text = [] {
     std::array<char, 21> digits{};
     int length = 0;
-    for (int64_t rest = value; length == 0 || rest > 0; rest /= 10) digits[length++] = static_cast<char>('0' + rest % 10);
+    for (int64_t rest = value; length == 0 || rest > 0; rest /= 10)
+      digits[length++] = static_cast<char>('0' + rest % 10);
     for (int i = 0; i < length / 2; ++i) std::swap(digits[i], digits[length - 1 - i]);
     return digits;
   }();
@@ -43,8 +44,10 @@ constexpr Setting kTable[] = {
      "and beside MASTER_ADDR (MASTER_PORT+1 when unset: MASTER_PORT is torch's store's)."},
     {"TUTTI_HOST", "string", "",
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
-    {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(), "How long rendezvous may take before it fails and names the missing ranks."},
-    {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(), "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
+    {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(),
+     "How long rendezvous may take before it fails and names the missing ranks."},
+    {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(),
+     "How long one operation may take before it fails with TUTTI_ERR_TIMEOUT."},
     {"TUTTI_WAIT_REPORT_MS", "int", Decimal<kDefaultWaitReportMs>::text.data(),
      "How long a collective or a blocking send or receive may wait before it says, at warn level, what it "
      "waits for and which ranks are elsewhere (and where); again each time the wait doubles. 0: never."},
@@ -102,8 +105,8 @@ int log_level() {
     if (strcasecmp(value->c_str(), names[level]) == 0) return level;
   }
   // The logger cannot report through itself; say it once on stderr and keep the default.
-  std::string line = concat("[tutti] WARN: TUTTI_LOG_LEVEL=\"", *value,
-                            "\" is not one of error, warn, info, debug; using warn\n");
+  std::string line =
+      concat("[tutti] WARN: TUTTI_LOG_LEVEL=\"", *value, "\" is not one of error, warn, info, debug; using warn\n");
   fputs(line.c_str(), stderr);
   return 1;
 }

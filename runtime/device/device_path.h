@@ -9,12 +9,12 @@
 #include <memory>
 #include <string>
 
-#include "runtime/operation/call.h"
 #include "runtime/collectives/engine.h"
 #include "runtime/common/fault.h"
 #include "runtime/device/memory.h"
 #include "runtime/health/activity_board.h"
 #include "runtime/loop/loop.h"
+#include "runtime/operation/call.h"
 #include "runtime/store/client.h"
 #include "runtime/work/work.h"
 

@@ -8,11 +8,12 @@
 namespace tutti::device {
 
 // The inherited path is taken by value, as the NCCL build's open_device_path keeps it.
-std::unique_ptr<DevicePath> open_device_path(const DeviceSetup& setup, bool load,
-                                             std::shared_ptr<DevicePath::Inherited>) {  // NOLINT(performance-unnecessary-value-param)
+std::unique_ptr<DevicePath> open_device_path(
+    const DeviceSetup& setup, bool load,
+    std::shared_ptr<DevicePath::Inherited>) {  // NOLINT(performance-unnecessary-value-param)
   if (!load) return nullptr;
-  fail(Status::kUnsupported, concat("CUDA is not available: this libtutti was built without CUDA and NCCL (", setup.where,
-                                    "); rebuild where cmake finds the CUDA toolkit and NCCL"));
+  fail(Status::kUnsupported, concat("CUDA is not available: this libtutti was built without CUDA and NCCL (",
+                                    setup.where, "); rebuild where cmake finds the CUDA toolkit and NCCL"));
 }
 
 }  // namespace tutti::device

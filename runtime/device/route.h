@@ -23,7 +23,7 @@ std::optional<RankGpu> decode_rank_gpu(const std::string& text);
 
 struct Route {
   bool nccl = false;
-  int nccl_version = 0;  // the lowest among the ranks (0 on the staging path)
+  int nccl_version = 0;    // the lowest among the ranks (0 on the staging path)
   std::string why_staged;  // for the log line; "" when nccl
 };
 

@@ -40,8 +40,8 @@ struct Watchdog::State : std::enable_shared_from_this<State> {
   loop::Loop* loop;
   Watched& watched;
   uv_timer_t timer;
-  bool timer_open = false;  // loop thread only
-  bool closing = false;     // loop thread only
+  bool timer_open = false;            // loop thread only
+  bool closing = false;               // loop thread only
   std::shared_ptr<State> keep_alive;  // while the timer is open
   std::promise<void> closed;
 
@@ -51,7 +51,7 @@ struct Watchdog::State : std::enable_shared_from_this<State> {
   std::shared_ptr<std::atomic<bool>> broken = std::make_shared<std::atomic<bool>>(false);
   Status broken_status = Status::kOk;  // set before broken
   std::string broken_why;              // set before broken
-  std::thread incident;  // joined by ~Watchdog
+  std::thread incident;                // joined by ~Watchdog
 };
 
 void Watchdog::State::arm_on_loop() {
@@ -124,8 +124,9 @@ void Watchdog::State::incident_on_loop(Status status, std::string why, size_t ti
     // bound. Work on the stream after them still runs after them.
     std::string report;
     if (timed_out != SIZE_MAX && self->setup.desync_report) report = self->setup.desync_report(failing[timed_out].seq);
-    const char* after = "; the NCCL communicator is aborted (ncclCommAbort stops its kernels): destroy this "
-                        "communicator and create a new one";
+    const char* after =
+        "; the NCCL communicator is aborted (ncclCommAbort stops its kernels): destroy this "
+        "communicator and create a new one";
     for (size_t i = 0; i < failing.size(); ++i) {
       const Watch& entry = failing[i];
       std::string message;
@@ -181,8 +182,9 @@ Watchdog::~Watchdog() {
     left.swap(state_->pending);
   }
   for (Watch& entry : left) {
-    entry.work->complete(Status::kAborted, concat(entry.label, " was still running on the GPU when its communicator "
-                                                               "was destroyed"));
+    entry.work->complete(Status::kAborted, concat(entry.label,
+                                                  " was still running on the GPU when its communicator "
+                                                  "was destroyed"));
   }
 }
 

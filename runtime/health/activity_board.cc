@@ -26,8 +26,8 @@ int64_t coarse_wall_ms() {
 
 std::string encode(const Activity& activity) {
   return concat(activity.seq, " ", activity.running ? 1 : 0, " ", activity.since_ms, " ",
-                activity.name.empty() ? "-" : activity.name, " ", activity.waiting.empty() ? "-" : activity.waiting, " ",
-                static_cast<int32_t>(activity.status));
+                activity.name.empty() ? "-" : activity.name, " ", activity.waiting.empty() ? "-" : activity.waiting,
+                " ", static_cast<int32_t>(activity.status));
 }
 
 std::optional<Activity> decode_activity(const std::string& text) {
@@ -61,7 +61,8 @@ std::string describe(const Activity& activity) {
   }
   if (activity.seq == 0) return "idle, before any collective";
   if (activity.running) return concat("in ", last);
-  if (activity.status != Status::kOk) return concat("idle after ", last, ", which failed (", status_word(activity.status), ")");
+  if (activity.status != Status::kOk)
+    return concat("idle after ", last, ", which failed (", status_word(activity.status), ")");
   return concat("idle after ", last);
 }
 
@@ -153,7 +154,8 @@ std::string ActivityBoard::whereabouts(int rank, Deadline deadline) {
   const std::string key = store::activity_key(prefix_, rank);
   try {
     store_.set(store::activity_key(prefix_, rank_), current(), deadline);
-    if (!store_.check({key}, deadline)[0]) return "not reporting: it has not reached this communicator's calls, or is gone";
+    if (!store_.check({key}, deadline)[0])
+      return "not reporting: it has not reached this communicator's calls, or is gone";
     auto activity = decode_activity(store_.get(key, deadline));
     if (!activity) return "unknown (its report could not be read)";
     return concat(describe(*activity), " (for ", duration_text(coarse_wall_ms() - activity->since_ms), ")");

@@ -24,12 +24,12 @@ namespace tutti::health {
 // One rank's state, as the heartbeats carry it:
 // "<seq> <running 0|1> <since ms> <name> <waiting> <status of the last one>".
 struct Activity {
-  uint32_t seq = 0;      // last collective started (0: none yet)
+  uint32_t seq = 0;  // last collective started (0: none yet)
   bool running = false;
   Status status = Status::kOk;  // how the last one ended, once it has
-  int64_t since_ms = 0;  // wall clock of the last change, ms since the epoch
-  std::string name;      // "all_reduce"; "-" before any
-  std::string waiting;   // a blocking send or receive under way: "recv/0/99" (peer 0, tag 99); "" if none
+  int64_t since_ms = 0;         // wall clock of the last change, ms since the epoch
+  std::string name;             // "all_reduce"; "-" before any
+  std::string waiting;          // a blocking send or receive under way: "recv/0/99" (peer 0, tag 99); "" if none
 };
 
 std::string encode(const Activity& activity);
@@ -83,8 +83,8 @@ class ActivityBoard {
   std::atomic<uint32_t> seq_{0};
   std::atomic<bool> running_{false};
   std::atomic<const char*> name_{""};
-  std::atomic<int64_t> since_ms_;  // coarse_now_ms(); current() gives it as wall clock
-  std::atomic<Status> status_{Status::kOk};  // how the last collective ended
+  std::atomic<int64_t> since_ms_;                   // coarse_now_ms(); current() gives it as wall clock
+  std::atomic<Status> status_{Status::kOk};         // how the last collective ended
   std::atomic<const char*> waiting_name_{nullptr};  // nullptr: not blocked in a send or receive
   std::atomic<int> waiting_peer_{0};
   std::atomic<int> waiting_tag_{0};

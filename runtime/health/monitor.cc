@@ -99,12 +99,11 @@ void Monitor::State::tick_on_loop() {
     return;
   }
   heartbeat_in_flight = true;
-  setup.store->heartbeat_async(setup.timeout_ms, setup.board->current(),
-                               [self = shared_from_this()](Status status, const std::string& message, const std::string&) {
-                                 self->on_loop([status, message](State& state) {
-                                   state.heartbeat_answered_on_loop(status, message);
-                                 });
-                               });
+  setup.store->heartbeat_async(
+      setup.timeout_ms, setup.board->current(),
+      [self = shared_from_this()](Status status, const std::string& message, const std::string&) {
+        self->on_loop([status, message](State& state) { state.heartbeat_answered_on_loop(status, message); });
+      });
 }
 
 void Monitor::State::heartbeat_answered_on_loop(Status status, const std::string& message) {
@@ -147,7 +146,8 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
     why = concat("rank ", event->rank, " (", host_and_pid(event->identity), ") was lost: ", event->reason);
     // Heartbeats sample the activity, so say how old the sample was.
     if (auto activity = decode_activity(event->activity)) {
-      why += concat("; its last report, ", duration_text(event->activity_age_ms), " before, had it ", describe(*activity));
+      why +=
+          concat("; its last report, ", duration_text(event->activity_age_ms), " before, had it ", describe(*activity));
     }
   }
   log::warn(setup.where, ": ", why);
@@ -158,8 +158,8 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
 void Monitor::State::lose_store_on_loop(const std::string& why) {
   if (store_lost) return;
   store_lost = true;
-  std::string message = concat("the rendezvous store at ", setup.store->address(), ", hosted by ", setup.store_owner,
-                               ", is lost: ", why);
+  std::string message =
+      concat("the rendezvous store at ", setup.store->address(), ", hosted by ", setup.store_owner, ", is lost: ", why);
   log::warn(setup.where, ": ", message);
   setup.on_failure(Status::kPeerLost, message);
 }
@@ -213,13 +213,13 @@ Monitor::~Monitor() {
   }
   // Not waited for: a store that is gone watches nobody, and what this rank sends next
   // on the connection (the meeting's leave) comes after it.
-  state->setup.store->heartbeat_async(0, state->setup.board->current(),
-                                      [where = state->setup.where](Status status, const std::string& message,
-                                                                   const std::string&) {
-                                        if (status != Status::kOk && status != Status::kAborted) {
-                                          log::debug(where, ": leaving the store's watch: ", message);
-                                        }
-                                      });
+  state->setup.store->heartbeat_async(
+      0, state->setup.board->current(),
+      [where = state->setup.where](Status status, const std::string& message, const std::string&) {
+        if (status != Status::kOk && status != Status::kAborted) {
+          log::debug(where, ": leaving the store's watch: ", message);
+        }
+      });
 }
 
 bool Monitor::store_lost() const { return state_->store_lost.load(); }

@@ -31,8 +31,8 @@ struct MonitorSetup {
   store::Client* store = nullptr;  // the communicator's own connection
   std::string prefix;              // the communicator's keys
   int rank = 0;
-  std::string where;               // Comm::describe(), for messages
-  std::string store_owner;         // "rank 0" or "tutti launch", for messages
+  std::string where;        // Comm::describe(), for messages
+  std::string store_owner;  // "rank 0" or "tutti launch", for messages
   int64_t interval_ms = 1000;
   int64_t timeout_ms = 10000;
   const ActivityBoard* board = nullptr;

@@ -100,18 +100,15 @@ std::string OpHistory::format() const {
     if (*r.facts.op) text += concat(" ", r.facts.op);
     if (r.facts.root >= 0) text += concat(" root ", r.facts.root);
     switch (r.state) {
-      case OpRecord::State::kQueued:
-        text += concat(": queued for ", duration_text(now - r.issued_ms));
-        break;
-      case OpRecord::State::kRunning:
-        text += concat(": running for ", duration_text(now - r.started_ms));
-        break;
+      case OpRecord::State::kQueued: text += concat(": queued for ", duration_text(now - r.issued_ms)); break;
+      case OpRecord::State::kRunning: text += concat(": running for ", duration_text(now - r.started_ms)); break;
       case OpRecord::State::kDone:
-        text += concat(": done in ", duration_text(r.finished_ms - r.started_ms), ", ", duration_text(now - r.finished_ms), " ago");
+        text += concat(": done in ", duration_text(r.finished_ms - r.started_ms), ", ",
+                       duration_text(now - r.finished_ms), " ago");
         break;
       case OpRecord::State::kFailed:
-        text += concat(": failed (", status_word(r.status), ") after ", duration_text(r.finished_ms - r.started_ms), ", ",
-                       duration_text(now - r.finished_ms), " ago");
+        text += concat(": failed (", status_word(r.status), ") after ", duration_text(r.finished_ms - r.started_ms),
+                       ", ", duration_text(now - r.finished_ms), " ago");
         break;
     }
     text += "\n";

@@ -21,7 +21,7 @@ struct OpFacts {
   const char* dtype = "";  // "float32"; "" when the operation has none
   const char* op = "";     // "sum"; "" when it reduces nothing
   uint64_t count = 0;
-  int root = -1;           // -1 when it has none
+  int root = -1;  // -1 when it has none
 };
 
 struct OpRecord {

@@ -119,11 +119,10 @@ void Loop::run_thread() {
 }
 
 void Loop::fail_call_timeout() {
-  fail(Status::kTimeout, "the tutti event loop did not run a task before its deadline; the loop thread is busy or stuck");
+  fail(Status::kTimeout,
+       "the tutti event loop did not run a task before its deadline; the loop thread is busy or stuck");
 }
 
-void Loop::fail_stopped() {
-  fail(Status::kAborted, "the tutti event loop is stopping; no new work is accepted");
-}
+void Loop::fail_stopped() { fail(Status::kAborted, "the tutti event loop is stopping; no new work is accepted"); }
 
 }  // namespace tutti::loop

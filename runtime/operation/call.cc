@@ -52,21 +52,14 @@ bool is_in_place(const Call& call, int rank, int size) {
   auto recv = reinterpret_cast<uintptr_t>(call.recv);
   switch (call.kind) {
     case Kind::kAllReduce:
-    case Kind::kAllToAll:
-      return send == recv;
+    case Kind::kAllToAll: return send == recv;
     case Kind::kReduce:
-    case Kind::kBroadcast:
-      return rank == call.root && send == recv;
-    case Kind::kAllGather:
-      return send == recv + static_cast<uintptr_t>(rank) * block;
-    case Kind::kGather:
-      return rank == call.root && send == recv + static_cast<uintptr_t>(rank) * block;
-    case Kind::kReduceScatter:
-      return recv == send + static_cast<uintptr_t>(rank) * block;
-    case Kind::kScatter:
-      return rank == call.root && recv == send + static_cast<uintptr_t>(rank) * block;
-    default:
-      return false;
+    case Kind::kBroadcast: return rank == call.root && send == recv;
+    case Kind::kAllGather: return send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kGather: return rank == call.root && send == recv + static_cast<uintptr_t>(rank) * block;
+    case Kind::kReduceScatter: return recv == send + static_cast<uintptr_t>(rank) * block;
+    case Kind::kScatter: return rank == call.root && recv == send + static_cast<uintptr_t>(rank) * block;
+    default: return false;
   }
 }
 
@@ -77,28 +70,25 @@ void validate(const Call& call, int rank, int size, const char* api) {
     });
   }
   if (is_reducing(call.kind) && !valid_reduce_op(call.op)) {
-    invalid(api, [&] {
-      return concat("op ", call.op, " is not a tutti_op; use TUTTI_OP_SUM, _PROD, _MIN, _MAX or _AVG");
-    });
+    invalid(api,
+            [&] { return concat("op ", call.op, " is not a tutti_op; use TUTTI_OP_SUM, _PROD, _MIN, _MAX or _AVG"); });
   }
   if (has_root(call.kind) && (call.root < 0 || call.root >= size)) {
-    invalid(api, [&] {
-      return concat("root ", call.root, " is out of range: the communicator has ranks 0..", size - 1);
-    });
+    invalid(api,
+            [&] { return concat("root ", call.root, " is out of range: the communicator has ranks 0..", size - 1); });
   }
   if (is_point_to_point(call.kind)) {
     if (call.root < 0 || call.root >= size) {
-      invalid(api, [&] {
-        return concat("peer ", call.root, " is out of range: the communicator has ranks 0..", size - 1);
-      });
+      invalid(api,
+              [&] { return concat("peer ", call.root, " is out of range: the communicator has ranks 0..", size - 1); });
     }
     if (call.tag < 0) invalid(api, [&] { return concat("tag ", call.tag, " is negative; use a tag >= 0"); });
   }
   if (call.kind == Kind::kBarrier) return;
 
   size_t element = dtype_size(static_cast<Dtype>(call.dtype));
-  bool per_rank = call.kind == Kind::kAllGather || call.kind == Kind::kReduceScatter ||
-                  call.kind == Kind::kGather || call.kind == Kind::kScatter || call.kind == Kind::kAllToAll;
+  bool per_rank = call.kind == Kind::kAllGather || call.kind == Kind::kReduceScatter || call.kind == Kind::kGather ||
+                  call.kind == Kind::kScatter || call.kind == Kind::kAllToAll;
   size_t multiplier = per_rank ? static_cast<size_t>(size) : 1;
   // Overflow builtins rather than SIZE_MAX / element / multiplier: two divisions are
   // tens of cycles, a visible share of a small message's latency.
@@ -114,12 +104,30 @@ void validate(const Call& call, int rank, int size, const char* api) {
   size_t send_bytes = 0, recv_bytes = 0;
   switch (call.kind) {
     case Kind::kAllReduce: send_bytes = recv_bytes = block; break;
-    case Kind::kReduce: send_bytes = block; recv_bytes = root ? block : 0; break;
-    case Kind::kBroadcast: send_bytes = root ? block : 0; recv_bytes = block; break;
-    case Kind::kAllGather: send_bytes = block; recv_bytes = whole; break;
-    case Kind::kReduceScatter: send_bytes = whole; recv_bytes = block; break;
-    case Kind::kGather: send_bytes = block; recv_bytes = root ? whole : 0; break;
-    case Kind::kScatter: send_bytes = root ? whole : 0; recv_bytes = block; break;
+    case Kind::kReduce:
+      send_bytes = block;
+      recv_bytes = root ? block : 0;
+      break;
+    case Kind::kBroadcast:
+      send_bytes = root ? block : 0;
+      recv_bytes = block;
+      break;
+    case Kind::kAllGather:
+      send_bytes = block;
+      recv_bytes = whole;
+      break;
+    case Kind::kReduceScatter:
+      send_bytes = whole;
+      recv_bytes = block;
+      break;
+    case Kind::kGather:
+      send_bytes = block;
+      recv_bytes = root ? whole : 0;
+      break;
+    case Kind::kScatter:
+      send_bytes = root ? whole : 0;
+      recv_bytes = block;
+      break;
     case Kind::kAllToAll: send_bytes = recv_bytes = whole; break;
     case Kind::kSend: send_bytes = block; break;
     case Kind::kRecv: recv_bytes = block; break;

@@ -28,9 +28,9 @@ constexpr int kKindCount = 11;
 // "all_reduce": the call's name without tutti_, as messages and TUTTI_ALGO spell it.
 // Inline, with the predicates below, since every call asks them several times.
 inline const char* kind_name(Kind kind) {
-  static constexpr const char* kNames[kKindCount] = {"all_reduce", "reduce",  "broadcast",  "all_gather",
-                                                     "reduce_scatter", "gather", "scatter", "all_to_all",
-                                                     "barrier",    "send",    "recv"};
+  static constexpr const char* kNames[kKindCount] = {"all_reduce",     "reduce", "broadcast", "all_gather",
+                                                     "reduce_scatter", "gather", "scatter",   "all_to_all",
+                                                     "barrier",        "send",   "recv"};
   return kNames[static_cast<int>(kind)];
 }
 

@@ -35,17 +35,13 @@ constexpr bool valid_reduce_op(int32_t value) { return value >= 0 && value < kRe
 constexpr size_t dtype_size(Dtype dtype) {
   switch (dtype) {
     case Dtype::kInt8:
-    case Dtype::kUint8:
-      return 1;
+    case Dtype::kUint8: return 1;
     case Dtype::kFloat16:
-    case Dtype::kBfloat16:
-      return 2;
+    case Dtype::kBfloat16: return 2;
     case Dtype::kInt32:
-    case Dtype::kFloat32:
-      return 4;
+    case Dtype::kFloat32: return 4;
     case Dtype::kInt64:
-    case Dtype::kFloat64:
-      return 8;
+    case Dtype::kFloat64: return 8;
   }
   return 0;
 }

@@ -18,11 +18,11 @@
 namespace tutti {
 
 struct OpContext {
-  const char* name = "";        // "all_reduce", as users spell the call without tutti_
-  uint32_t seq = 0;             // this operation's number on its communicator, from 1
-  uint16_t call_check = 0;      // the call's folded fingerprint, in every message's Tag::check
+  const char* name = "";    // "all_reduce", as users spell the call without tutti_
+  uint32_t seq = 0;         // this operation's number on its communicator, from 1
+  uint16_t call_check = 0;  // the call's folded fingerprint, in every message's Tag::check
   Deadline deadline = Deadline::passed();
-  int64_t timeout_ms = 0;       // what deadline was made from, for messages
+  int64_t timeout_ms = 0;  // what deadline was made from, for messages
   // No silent waits: once the operation has waited until next_report_ms (coarse_now_ms
   // time), check() calls report_wait, which says at warn level what it waits for and
   // on whom; then again each time the wait has doubled (10 s, 20 s, 40 s, ...), until
@@ -37,7 +37,7 @@ struct OpContext {
   // "comm \"world\" (rank 1 of 4)", for messages: a view of the communicator's own
   // string, which outlives its operations, so that no operation copies it.
   std::string_view where;
-  Scratch* scratch = nullptr;   // the communicator's reusable memory
+  Scratch* scratch = nullptr;  // the communicator's reusable memory
   // Set while the communicator has isends or irecvs in flight: moves them forward
   // (and completes their Works), returning whether any still are. A wait outside the
   // transport (in shared memory) calls it, since nothing else drives those requests
@@ -64,8 +64,10 @@ struct OpContext {
   // ("rank 3's data"), in the timeout's message and in the reports of a long wait.
   // The rest is out of line, in cold functions: every wait loop inlines check().
   void check(const char* waiting_for) const {
-    if (fault != nullptr && fault->raised()) [[unlikely]] fail_stopped(waiting_for);
-    if (alarm.expired()) [[unlikely]] on_alarm(waiting_for);
+    if (fault != nullptr && fault->raised()) [[unlikely]]
+      fail_stopped(waiting_for);
+    if (alarm.expired()) [[unlikely]]
+      on_alarm(waiting_for);
   }
   // The alarm went off: throws kTimeout past the deadline, else reports the wait if a
   // report is due.

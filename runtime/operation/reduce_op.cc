@@ -292,8 +292,7 @@ struct Vector<Max> {
 // rest one at a time, so nothing past the caller's buffers is read. Each group of every
 // source is loaded before dst's group is stored, so dst may be any source.
 template <class Op, class Format>
-TUTTI_F16C_AVX2 size_t reduce_16bit_avx2(uint16_t* dst, const void* const* sources, int n, size_t count,
-                                         int divisor) {
+TUTTI_F16C_AVX2 size_t reduce_16bit_avx2(uint16_t* dst, const void* const* sources, int n, size_t count, int divisor) {
   using Lanes = Lanes8<Format>;
   const __m256 by = _mm256_set1_ps(static_cast<float>(divisor));
   const size_t whole = count - count % 8;
@@ -344,22 +343,14 @@ void reduce_16bit(uint16_t* dst, const void* const* sources, int n, size_t count
 template <class Fn>
 void with_element(Dtype dtype, Fn&& fn) {
   switch (dtype) {
-    case Dtype::kInt8:
-      return fn(std::type_identity<int8_t>{});
-    case Dtype::kUint8:
-      return fn(std::type_identity<uint8_t>{});
-    case Dtype::kInt32:
-      return fn(std::type_identity<int32_t>{});
-    case Dtype::kInt64:
-      return fn(std::type_identity<int64_t>{});
-    case Dtype::kFloat16:
-      return fn(std::type_identity<Float16>{});
-    case Dtype::kBfloat16:
-      return fn(std::type_identity<Bfloat16>{});
-    case Dtype::kFloat32:
-      return fn(std::type_identity<float>{});
-    case Dtype::kFloat64:
-      return fn(std::type_identity<double>{});
+    case Dtype::kInt8: return fn(std::type_identity<int8_t>{});
+    case Dtype::kUint8: return fn(std::type_identity<uint8_t>{});
+    case Dtype::kInt32: return fn(std::type_identity<int32_t>{});
+    case Dtype::kInt64: return fn(std::type_identity<int64_t>{});
+    case Dtype::kFloat16: return fn(std::type_identity<Float16>{});
+    case Dtype::kBfloat16: return fn(std::type_identity<Bfloat16>{});
+    case Dtype::kFloat32: return fn(std::type_identity<float>{});
+    case Dtype::kFloat64: return fn(std::type_identity<double>{});
   }
 }
 
@@ -367,14 +358,10 @@ template <class Fn>
 void with_op(ReduceOp op, Fn&& fn) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      return fn(Sum{});
-    case ReduceOp::kProd:
-      return fn(Prod{});
-    case ReduceOp::kMin:
-      return fn(Min{});
-    case ReduceOp::kMax:
-      return fn(Max{});
+    case ReduceOp::kAvg: return fn(Sum{});
+    case ReduceOp::kProd: return fn(Prod{});
+    case ReduceOp::kMin: return fn(Min{});
+    case ReduceOp::kMax: return fn(Max{});
   }
 }
 

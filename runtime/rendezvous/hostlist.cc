@@ -183,10 +183,9 @@ std::vector<std::string> expand_hostlist(std::string_view text, size_t max_hosts
     uint64_t count = count_hosts(name, cap);
     total = count > cap - total ? cap : total + count;
     if (total > max_hosts) {
-      fail(Status::kInvalidArgument,
-           concat("hostlist \"", text, "\" is not valid: it names more than ", max_hosts,
-                  " hosts, the limit, by the name at column ", name.column,
-                  "; check the list, or raise the limit if the job really is that large"));
+      fail(Status::kInvalidArgument, concat("hostlist \"", text, "\" is not valid: it names more than ", max_hosts,
+                                            " hosts, the limit, by the name at column ", name.column,
+                                            "; check the list, or raise the limit if the job really is that large"));
     }
     names.push_back(std::move(name));
     return true;

@@ -30,7 +30,8 @@ struct Launcher {
 // relative rank of this process on this node looking across all jobs", a local rank,
 // not the index of the node.
 constexpr Launcher kLaunchers[] = {
-    {"tutti", "tutti launch", "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK", "TUTTI_LOCAL_SIZE", "TUTTI_NODE_RANK",
+    {"tutti", "tutti launch", "TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK", "TUTTI_LOCAL_SIZE",
+     "TUTTI_NODE_RANK",
      "check the tutti launch command, or set TUTTI_RANK in [0, TUTTI_WORLD_SIZE) and TUTTI_WORLD_SIZE >= 1 "
      "together"},
     {"torch", "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
@@ -76,9 +77,7 @@ class Reader {
     return parsed;
   }
 
-  [[noreturn]] void invalid(const std::string& what, const char* hint = nullptr) {
-    report("not valid", what, hint);
-  }
+  [[noreturn]] void invalid(const std::string& what, const char* hint = nullptr) { report("not valid", what, hint); }
   [[noreturn]] void contradictory(const std::string& what) { report("contradictory", what, nullptr); }
   [[noreturn]] void incomplete(const std::string& what, const char* hint = nullptr) {
     report("incomplete", what, hint);
@@ -158,8 +157,7 @@ void read_ranks(Reader& reader, const Launcher& launcher, LaunchEnv& out) {
     reader.contradictory(concat(launcher.rank, "=", *rank, " is not below ", launcher.world_size, "=", *size));
   }
   if (local_size && *local_size > *size) {
-    reader.contradictory(
-        concat(launcher.local_size, "=", *local_size, " is above ", launcher.world_size, "=", *size));
+    reader.contradictory(concat(launcher.local_size, "=", *local_size, " is above ", launcher.world_size, "=", *size));
   }
   if (local_rank && local_size && *local_rank >= *local_size) {
     reader.contradictory(
@@ -216,9 +214,9 @@ void read_slurm_address(Reader& reader, LaunchEnv& out) {
   std::optional<long> job = reader.integer("SLURM_JOB_ID", 0, LONG_MAX, fix);
   std::optional<long> step = reader.integer("SLURM_STEP_ID", 0, LONG_MAX, fix);
   if (!job || !step) {
-    reader.incomplete(concat(job ? "SLURM_STEP_ID" : "SLURM_JOB_ID",
-                             " is not set, so no store port can be derived for this step"),
-                      fix);
+    reader.incomplete(
+        concat(job ? "SLURM_STEP_ID" : "SLURM_JOB_ID", " is not set, so no store port can be derived for this step"),
+        fix);
   }
   out.store_port = slurm_step_port(*job, *step);
 }
@@ -253,9 +251,10 @@ void read_address(Reader& reader, LaunchEnv& out) {
     if (std::optional<long> port = reader.integer("TUTTI_PORT", 1, 65535, port_fix)) {
       out.store_port = static_cast<int>(*port);
     } else if (master_port_number == 65535) {
-      reader.invalid("MASTER_PORT=65535 leaves no port for tutti's store, which listens on MASTER_PORT+1 "
-                     "(MASTER_PORT is torch's store's)",
-                     port_fix);
+      reader.invalid(
+          "MASTER_PORT=65535 leaves no port for tutti's store, which listens on MASTER_PORT+1 "
+          "(MASTER_PORT is torch's store's)",
+          port_fix);
     } else {
       out.store_port = master_port_number + 1;
     }

@@ -17,7 +17,7 @@ struct LaunchEnv {
   std::string launcher;  // "tutti", "torch", "slurm", "openmpi", "pmi"
   int rank = -1;
   int world_size = -1;
-  int local_rank = -1;   // -1: not given
+  int local_rank = -1;  // -1: not given
   int local_size = -1;
   int node_rank = -1;
   // Where the rendezvous store is, when the environment says; empty host otherwise.

@@ -234,16 +234,16 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   claim->wait_all();
   if (claim->value(claimed) != who) {
     std::string first = claim->value(claimed);
-    abort_meeting(store, prefix, Status::kInvalidArgument,
-                  concat(api, ": rank ", plan.rank, " is claimed twice ", where, ": by ",
-                         first.substr(0, first.find('\n')), " and by ", identity,
-                         "; give every process its own rank (check TUTTI_RANK, RANK or the launcher)"),
-                  deadline);
+    abort_meeting(
+        store, prefix, Status::kInvalidArgument,
+        concat(api, ": rank ", plan.rank, " is claimed twice ", where, ": by ", first.substr(0, first.find('\n')),
+               " and by ", identity, "; give every process its own rank (check TUTTI_RANK, RANK or the launcher)"),
+        deadline);
   }
   if (claim->value(agreed) != size_text) {
     abort_meeting(store, prefix, Status::kMismatch,
-                  concat(api, ": rank ", plan.rank, " (", identity, ") was told the world has ",
-                         plan.world_size, " ranks, but a rank before it was told ", claim->value(agreed), " ", where,
+                  concat(api, ": rank ", plan.rank, " (", identity, ") was told the world has ", plan.world_size,
+                         " ranks, but a rank before it was told ", claim->value(agreed), " ", where,
                          "; give every rank the same world size"),
                   deadline);
   }
@@ -279,8 +279,8 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   place.rank = plan.rank;
   place.size = plan.world_size;
   if (sscanf(place_text.c_str(), "%d %d %d", &place.local_rank, &place.local_size, &place.node_rank) != 3) {
-    fail(Status::kInternal, concat(api, ": the store holds a malformed place \"", place_text,
-                                   "\" for rank ", plan.rank, "; please report this"));
+    fail(Status::kInternal, concat(api, ": the store holds a malformed place \"", place_text, "\" for rank ", plan.rank,
+                                   "; please report this"));
   }
   // What the launcher said wins over what the meeting inferred from node names.
   if (plan.local_rank >= 0) place.local_rank = plan.local_rank;
@@ -303,8 +303,8 @@ void wait_for_the_others(store::Client& store, const std::string& prefix, int si
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout || deadline.expired()) throw;
     std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
-    log::warn("this rank hosts the rendezvous store, so its tutti_comm_destroy waits (up to ",
-              deadline.remaining_ms(), " ms, the init timeout) for ranks ", staying.empty() ? "?" : staying,
+    log::warn("this rank hosts the rendezvous store, so its tutti_comm_destroy waits (up to ", deadline.remaining_ms(),
+              " ms, the init timeout) for ranks ", staying.empty() ? "?" : staying,
               " to leave before closing the store; they leave when they destroy their communicators or exit");
     ended = store.wait_any(ends, deadline);
   }
@@ -346,8 +346,7 @@ std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& 
   }
 }
 
-void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
-           Deadline deadline) {
+void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all, Deadline deadline) {
   try {
     auto left = store.pipeline(deadline);
     left->set(key(prefix, "left", rank), "");
@@ -358,8 +357,8 @@ void leave(store::Client& store, const std::string& prefix, int rank, int size, 
   } catch (const Error& error) {
     if (!wait_for_all) return;
     std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
-    log::warn("closing the rendezvous store although ranks ", staying.empty() ? "?" : staying,
-              " have not left it (", error.what(), "); they will see the store as lost");
+    log::warn("closing the rendezvous store although ranks ", staying.empty() ? "?" : staying, " have not left it (",
+              error.what(), "); they will see the store as lost");
   }
 }
 

@@ -41,8 +41,7 @@ void unwatch(store::Client& store);
 // with wait_for_all, so that it keeps the store up until every rank has left or been
 // declared lost (or the deadline passes, which it logs with the ranks still there).
 // Never throws.
-void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all,
-           Deadline deadline);
+void leave(store::Client& store, const std::string& prefix, int rank, int size, bool wait_for_all, Deadline deadline);
 
 // Failure etiquette for steps that meet through the store (init, split). Each rank
 // counts itself in when the step starts (enter) and, when the step fails on it, out

@@ -1,6 +1,5 @@
 #include "runtime/rendezvous/plan.h"
 
-
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
@@ -47,17 +46,16 @@ void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, 
   if (launch) plan->variables = launch->variables;
   if (plan->rank < 0 || plan->world_size < 0) {
     fail(Status::kInvalidArgument,
-         concat("tutti_comm_init: this process's ", plan->rank < 0 ? "rank" : "world size",
-                " is unknown: config.", plan->rank < 0 ? "rank" : "world_size",
+         concat("tutti_comm_init: this process's ", plan->rank < 0 ? "rank" : "world size", " is unknown: config.",
+                plan->rank < 0 ? "rank" : "world_size",
                 " is -1 and no launcher said it (variables read: ", joined(plan->variables),
                 "); run under tutti launch, srun or mpirun, or set config.rank and config.world_size"));
   }
   if (plan->rank >= plan->world_size) {
     const char* source_rank = request.rank >= 0 ? "config.rank" : "the environment";
-    fail(Status::kInvalidArgument,
-         concat("tutti_comm_init: rank ", plan->rank, " (from ", source_rank, ") is outside a world of ",
-                plan->world_size, " ranks (variables read: ", joined(plan->variables), "); use a rank in [0, ",
-                plan->world_size - 1, "]"));
+    fail(Status::kInvalidArgument, concat("tutti_comm_init: rank ", plan->rank, " (from ", source_rank,
+                                          ") is outside a world of ", plan->world_size, " ranks (variables read: ",
+                                          joined(plan->variables), "); use a rank in [0, ", plan->world_size - 1, "]"));
   }
   // The launcher's local rank, local size and node index describe the launcher's
   // world. A config that sets another world size makes a different set of ranks

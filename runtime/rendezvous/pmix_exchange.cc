@@ -18,9 +18,10 @@ namespace {
 constexpr const char* kKey = "tutti.store";
 
 [[noreturn]] void fail_call(const char* call, pmix_status_t status) {
-  fail(Status::kTransport, concat("tutti_comm_init: ", call, " failed: ", PMIx_Error_string(status),
-                                 " (PMIx status ", status, "); check that the launcher's PMIx server is running "
-                                 "(mpirun, srun --mpi=pmix), or set MASTER_ADDR and MASTER_PORT"));
+  fail(Status::kTransport,
+       concat("tutti_comm_init: ", call, " failed: ", PMIx_Error_string(status), " (PMIx status ", status,
+              "); check that the launcher's PMIx server is running "
+              "(mpirun, srun --mpi=pmix), or set MASTER_ADDR and MASTER_PORT"));
 }
 
 // The fence's completion, shared with its callback: a fence that never completes
@@ -61,9 +62,10 @@ void fence(Deadline deadline) {
   }
   std::unique_lock<std::mutex> lock(done->mutex);
   if (!done->changed.wait_until(lock, deadline.at(), [&] { return done->done; })) {
-    fail(Status::kTimeout, "tutti_comm_init: timed out waiting at the PMIx fence for the store's address: not every "
-                           "process of the job got this far; start every rank the same way, or raise "
-                           "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)");
+    fail(Status::kTimeout,
+         "tutti_comm_init: timed out waiting at the PMIx fence for the store's address: not every "
+         "process of the job got this far; start every rank the same way, or raise "
+         "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)");
   }
   if (done->status != PMIX_SUCCESS) fail_call("PMIx_Fence", done->status);
 }

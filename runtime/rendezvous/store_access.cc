@@ -40,8 +40,7 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
     server = store::Server::start(loop, host, plan.store_port, {}, plan.secret);
   } catch (const Error& error) {
     fail(error.status(),
-         concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ",
-                error.what(),
+         concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ", error.what(),
                 plan.store_port ? "; pick a free port, or use tutti launch, which picks one itself" : ""));
   }
   auto hosted = std::make_shared<HostedStore>(std::move(server));

@@ -264,8 +264,9 @@ void ClientCore::flush_on_loop() {
   int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &ClientCore::on_write);
   if (rc != 0) {
     delete write;
-    lose_on_loop(Status::kPeerLost, concat("lost the connection to the rendezvous store at ", address_, " (",
-                                           uv_strerror(rc), "; did the process hosting it, rank 0 or tutti launch, exit?)"));
+    lose_on_loop(Status::kPeerLost,
+                 concat("lost the connection to the rendezvous store at ", address_, " (", uv_strerror(rc),
+                        "; did the process hosting it, rank 0 or tutti launch, exit?)"));
   }
 }
 
@@ -341,9 +342,8 @@ void ClientCore::read_on_loop(ssize_t nread, const uv_buf_t* buf) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   if (closing_) return;
   if (nread < 0) {
-    lose_on_loop(Status::kPeerLost,
-                 concat("lost the connection to the rendezvous store at ", address_,
-                        " (did the process hosting it, rank 0 or tutti launch, exit?)"));
+    lose_on_loop(Status::kPeerLost, concat("lost the connection to the rendezvous store at ", address_,
+                                           " (did the process hosting it, rank 0 or tutti launch, exit?)"));
     return;
   }
   try {
@@ -366,8 +366,8 @@ void ClientCore::complete_on_loop(Reply reply) {
     auto it = pending_.find(reply.id);
     if (it == pending_.end()) return;  // its caller gave up waiting
     if (it->second->op != reply.op) {
-      throw protocol::ProtocolError(concat("a ", protocol::op_name(reply.op), " reply to a ",
-                                           protocol::op_name(it->second->op), " request"));
+      throw protocol::ProtocolError(
+          concat("a ", protocol::op_name(reply.op), " reply to a ", protocol::op_name(it->second->op), " request"));
     }
     pending = std::move(it->second);
     pending_.erase(it);
@@ -423,12 +423,9 @@ Error failure_of(const std::string& address, const std::string& what, int64_t ti
   }
   if (reply.status == Status::kOk) return Error(Status::kOk, "");
   switch (answer.source) {
-    case Answer::Source::kShutdown:
-      return Error(reply.status, reply.message);
-    case Answer::Source::kLost:
-      return Error(reply.status, concat(what, ": ", reply.message));
-    case Answer::Source::kServer:
-      break;
+    case Answer::Source::kShutdown: return Error(reply.status, reply.message);
+    case Answer::Source::kLost: return Error(reply.status, concat(what, ": ", reply.message));
+    case Answer::Source::kServer: break;
   }
   if (reply.status == Status::kAborted) {
     // The server answers kAborted only as it closes: to this caller, its host left.
@@ -549,8 +546,8 @@ class PipelineImpl final : public Pipeline {
     if (error.status() != Status::kOk) throw error;
     const Reply& reply = answer->reply;
     if (call.index_below > 0 && (reply.number < 0 || static_cast<size_t>(reply.number) >= call.index_below)) {
-      fail(Status::kTransport, concat(call.what, " on ", address(), ": the store answered index ", reply.number,
-                                      ", out of range"));
+      fail(Status::kTransport,
+           concat(call.what, " on ", address(), ": the store answered index ", reply.number, ", out of range"));
     }
     if (reply.op == Op::kWait && !call.keys.empty() && !reply.with_value) {
       // A store of an earlier release answers GET_ANY as WAIT_ANY: read the value.
@@ -579,7 +576,7 @@ class PipelineImpl final : public Pipeline {
 
  private:
   struct Call {
-    std::string what;               // "store get \"key\"", for messages
+    std::string what;  // "store get \"key\"", for messages
     bool waits = false;
     size_t index_below = 0;         // WAIT any's answer is an index below it
     std::vector<std::string> keys;  // GET_ANY's, should the store not send the value
@@ -713,8 +710,8 @@ class ClientImpl final : public Client {
 
   void expect_count(const char* name, const std::vector<std::string>& keys, size_t got) {
     if (got != keys.size()) {
-      fail(Status::kTransport, concat("store ", name, " ", describe_keys(keys), " on ", address(), ": the store answered ",
-                                      got, " entries for ", keys.size(), " keys"));
+      fail(Status::kTransport, concat("store ", name, " ", describe_keys(keys), " on ", address(),
+                                      ": the store answered ", got, " entries for ", keys.size(), " keys"));
     }
   }
 
@@ -761,7 +758,8 @@ bool retryable(int rc) {
 constexpr auto kCancelPoll = std::chrono::milliseconds(50);
 
 [[noreturn]] void give_up_cancelled(const std::string& address) {
-  fail(Status::kAborted, concat("connecting to the rendezvous store at ", address, " was given up (the init was aborted)"));
+  fail(Status::kAborted,
+       concat("connecting to the rendezvous store at ", address, " was given up (the init was aborted)"));
 }
 
 // Until the connection attempt has an outcome (true) or the deadline passes (false),
@@ -779,7 +777,8 @@ bool wait_connected(ClientCore& core, Deadline deadline, const std::function<boo
 void sleep_unless_cancelled(std::chrono::steady_clock::duration pause, const std::function<bool()>& cancelled) {
   auto until = std::chrono::steady_clock::now() + pause;
   while (std::chrono::steady_clock::now() < until && !(cancelled && cancelled())) {
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kCancelPoll, until - std::chrono::steady_clock::now()));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(kCancelPoll, until - std::chrono::steady_clock::now()));
   }
 }
 
@@ -817,8 +816,8 @@ std::unique_ptr<Client> Client::connect(const std::shared_ptr<loop::Loop>& loop,
       return client;
     }
     if (!retryable(last)) {
-      fail(Status::kTransport, concat("rendezvous store at ", address, ": cannot connect: ", uv_strerror(last),
-                                      " (", uv_err_name(last), "); check the address"));
+      fail(Status::kTransport, concat("rendezvous store at ", address, ": cannot connect: ", uv_strerror(last), " (",
+                                      uv_err_name(last), "); check the address"));
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline.at()) break;
@@ -828,9 +827,9 @@ std::unique_ptr<Client> Client::connect(const std::shared_ptr<loop::Loop>& loop,
     if (deadline.expired()) break;
   }
   auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  fail(Status::kTransport, concat("rendezvous store at ", address, ": ", uv_strerror(last), " after ", tries,
-                                  " tries over ", spent, " ms; is rank 0 (or tutti launch) running, and is the ",
-                                  "address right?"));
+  fail(Status::kTransport,
+       concat("rendezvous store at ", address, ": ", uv_strerror(last), " after ", tries, " tries over ", spent,
+              " ms; is rank 0 (or tutti launch) running, and is the ", "address right?"));
 }
 
 }  // namespace tutti::store

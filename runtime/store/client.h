@@ -86,8 +86,8 @@ class Client {
   virtual int64_t add(const std::string& key, int64_t delta, Deadline deadline) = 0;
   // Sets key to desired if its value is expected ("" expects the key to be absent), and
   // returns the value the key holds afterwards either way.
-  virtual std::string compare_set(const std::string& key, const std::string& expected,
-                                  const std::string& desired, Deadline deadline) = 0;
+  virtual std::string compare_set(const std::string& key, const std::string& expected, const std::string& desired,
+                                  Deadline deadline) = 0;
   // Waits until every key exists.
   virtual void wait_all(const std::vector<std::string>& keys, Deadline deadline) = 0;
   // Waits until at least one key exists; returns the index of one that does.

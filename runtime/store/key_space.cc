@@ -64,8 +64,8 @@ std::optional<std::string> KeySpace::check_key(const std::string& key) const {
 
 std::optional<std::string> KeySpace::check_value(const std::string& value) const {
   if (value.size() > limits_.max_value_bytes) {
-    return concat("a value of ", value.size(), " bytes is over the store's max_value_bytes (",
-                  limits_.max_value_bytes, "); store less or raise the limit");
+    return concat("a value of ", value.size(), " bytes is over the store's max_value_bytes (", limits_.max_value_bytes,
+                  "); store less or raise the limit");
   }
   return std::nullopt;
 }
@@ -234,9 +234,7 @@ Reply KeySpace::answer(const Waiter& waiter, Status status) const {
   }
   Reply reply = ok(request);
   switch (request.op) {
-    case Op::kGet:
-      reply.values.push_back(values_.at(request.keys[0]));
-      break;
+    case Op::kGet: reply.values.push_back(values_.at(request.keys[0])); break;
     case Op::kWait:
       reply.number = 0;
       if (request.wait_any) {
@@ -265,8 +263,7 @@ Reply KeySpace::answer(const Waiter& waiter, Status status) const {
       for (const auto& key : request.keys) reply.values.push_back(values_.at(key));
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return reply;
 }

@@ -23,8 +23,8 @@ namespace tutti::store {
 struct Waiter {
   void* owner = nullptr;  // the connection that asked
   protocol::Request request;
-  size_t missing = 0;         // distinct keys not yet seen since parking
-  uint64_t deadline_ms = 0;   // on the loop's clock
+  size_t missing = 0;        // distinct keys not yet seen since parking
+  uint64_t deadline_ms = 0;  // on the loop's clock
   std::multimap<uint64_t, Waiter*>::iterator deadline_entry;
 };
 

@@ -50,8 +50,8 @@ void Liveness::set_timeout(const void* conn, Entry& entry, int64_t timeout_ms) {
   }
 }
 
-void Liveness::heartbeat(const void* conn, const std::string& identity, const std::string& address,
-                         int64_t timeout_ms, const std::string& activity, uint64_t now_ms) {
+void Liveness::heartbeat(const void* conn, const std::string& identity, const std::string& address, int64_t timeout_ms,
+                         const std::string& activity, uint64_t now_ms) {
   Entry& entry = entries_[conn];
   entry.identity = identity;
   entry.address = address;
@@ -93,9 +93,10 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
     const void* conn = deadlines_.begin()->second;
     Entry& entry = entries_.at(conn);
     uint64_t quiet_ms = now_unstalled - entry.last_heard_ms;
-    declare_lost(entry, concat("it sent nothing to the store for ", duration_text(static_cast<int64_t>(quiet_ms)), " (heartbeat timeout ",
-                               duration_text(entry.timeout_ms),
-                               "): it is frozen, stopped or cut off from the network"),
+    declare_lost(entry,
+                 concat("it sent nothing to the store for ", duration_text(static_cast<int64_t>(quiet_ms)),
+                        " (heartbeat timeout ", duration_text(entry.timeout_ms),
+                        "): it is frozen, stopped or cut off from the network"),
                  now_ms);
     set_timeout(conn, entry, 0);  // lost once; the caller closes it
     silent.push_back(conn);
@@ -119,10 +120,10 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
   for (const void* conn : own_) {
     Entry& entry = entries_.at(conn);
     if (entry.timeout_ms <= 0 || stalled_ms <= static_cast<uint64_t>(entry.timeout_ms)) continue;
-    declare_lost(entry, concat("its process, which serves the rendezvous store, was frozen for ",
-                               duration_text(static_cast<int64_t>(stalled_ms)),
-                               ", past the heartbeat timeout (", duration_text(entry.timeout_ms),
-                               "): the ranks that use the store have given up on it"),
+    declare_lost(entry,
+                 concat("its process, which serves the rendezvous store, was frozen for ",
+                        duration_text(static_cast<int64_t>(stalled_ms)), ", past the heartbeat timeout (",
+                        duration_text(entry.timeout_ms), "): the ranks that use the store have given up on it"),
                  now_ms);
     set_timeout(conn, entry, 0);  // lost once; the caller closes it
     lost->push_back(conn);
@@ -150,8 +151,8 @@ void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint6
     add.number = 1;
     auto count = keys_.handle(add);
     if (!count || count->status != Status::kOk) {
-      log::error("rendezvous store: cannot record the loss of rank ", rank, " (", entry.identity, "): ",
-                 count ? count->message : "no answer");
+      log::error("rendezvous store: cannot record the loss of rank ", rank, " (", entry.identity,
+                 "): ", count ? count->message : "no answer");
       continue;
     }
     std::string value = encode(event);

@@ -52,9 +52,7 @@ class Liveness {
   std::vector<const void*> sweep(uint64_t now_ms);
   // The last sweep is two intervals old: the loop was stalled, and the caller should
   // sweep before it reads what arrived meanwhile.
-  bool sweep_overdue(uint64_t now_ms) const {
-    return watching() && now_ms > last_sweep_ms_ + 2 * sweep_interval_ms_;
-  }
+  bool sweep_overdue(uint64_t now_ms) const { return watching() && now_ms > last_sweep_ms_ + 2 * sweep_interval_ms_; }
 
   bool watching() const { return !timeouts_.empty(); }
 
@@ -66,10 +64,10 @@ class Liveness {
     std::string identity;
     std::string address;
     int64_t timeout_ms = 0;
-    uint64_t last_heard_ms = 0;  // on the unstalled clock
+    uint64_t last_heard_ms = 0;    // on the unstalled clock
     Deadlines::iterator deadline;  // in deadlines_, while watched
     std::string activity;
-    uint64_t activity_ms = 0;  // when activity was reported
+    uint64_t activity_ms = 0;                             // when activity was reported
     std::vector<std::pair<std::string, int64_t>> groups;  // (prefix, rank)
   };
 
@@ -90,11 +88,11 @@ class Liveness {
   // on the unstalled clock): a sweep reads only those past due, not every connection,
   // so watching 100,000 costs the store nothing between their frames.
   Deadlines deadlines_;
-  std::multiset<int64_t> timeouts_;  // of the watched connections
+  std::multiset<int64_t> timeouts_;      // of the watched connections
   std::unordered_set<const void*> own_;  // the connections from this process
-  uint64_t stalled_ms_ = 0;  // the stalls forgiven so far
+  uint64_t stalled_ms_ = 0;              // the stalls forgiven so far
   const uint64_t sweep_interval_ms_;
-  uint64_t last_sweep_ms_ = 0;  // or when watching last began
+  uint64_t last_sweep_ms_ = 0;      // or when watching last began
   const std::string own_identity_;  // this process's "host:pid", as its clients say HELLO
 };
 

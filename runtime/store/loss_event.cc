@@ -29,8 +29,8 @@ std::string lost_rank_key(const std::string& prefix, int64_t rank) { return conc
 std::string activity_key(const std::string& prefix, int64_t rank) { return concat(prefix, "activity/", rank); }
 
 std::string encode(const LossEvent& event) {
-  return concat(event.rank, kSeparator, event.identity, kSeparator, event.address, kSeparator, event.reason,
-                kSeparator, event.activity, kSeparator, event.activity_age_ms);
+  return concat(event.rank, kSeparator, event.identity, kSeparator, event.address, kSeparator, event.reason, kSeparator,
+                event.activity, kSeparator, event.activity_age_ms);
 }
 
 std::optional<LossEvent> decode_loss_event(const std::string& value) {

@@ -14,10 +14,10 @@ namespace tutti::store {
 
 struct LossEvent {
   int64_t rank = -1;
-  std::string identity;  // "host:pid", from the rank's HELLO
-  std::string address;   // its connection's peer address, as the store saw it
-  std::string reason;    // "its connection to the store closed", "sent no heartbeat for 10.2 s"
-  std::string activity;  // its last reported activity (opaque to the store), "" if none
+  std::string identity;          // "host:pid", from the rank's HELLO
+  std::string address;           // its connection's peer address, as the store saw it
+  std::string reason;            // "its connection to the store closed", "sent no heartbeat for 10.2 s"
+  std::string activity;          // its last reported activity (opaque to the store), "" if none
   int64_t activity_age_ms = -1;  // how long before the loss it reported it; -1 if never
 };
 

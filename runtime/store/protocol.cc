@@ -108,8 +108,8 @@ class Reader {
 
 std::string frame(Op op, uint16_t flags, uint32_t id, const std::string& body) {
   if (body.size() > std::numeric_limits<uint32_t>::max() - kHeaderBytes) {
-    fail(Status::kInvalidArgument, concat("store protocol: a ", op_name(op), " body of ", body.size(),
-                                          " bytes does not fit a frame"));
+    fail(Status::kInvalidArgument,
+         concat("store protocol: a ", op_name(op), " body of ", body.size(), " bytes does not fit a frame"));
   }
   std::string out;
   out.reserve(kHeaderBytes + body.size());
@@ -189,12 +189,8 @@ std::string encode(const Request& r) {
       put_strs(body, r.keys);
       put_i64(body, r.number);
       break;
-    case Op::kCheck:
-      put_strs(body, r.keys);
-      break;
-    case Op::kDelete:
-      put_str(body, r.keys.at(0));
-      break;
+    case Op::kCheck: put_strs(body, r.keys); break;
+    case Op::kDelete: put_str(body, r.keys.at(0)); break;
     case Op::kHeartbeat:
       put_i64(body, r.number);
       put_str(body, r.value);
@@ -228,16 +224,11 @@ std::string encode(const Reply& r) {
       case Op::kSet:
       case Op::kHeartbeat:
       case Op::kMember:
-      case Op::kMultiSet:
-        break;
+      case Op::kMultiSet: break;
       case Op::kGet:
-      case Op::kCompareSet:
-        put_str(body, r.values.at(0));
-        break;
+      case Op::kCompareSet: put_str(body, r.values.at(0)); break;
       case Op::kAdd:
-      case Op::kDelete:
-        put_i64(body, r.number);
-        break;
+      case Op::kDelete: put_i64(body, r.number); break;
       case Op::kWait:
         put_i64(body, r.number);
         if (r.with_value) put_str(body, r.values.at(0));
@@ -249,9 +240,7 @@ std::string encode(const Reply& r) {
         put_str(body, bytes);
         break;
       }
-      case Op::kMultiGet:
-        put_strs(body, r.values);
-        break;
+      case Op::kMultiGet: put_strs(body, r.values); break;
     }
   }
   bool with_value = r.status == Status::kOk && r.op == Op::kWait && r.with_value;
@@ -291,12 +280,8 @@ Request decode_request(const Frame& f) {
       r.wait_any = r.op == Op::kWait && (f.header.flags & kFlagWaitAny) != 0;
       r.with_value = r.wait_any && (f.header.flags & kFlagWithValue) != 0;
       break;
-    case Op::kCheck:
-      r.keys = in.strs();
-      break;
-    case Op::kDelete:
-      r.keys.push_back(in.str());
-      break;
+    case Op::kCheck: r.keys = in.strs(); break;
+    case Op::kDelete: r.keys.push_back(in.str()); break;
     case Op::kHeartbeat:
       r.number = in.i64();
       r.value = in.str();
@@ -312,8 +297,7 @@ Request decode_request(const Frame& f) {
         in.bad(concat("MULTI_SET has ", r.keys.size(), " keys but ", r.values.size(), " values"));
       }
       break;
-    default:
-      in.bad("unknown opcode");
+    default: in.bad("unknown opcode");
   }
   in.end();
   return r;
@@ -340,16 +324,11 @@ Reply decode_reply(const Frame& f) {
       case Op::kSet:
       case Op::kHeartbeat:
       case Op::kMember:
-      case Op::kMultiSet:
-        break;
+      case Op::kMultiSet: break;
       case Op::kGet:
-      case Op::kCompareSet:
-        r.values.push_back(in.str());
-        break;
+      case Op::kCompareSet: r.values.push_back(in.str()); break;
       case Op::kAdd:
-      case Op::kDelete:
-        r.number = in.i64();
-        break;
+      case Op::kDelete: r.number = in.i64(); break;
       case Op::kWait:
         r.number = in.i64();
         if (f.header.flags & kFlagWithValue) {
@@ -366,11 +345,8 @@ Reply decode_reply(const Frame& f) {
         }
         break;
       }
-      case Op::kMultiGet:
-        r.values = in.strs();
-        break;
-      default:
-        in.bad("unknown opcode");
+      case Op::kMultiGet: r.values = in.strs(); break;
+      default: in.bad("unknown opcode");
     }
   }
   in.end();
@@ -381,7 +357,8 @@ void Decoder::check_header() const {
   Header h = parse_header(std::string_view(buffer_).substr(offset_, kHeaderBytes));
   if (h.version != kVersion) {
     throw ProtocolError(concat("protocol version ", static_cast<int>(h.version), ", expected ",
-                               static_cast<int>(kVersion), " (is the peer a tutti store of another release, "
+                               static_cast<int>(kVersion),
+                               " (is the peer a tutti store of another release, "
                                "or not a tutti store at all?)"));
   }
   if (!is_known_op(static_cast<uint8_t>(h.op))) {

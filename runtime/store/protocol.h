@@ -104,14 +104,14 @@ struct Frame {
 struct Request {
   Op op = Op::kHello;
   uint32_t id = 0;
-  bool wait_any = false;          // WAIT
-  bool with_value = false;        // WAIT any: the reply carries the present key's value
-  std::vector<std::string> keys;  // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
+  bool wait_any = false;            // WAIT
+  bool with_value = false;          // WAIT any: the reply carries the present key's value
+  std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
   std::vector<std::string> values;  // MULTI_SET, one per key
-  std::string value;              // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
-  std::string expected;           // COMPARE_SET expected, HELLO auth
-  int64_t number = 0;             // GET/WAIT/MULTI_GET/HEARTBEAT timeout_ms, ADD delta, HELLO version,
-                                  // MEMBER rank
+  std::string value;                // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
+  std::string expected;             // COMPARE_SET expected, HELLO auth
+  int64_t number = 0;               // GET/WAIT/MULTI_GET/HEARTBEAT timeout_ms, ADD delta, HELLO version,
+                                    // MEMBER rank
 };
 
 struct Reply {
@@ -169,7 +169,7 @@ class Decoder {
 
   size_t max_frame_bytes_;  // header and body
   std::string buffer_;
-  size_t offset_ = 0;       // start of the first byte not handed out
+  size_t offset_ = 0;  // start of the first byte not handed out
 };
 
 Header parse_header(std::string_view bytes);  // bytes.size() >= kHeaderBytes; no checks

@@ -64,7 +64,7 @@ struct Connection {
   std::string peer;
   std::string identity;  // "host:pid", from HELLO
   protocol::Decoder decoder;
-  bool greeted = false;  // and authenticated, where the server has a secret
+  bool greeted = false;      // and authenticated, where the server has a secret
   bool refused = false;      // accepted over capacity: its first frame is answered why, then it closes
   bool turned_away = false;  // answered kDenied or refused; closes once that is written
   bool closing = false;
@@ -189,7 +189,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   KeySpace keys_;
   Liveness liveness_{keys_, kSweepMs};
   std::unordered_set<Connection*> connections_;  // refused ones included, until they close
-  size_t refused_open_ = 0;  // of connections_, those refused
+  size_t refused_open_ = 0;                      // of connections_, those refused
   // How many connections it serves: max_connections, or fewer where this process's
   // descriptor limit leaves less room; and what to tell those turned away.
   size_t capacity_ = 0;
@@ -255,8 +255,8 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
     } else if (rc == UV_EACCES) {
       hint = "ports below 1024 need privileges; use a higher port";
     }
-    fail(status, concat("rendezvous store: cannot listen on ", host_, ":", requested_port, ": ", uv_strerror(rc),
-                        " (", uv_err_name(rc), "); ", hint));
+    fail(status, concat("rendezvous store: cannot listen on ", host_, ":", requested_port, ": ", uv_strerror(rc), " (",
+                        uv_err_name(rc), "); ", hint));
   }
   sockaddr_storage bound{};
   int length = sizeof(bound);
@@ -362,7 +362,8 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
       drop_on_loop(conn, concat("the connection ended in the middle of a frame (", conn->decoder.buffered(),
                                 " bytes of it received; ", uv_strerror(static_cast<int>(nread)), ")"));
     } else {
-      if (nread != UV_EOF) log::debug(where(), ": connection from ", conn->peer, " failed: ", uv_strerror(static_cast<int>(nread)));
+      if (nread != UV_EOF)
+        log::debug(where(), ": connection from ", conn->peer, " failed: ", uv_strerror(static_cast<int>(nread)));
       close_on_loop(conn);
     }
     return;
@@ -401,8 +402,8 @@ void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& f
   liveness_.heard_from(conn, uv_now(loop_->uv()));
   if (!conn->greeted) {
     if (request.op != Op::kHello) {
-      throw ProtocolError(concat("sent ", protocol::op_name(request.op), " before completing HELLO (is it a tutti ",
-                                 "store client?)"));
+      throw ProtocolError(
+          concat("sent ", protocol::op_name(request.op), " before completing HELLO (is it a tutti ", "store client?)"));
     }
     greet_on_loop(conn, request);
     return;
@@ -435,8 +436,8 @@ void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& f
 
 void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
   if (request.number < protocol::kVersion) {
-    throw ProtocolError(concat("its HELLO offers protocol version ", request.number, ", below ",
-                               static_cast<int>(protocol::kVersion)));
+    throw ProtocolError(
+        concat("its HELLO offers protocol version ", request.number, ", below ", static_cast<int>(protocol::kVersion)));
   }
   Reply reply;
   reply.op = Op::kHello;
@@ -445,11 +446,8 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
   reply.max_frame_bytes = static_cast<int64_t>(limits_.max_frame_bytes);
   reply.values = {concat("tutti store ", host_, ":", port_.load()), ""};
   switch (conn->handshake->on_hello(request, &reply)) {
-    case ServerHandshake::Step::kDenied:
-      deny_on_loop(conn, reply);
-      return;
-    case ServerHandshake::Step::kChallenged:
-      break;
+    case ServerHandshake::Step::kDenied: deny_on_loop(conn, reply); return;
+    case ServerHandshake::Step::kChallenged: break;
     case ServerHandshake::Step::kAccepted:
       conn->greeted = true;
       conn->handshake.reset();
@@ -486,8 +484,7 @@ void ServerCore::sweep_on_loop() {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   for (const void* silent : liveness_.sweep(uv_now(loop_->uv()))) {
     auto* conn = const_cast<Connection*>(static_cast<const Connection*>(silent));
-    log::warn(where(), ": closing the connection from ", conn->peer, " (", conn->identity,
-              "): it is declared lost");
+    log::warn(where(), ": closing the connection from ", conn->peer, " (", conn->identity, "): it is declared lost");
     close_on_loop(conn);
   }
   if (!liveness_.watching()) uv_timer_stop(&sweep_timer_);
@@ -560,10 +557,10 @@ void ServerCore::expire_handshakes_on_loop() {
   while (!greeting_.empty() && greeting_.front()->handshake_deadline <= now) {
     Connection* conn = greeting_.front();
     size_t partial = conn->decoder.buffered();
-    drop_on_loop(conn, concat("it did not finish the handshake within handshake_timeout_ms (",
-                              limits_.handshake_timeout_ms, " ms; ",
-                              partial ? concat("sent ", partial, " bytes of a frame") : std::string("sent nothing"),
-                              "); a tutti client sends HELLO at once, so it is not one, or it hung"));
+    drop_on_loop(conn,
+                 concat("it did not finish the handshake within handshake_timeout_ms (", limits_.handshake_timeout_ms,
+                        " ms; ", partial ? concat("sent ", partial, " bytes of a frame") : std::string("sent nothing"),
+                        "); a tutti client sends HELLO at once, so it is not one, or it hung"));
   }
   arm_handshake_timer_on_loop();
 }
@@ -599,9 +596,7 @@ void ServerCore::write_on_loop(Connection* conn, bool then_close) {
   }
 }
 
-void ServerCore::on_flush(uv_check_t* check) {
-  static_cast<ServerCore*>(check->data)->flush_on_loop(kFlushSlice);
-}
+void ServerCore::on_flush(uv_check_t* check) { static_cast<ServerCore*>(check->data)->flush_on_loop(kFlushSlice); }
 
 void ServerCore::flush_on_loop(size_t most) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
@@ -724,7 +719,8 @@ void ServerCore::close_all_on_loop() {
   }
   std::vector<Connection*> open(connections_.begin(), connections_.end());
   for (Connection* conn : open) close_on_loop(conn);
-  for (auto& listener : listeners_) uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), &ServerCore::on_own_handle_closed);
+  for (auto& listener : listeners_)
+    uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);

@@ -22,11 +22,11 @@
 namespace tutti::store {
 
 struct ServerLimits {
-  size_t max_frame_bytes = 16u << 20;   // one request or reply on the wire
+  size_t max_frame_bytes = 16u << 20;  // one request or reply on the wire
   size_t max_key_bytes = 4096;
   size_t max_value_bytes = 8u << 20;
-  size_t max_keys = 1u << 20;           // keys held at once
-  size_t max_total_bytes = 1u << 30;    // keys and values held at once
+  size_t max_keys = 1u << 20;         // keys held at once
+  size_t max_total_bytes = 1u << 30;  // keys and values held at once
   // A process here holds at most 20,000 descriptors; the store serves fewer still when
   // its process's limit (ulimit -n) leaves less room.
   size_t max_connections = 16384;
@@ -38,13 +38,13 @@ struct ServerLimits {
 
 struct ServerStats {
   size_t connections = 0;
-  size_t peak_connections = 0;   // the most open at once since start
+  size_t peak_connections = 0;  // the most open at once since start
   size_t keys = 0;
-  size_t bytes = 0;              // keys and values held
-  uint64_t requests = 0;         // served since start
-  uint64_t reply_bytes = 0;      // written since start, frames whole
-  uint64_t writes = 0;           // socket writes that carried them: replies of one loop
-                                 // turn to one connection go out together
+  size_t bytes = 0;                  // keys and values held
+  uint64_t requests = 0;             // served since start
+  uint64_t reply_bytes = 0;          // written since start, frames whole
+  uint64_t writes = 0;               // socket writes that carried them: replies of one loop
+                                     // turn to one connection go out together
   uint64_t dropped_connections = 0;  // for protocol violations, denial or a handshake timeout
   uint64_t denied_connections = 0;   // of those, for failing authentication
   uint64_t refused_connections = 0;  // turned away for want of room (see kRefusedKey)
@@ -65,8 +65,8 @@ class Server {
   // when it cannot bind (the message says the address and why, e.g. in use), and
   // kInvalidArgument for a host that does not resolve to a local address. secret: the
   // job's (TUTTI_SECRET); "" serves clients without one, and only those.
-  static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host,
-                                       uint16_t port, ServerLimits limits = {}, std::string secret = {});
+  static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
+                                       ServerLimits limits = {}, std::string secret = {});
   // Closes the listener and every connection; clients with calls pending see kPeerLost.
   // Any thread but the loop's; returns once the loop has let go of every handle.
   virtual ~Server() = default;

@@ -130,9 +130,8 @@ void Executor::thread_main() {
     // out by an inline call, until it leaves (leave_inline wakes this thread for that
     // only), to look again; the timeout is a safety net.
     locked_out_ = locked_out;
-    changed_.wait_for(lock, std::chrono::milliseconds(50), [this] {
-      return stopping_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_);
-    });
+    changed_.wait_for(lock, std::chrono::milliseconds(50),
+                      [this] { return stopping_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_); });
     locked_out_ = false;
   }
 }

@@ -79,13 +79,13 @@ class Executor {
 
   std::mutex queue_mutex_;
   std::condition_variable changed_;
-  std::deque<Item> queue_;  // guarded by queue_mutex_
-  bool busy_ = false;       // a job is running; guarded by queue_mutex_
-  bool stopping_ = false;   // guarded by queue_mutex_
+  std::deque<Item> queue_;   // guarded by queue_mutex_
+  bool busy_ = false;        // a job is running; guarded by queue_mutex_
+  bool stopping_ = false;    // guarded by queue_mutex_
   bool locked_out_ = false;  // the thread waits for an inline call's run lock; guarded by queue_mutex_
   std::thread thread_;
-  std::atomic<bool> has_thread_{false};  // thread_ was started; set by the issuing thread
-  std::atomic<bool> wanted_{false};  // a job queued or running; written under queue_mutex_
+  std::atomic<bool> has_thread_{false};           // thread_ was started; set by the issuing thread
+  std::atomic<bool> wanted_{false};               // a job queued or running; written under queue_mutex_
   std::atomic<bool> asleep_in_transport_{false};  // the thread is in sleep_in_transport
 };
 

@@ -34,9 +34,10 @@ static void expect_error(tutti_status got, tutti_status want, const char* fragme
 }
 
 static void clear_launcher_environment(void) {
-  const char* names[] = {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_ADDR", "TUTTI_INIT_METHOD", "RANK", "WORLD_SIZE",
-                         "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
-                         "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "TUTTI_INIT_TIMEOUT_MS",
-                         "TUTTI_OP_TIMEOUT_MS"};
+  const char* names[] = {
+      "TUTTI_RANK",           "TUTTI_WORLD_SIZE",     "TUTTI_ADDR",  "TUTTI_INIT_METHOD", "RANK",
+      "WORLD_SIZE",           "MASTER_ADDR",          "MASTER_PORT", "SLURM_PROCID",      "SLURM_NTASKS",
+      "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",    "PMI_SIZE",          "TUTTI_INIT_TIMEOUT_MS",
+      "TUTTI_OP_TIMEOUT_MS"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unsetenv(names[i]);
 }

@@ -54,8 +54,8 @@ Test(abi_layout, dtype_and_op_values_are_stable) {
 
 /* Every entry of TUTTI_STATUS_MAP has its name and message in the library. */
 Test(abi_layout, status_names_and_strings_match_the_map) {
-#define CHECK_ENTRY(name, value, message)                                  \
-  cr_expect_str_eq(tutti_status_name(TUTTI_##name), "TUTTI_" #name);       \
+#define CHECK_ENTRY(name, value, message)                            \
+  cr_expect_str_eq(tutti_status_name(TUTTI_##name), "TUTTI_" #name); \
   cr_expect_str_eq(tutti_status_string(TUTTI_##name), message);
   TUTTI_STATUS_MAP(CHECK_ENTRY)
 #undef CHECK_ENTRY

@@ -129,7 +129,8 @@ Test(comm, init_without_any_launcher_is_a_world_of_one, .timeout = 30) {
   cr_expect(tutti_comm_rank(comm, &rank) == TUTTI_OK && rank == 0);
   cr_expect(tutti_comm_size(comm, &size) == TUTTI_OK && size == 1);
   float x[2] = {1.5f, 2.5f};
-  cr_expect_eq(tutti_all_reduce(comm, x, x, 2, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_all_reduce(comm, x, x, 2, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK, "%s",
+               tutti_last_error());
   cr_expect(x[0] == 1.5f && x[1] == 2.5f);
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
 
@@ -155,8 +156,7 @@ Test(comm, handles_are_checked) {
   expect_error(tutti_comm_rank(NULL, &value), TUTTI_ERR_INVALID_ARGUMENT, "comm is NULL");
   /* Memory that is not a tutti_comm: the tag check catches it. */
   uint64_t not_a_comm[8] = {0};
-  expect_error(tutti_comm_size((tutti_comm*)not_a_comm, &value), TUTTI_ERR_INVALID_ARGUMENT,
-               "not a live tutti_comm");
+  expect_error(tutti_comm_size((tutti_comm*)not_a_comm, &value), TUTTI_ERR_INVALID_ARGUMENT, "not a live tutti_comm");
   expect_error(tutti_comm_abort((tutti_comm*)not_a_comm), TUTTI_ERR_INVALID_ARGUMENT, "not a live tutti_comm");
   expect_error(tutti_comm_destroy((tutti_comm*)not_a_comm), TUTTI_ERR_INVALID_ARGUMENT, "not a live tutti_comm");
   cr_expect_eq(tutti_comm_destroy(NULL), TUTTI_OK);
@@ -183,15 +183,12 @@ Test(comm, set_op_timeout_bounds_later_operations_and_splits, .timeout = 30) {
   expect_error(tutti_comm_set_op_timeout(NULL, 100), TUTTI_ERR_INVALID_ARGUMENT, "comm is NULL");
   cr_assert_eq(tutti_comm_set_op_timeout(comm, 150), TUTTI_OK, "%s", tutti_last_error());
   int32_t value = 0;
-  expect_error(tutti_recv(comm, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT,
-               "timed out after 150 ms");
+  expect_error(tutti_recv(comm, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT, "timed out after 150 ms");
   tutti_comm* sub = NULL;
   cr_assert_eq(tutti_comm_split(comm, 0, 0, &sub), TUTTI_OK, "%s", tutti_last_error());
-  expect_error(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT,
-               "timed out after 150 ms");
+  expect_error(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT, "timed out after 150 ms");
   cr_assert_eq(tutti_comm_set_op_timeout(sub, 250), TUTTI_OK, "%s", tutti_last_error());
-  expect_error(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT,
-               "timed out after 250 ms");
+  expect_error(tutti_recv(sub, &value, 1, TUTTI_DTYPE_INT32, 0, 7, NULL), TUTTI_ERR_TIMEOUT, "timed out after 250 ms");
   /* A wait that runs out before the operation does says INPROGRESS, not an error; a
    * wait longer than any clock counts is a wait until the operation's own timeout, not
    * one that gives up at once; and once the operation has timed out, even a short wait

@@ -91,7 +91,8 @@ Test(work_lifetime, destroy_aborts_operations_still_pending, .init = environment
   char written[4096] = {0};
   size_t length = fread(written, 1, sizeof written - 1, cr_get_redirected_stderr());
   written[length] = '\0';
-  cr_expect(strstr(written, "was destroyed with 2 sends or receives still in flight, now cancelled (ABORTED): "
-                            "tutti_recv #1 (peer 0, tag 1)") != NULL,
+  cr_expect(strstr(written,
+                   "was destroyed with 2 sends or receives still in flight, now cancelled (ABORTED): "
+                   "tutti_recv #1 (peer 0, tag 1)") != NULL,
             "stderr: %s", written);
 }

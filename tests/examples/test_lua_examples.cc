@@ -29,7 +29,8 @@
 #include "tests/support/launch_job.h"
 
 #ifndef TUTTI_LUA_INTERPRETER
-#error "TUTTI_LUA_INTERPRETER (lua5.4), TUTTI_LUA_MODULE_DIR and TUTTI_CPP_EXAMPLES_DIR must be defined by tests/CMakeLists.txt"
+#error \
+    "TUTTI_LUA_INTERPRETER (lua5.4), TUTTI_LUA_MODULE_DIR and TUTTI_CPP_EXAMPLES_DIR must be defined by tests/CMakeLists.txt"
 #endif
 
 namespace {

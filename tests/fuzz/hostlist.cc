@@ -35,7 +35,8 @@ void check_error(const tutti::Error& error, std::string_view text, const char* c
   // ends the message there, so only the quote up to it can be compared.
   std::string quoted = concat("hostlist \"", text, "\"");
   quoted.resize(std::min(quoted.size(), quoted.find('\0')));
-  require(std::string_view(error.what()).find(quoted) == 0, concat(call, " gave a message that does not quote the list"));
+  require(std::string_view(error.what()).find(quoted) == 0,
+          concat(call, " gave a message that does not quote the list"));
 }
 
 std::optional<std::vector<std::string>> expand(std::string_view text) {
@@ -71,8 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!hosts) return 0;
 
   require(!hosts->empty() && hosts->size() <= kMaxHosts, concat("expand_hostlist gave ", hosts->size(), " hosts"));
-  require((*hosts)[0] == *first, concat("first_host gave \"", *first, "\" but expand_hostlist began with \"",
-                                        (*hosts)[0], "\""));
+  require((*hosts)[0] == *first,
+          concat("first_host gave \"", *first, "\" but expand_hostlist began with \"", (*hosts)[0], "\""));
   std::string joined;
   for (const std::string& host : *hosts) {
     require(plain_name(host), concat("expand_hostlist gave the name \"", host, "\""));

@@ -142,8 +142,9 @@ void check_host_port(const std::string& text) {
     require(bracketed || host.find(':') == std::string::npos, concat("split_host_port(\"", text, "\"): bare IPv6"));
   }
   if (std::optional<uint16_t> number = rendezvous::parse_port(text)) {
-    require(*number >= 1 && !text.empty() && text.size() <= 5 && text.find_first_not_of("0123456789") == std::string::npos,
-            concat("parse_port(\"", text, "\") gave ", *number));
+    require(
+        *number >= 1 && !text.empty() && text.size() <= 5 && text.find_first_not_of("0123456789") == std::string::npos,
+        concat("parse_port(\"", text, "\") gave ", *number));
   }
 }
 
@@ -187,7 +188,8 @@ void check_settings(const std::map<std::string, std::string>& env) {
       try {
         std::optional<int64_t> value = tutti::settings::integer(setting.name, min, max);
         require(value.has_value() == expected, concat("settings::integer(", setting.name, ") ignored the value"));
-        if (value) require(*value >= min && *value <= max, concat("settings::integer(", setting.name, ") gave ", *value));
+        if (value)
+          require(*value >= min && *value <= max, concat("settings::integer(", setting.name, ") gave ", *value));
       } catch (const tutti::Error& error) {
         check_error(error, "settings::integer");
         require(std::string_view(error.what()).find(setting.name) != std::string_view::npos,

@@ -58,8 +58,7 @@ Outcome decode_stream(const std::string& stream, size_t max_frame_bytes, const s
 }
 
 bool same_header(const protocol::Header& a, const protocol::Header& b) {
-  return a.body_bytes == b.body_bytes && a.version == b.version && a.op == b.op && a.flags == b.flags &&
-         a.id == b.id;
+  return a.body_bytes == b.body_bytes && a.version == b.version && a.op == b.op && a.flags == b.flags && a.id == b.id;
 }
 
 bool same(const protocol::Request& a, const protocol::Request& b) {
@@ -102,7 +101,8 @@ void check_frame(const protocol::Frame& frame, size_t max_frame_bytes) {
   require(protocol::is_known_op(static_cast<uint8_t>(header.op)), "the Decoder handed out an unknown op");
   require(header.version == protocol::kVersion, "the Decoder handed out a frame of another version");
   require(header.body_bytes == frame.body.size(), "a frame's body is not as long as its header says");
-  require(protocol::kHeaderBytes + frame.body.size() <= max_frame_bytes, "the Decoder handed out a frame over the limit");
+  require(protocol::kHeaderBytes + frame.body.size() <= max_frame_bytes,
+          "the Decoder handed out a frame over the limit");
 
   // The round trips run outside the try blocks: a ProtocolError there is a broken
   // property, not a refused frame.
@@ -150,7 +150,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < kControlBytes) return 0;
   uint8_t chunk_seed = data[0];
   // Up to about 1 MiB, down to a bare header, so that the limit itself is fuzzed too.
-  size_t max_frame_bytes = protocol::kHeaderBytes + 16 * (static_cast<size_t>(data[1]) | (static_cast<size_t>(data[2]) << 8));
+  size_t max_frame_bytes =
+      protocol::kHeaderBytes + 16 * (static_cast<size_t>(data[1]) | (static_cast<size_t>(data[2]) << 8));
   std::string stream(reinterpret_cast<const char*>(data) + kControlBytes, size - kControlBytes);
 
   Outcome whole = decode_stream(stream, max_frame_bytes, {stream.size() + 1});

@@ -14,8 +14,8 @@ static int tt_gpu_failures;
 /* Launches program with `ranks` ranks and args (NULL-terminated), bounded by bound_ms;
  * expects exit 0, no "FAIL", `ok_needle` once per rank and each of `needles`
  * (NULL-terminated; may be NULL) somewhere in the output. */
-static inline void tt_gpu_run(const char* name, int ranks, int bound_ms, const char* program,
-                              const char* const* args, const char* ok_needle, const char* const* needles) {
+static inline void tt_gpu_run(const char* name, int ranks, int bound_ms, const char* program, const char* const* args,
+                              const char* ok_needle, const char* const* needles) {
   tt_job job;
   memset(&job, 0, sizeof job);
   tt_job_init(&job, ranks, tt_timeout_ms(bound_ms) / 1000 + 5, program);

@@ -15,7 +15,7 @@ int main(void) {
   static const char* const aborted[] = {"NCCL communicator is aborted", NULL};
   tt_gpu_run("a held stream times out and NCCL is aborted", 1, 120000, "gpu_timeouts", stall, "stall ok", aborted);
   static const char* const skip[] = {"skip", NULL};
-  tt_gpu_run(devices >= 2 ? "a skipped collective times out through NCCL" : "a skipped collective times out, staged",
-             2, 120000, "gpu_timeouts", skip, "skip ok", devices >= 2 ? aborted : NULL);
+  tt_gpu_run(devices >= 2 ? "a skipped collective times out through NCCL" : "a skipped collective times out, staged", 2,
+             120000, "gpu_timeouts", skip, "skip ok", devices >= 2 ? aborted : NULL);
   return tt_gpu_failures == 0 ? 0 : 1;
 }

@@ -158,7 +158,8 @@ static void expect_mismatch_fails(int size, const char* algorithms, const char* 
                 "%s: rank %d does not name the ranks that failed: %s", what, rank, line);
     }
   }
-  if (at_least_one_mismatch) cr_expect(mismatches > 0, "%s: no rank said MISMATCH\n%s", what, tt_excerpt(job.output, needles));
+  if (at_least_one_mismatch)
+    cr_expect(mismatches > 0, "%s: no rank said MISMATCH\n%s", what, tt_excerpt(job.output, needles));
   tt_job_cleanup(&job);
 }
 

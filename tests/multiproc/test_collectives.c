@@ -139,8 +139,8 @@ ParameterizedTestParameters(collectives, matrix_in_shared_memory) {
 }
 
 ParameterizedTest(int* size, collectives, matrix_in_shared_memory, .timeout = 200) {
-  static const char* const args[] = {"--counts", "70001", "--inplace", "--async", "--big-dtypes", "all",
-                                     "--big-ops", "all",   "--shared",  NULL};
+  static const char* const args[] = {"--counts", "70001",     "--inplace", "--async",  "--big-dtypes",
+                                     "all",      "--big-ops", "all",       "--shared", NULL};
   run_matrix(*size, NULL, NULL, args);
 }
 
@@ -159,8 +159,8 @@ ParameterizedTest(int* size, collectives, random_soak, .timeout = 200) {
   const char* cases = getenv("TUTTI_SOAK_CASES") ? getenv("TUTTI_SOAK_CASES") : "1000";
   const char* plain[] = {"--random", cases, "--seed", "29", "--counts", "70001", "--inplace", "--async", NULL};
   run_matrix(*size, NULL, NULL, plain);
-  const char* shared[] = {"--random", cases, "--seed", "31", "--counts", "70001", "--inplace", "--async", "--shared",
-                          NULL};
+  const char* shared[] = {"--random", cases,       "--seed",  "31",       "--counts",
+                          "70001",    "--inplace", "--async", "--shared", NULL};
   run_matrix(*size, NULL, NULL, shared);
   const char* ucx[] = {"--random", cases, "--seed", "37", "--counts", "70001", "--inplace", "--async", NULL};
   run_matrix(*size, algorithm_sets[2], NULL, ucx);

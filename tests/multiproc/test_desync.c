@@ -26,16 +26,18 @@ Test(desync, skipped_collective_names_the_rank_and_what_it_does_instead, .timeou
   for (int rank = 0; rank < 2; ++rank) {
     cr_assert(tt_rank_line(job.output, rank, "ERROR TUTTI_ERR_TIMEOUT ", line, sizeof line), "rank %d:\n%s", rank,
               tt_excerpt(job.output, kNeedles));
-    cr_expect(strstr(line, "Ranks that had not joined all_reduce #4: 2 (last seen in recv from rank 0 (tag 99), "
-                           "after all_reduce #3") != NULL,
+    cr_expect(strstr(line,
+                     "Ranks that had not joined all_reduce #4: 2 (last seen in recv from rank 0 (tag 99), "
+                     "after all_reduce #3") != NULL,
               "rank %d does not say what rank 2 is doing: %s", rank, line);
-    cr_expect(tt_rank_line(job.output, rank, "  #4 all_reduce float32 x 1 sum: failed (TIMEOUT) after ", line,
-                           sizeof line),
-              "rank %d's history (log line and dump) lacks the failed #4:\n%s", rank, tt_excerpt(job.output, kNeedles));
+    cr_expect(
+        tt_rank_line(job.output, rank, "  #4 all_reduce float32 x 1 sum: failed (TIMEOUT) after ", line, sizeof line),
+        "rank %d's history (log line and dump) lacks the failed #4:\n%s", rank, tt_excerpt(job.output, kNeedles));
   }
   cr_expect(tt_count(job.output, "Recent operations of comm \"world\"") == 2,
             "the timeout's log line on ranks 0 and 1 carries their history:\n%s", tt_excerpt(job.output, kNeedles));
-  cr_expect(tt_rank_line(job.output, 2, "ERROR TUTTI_ERR_", line, sizeof line) && strstr(line, "tutti_recv #1 (peer 0, tag 99)"),
+  cr_expect(tt_rank_line(job.output, 2, "ERROR TUTTI_ERR_", line, sizeof line) &&
+                strstr(line, "tutti_recv #1 (peer 0, tag 99)"),
             "%s", tt_excerpt(job.output, kNeedles));
   cr_expect(tt_rank_line(job.output, 2, "tutti: comm \"world\" (rank 2 of 3), recent collectives:", line, sizeof line),
             "%s", tt_excerpt(job.output, kNeedles));
@@ -67,8 +69,9 @@ Test(desync, long_waits_say_what_they_wait_for_and_on_whom, .timeout = 120) {
                 tt_excerpt(job.output, kNeedles));
     }
   }
-  cr_expect(tt_count(job.output, "WARN: tutti_recv #1 (peer 0, tag 99) on comm \"world\" (rank 2 of 3) has waited 1 s "
-                                 "for rank 0 to send it; rank 0 is in all_reduce #4 (for ") == 1,
+  cr_expect(tt_count(job.output,
+                     "WARN: tutti_recv #1 (peer 0, tag 99) on comm \"world\" (rank 2 of 3) has waited 1 s "
+                     "for rank 0 to send it; rank 0 is in all_reduce #4 (for ") == 1,
             "%s", tt_excerpt(job.output, kNeedles));
   cr_expect(tt_count(job.output, "; it times out in ") >= 5, "each report says when the wait times out:\n%s",
             tt_excerpt(job.output, kNeedles));

@@ -31,7 +31,7 @@ static void cleanup(void) {
 
 TestSuite(faults, .fini = cleanup);
 
-static const char* const kNeedles[] = {"LOST",  "DYING", "RESUMED", "DONE",         "SHRUNK",   "SURVIVED",
+static const char* const kNeedles[] = {"LOST",   "DYING", "RESUMED", "DONE",         "SHRUNK",   "SURVIVED",
                                        "SHRINK", "FAIL",  "WARN",    "tutti launch", "RECEIVED", NULL};
 
 /* Starts coll_fault --case name under tutti launch --keep-going with world ranks, on
@@ -99,9 +99,10 @@ static void kill_during_all_reduce(int world, long long count) {
   long long took = expect_survivors_lost(world, victim, NULL);
   cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
   cr_expect_eq(tt_count(job.output, "FAIL"), 0, "%s", tt_excerpt(job.output, kNeedles));
-  printf("faults: kill -9 of rank %d of %d during an all_reduce of %lld floats: last survivor's PEER_LOST %lld ms "
-         "after the kill\n",
-         victim, world, count, took);
+  printf(
+      "faults: kill -9 of rank %d of %d during an all_reduce of %lld floats: last survivor's PEER_LOST %lld ms "
+      "after the kill\n",
+      victim, world, count, took);
 }
 
 Test(faults, kill_during_small_all_reduce_2, .timeout = 150) { kill_during_all_reduce(2, 1); }
@@ -145,9 +146,10 @@ static void kill_between_nodes(long long count) {
   long long took = expect_survivors_lost(4, 3, NULL);
   cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
   expect_survivors_shrank(4, 3, -1);
-  printf("faults: kill -9 of rank 3 of 4 on 2 emulated nodes during an all_reduce of %lld floats: last survivor's "
-         "PEER_LOST %lld ms after the kill\n",
-         count, took);
+  printf(
+      "faults: kill -9 of rank 3 of 4 on 2 emulated nodes during an all_reduce of %lld floats: last survivor's "
+      "PEER_LOST %lld ms after the kill\n",
+      count, took);
 }
 
 Test(faults, kill_between_nodes_during_small_all_reduce, .timeout = 150) { kill_between_nodes(1); }
@@ -290,9 +292,9 @@ Test(faults, frozen_store_host_blames_itself_not_the_others, .timeout = 150) {
                 "rank 0's store blamed ranks for the silence it caused:\n%s", output);
     } else {
       /* Or, on a machine so slow that they had not given up yet, the store's verdict. */
-      cr_expect(strstr(lost, "hosted by rank 0, is lost") ||
-                    strstr(lost, "which serves the rendezvous store, was frozen"),
-                "rank %d does not blame the store:\n%s", rank, output);
+      cr_expect(
+          strstr(lost, "hosted by rank 0, is lost") || strstr(lost, "which serves the rendezvous store, was frozen"),
+          "rank %d does not blame the store:\n%s", rank, output);
     }
     free(output);
   }
@@ -348,7 +350,8 @@ Test(faults, abort_from_another_thread_ends_every_wait, .timeout = 150) {
             tt_excerpt(job.output, needles));
   cr_expect(strstr(line, "rank 0 (host ") && strstr(line, "aborted its communicator"), "%s", line);
   cr_expect(job.process.exited && job.process.exit_code == 0, "%s", tt_excerpt(job.output, needles));
-  printf("faults: tutti_comm_abort returned in %lld ms; the blocking all_reduce %lld ms after it; destroy took "
-         "%lld ms\n",
-         abort_ms, blocking_ms, destroy_ms);
+  printf(
+      "faults: tutti_comm_abort returned in %lld ms; the blocking all_reduce %lld ms after it; destroy took "
+      "%lld ms\n",
+      abort_ms, blocking_ms, destroy_ms);
 }

@@ -100,8 +100,8 @@ static void run_world(method_fn method, int n) {
     expected_split(rank, n, &half_rank, &half_size);
     snprintf(place, sizeof place, "PLACE rank=%d size=%d local=%d/%d node=0", rank, n, rank, n);
     snprintf(split, sizeof split, "SPLIT color=%d rank=%d size=%d", rank % 2, half_rank, half_size);
-    cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d of %d did not exit 0 (ended %d):\n%s", rank,
-              n, ended, output);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code == 0, "rank %d of %d did not exit 0 (ended %d):\n%s", rank, n,
+              ended, output);
     cr_expect(strstr(output, place) != NULL, "rank %d of %d: expected \"%s\" in:\n%s", rank, n, place, output);
     cr_expect(strstr(output, split) != NULL, "rank %d of %d: expected \"%s\" in:\n%s", rank, n, split, output);
     free(output);

@@ -4,9 +4,9 @@
  * killed outright. The ranks are /bin/sh scripts, so they need no build; they print
  * "pid $$" first when a test must check afterwards that they are gone. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -201,13 +201,22 @@ static int last_field_int(const char* line) {
 /* torch's env:// variables are the launcher's too (RANK ... MASTER_PORT), so that a
  * torch.distributed script runs under it as under torchrun. */
 Test(launcher, inherited_variables_are_replaced_but_init_method_is_kept, .timeout = 60) {
-  const char* args[] = {"launch",  "-n", "2",
-                        "/bin/sh", "-c",
+  const char* args[] = {"launch",
+                        "-n",
+                        "2",
+                        "/bin/sh",
+                        "-c",
                         "echo \"got $TUTTI_RANK $TUTTI_WORLD_SIZE $TUTTI_INIT_METHOD $RANK $WORLD_SIZE $LOCAL_RANK "
                         "$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT\"",
                         NULL};
-  char* env[] = {"TUTTI_RANK=7", "TUTTI_WORLD_SIZE=9", "TUTTI_INIT_METHOD=file:///tmp/elsewhere", "RANK=5",
-                 "WORLD_SIZE=9", "MASTER_ADDR=elsewhere", "MASTER_PORT=1", NULL};
+  char* env[] = {"TUTTI_RANK=7",
+                 "TUTTI_WORLD_SIZE=9",
+                 "TUTTI_INIT_METHOD=file:///tmp/elsewhere",
+                 "RANK=5",
+                 "WORLD_SIZE=9",
+                 "MASTER_ADDR=elsewhere",
+                 "MASTER_PORT=1",
+                 NULL};
   tt_process* process = new_process();
   start_tutti(process, args, env);
   cr_assert(tt_wait(process, tt_timeout_ms(20000)));
@@ -272,7 +281,13 @@ Test(launcher, nodes_emulates_machines, .timeout = 120) {
   free(output);
   tt_cleanup(process);
 
-  const char* env_args[] = {"launch", "-n", "3", "--nodes", "3", "/bin/sh", "-c",
+  const char* env_args[] = {"launch",
+                            "-n",
+                            "3",
+                            "--nodes",
+                            "3",
+                            "/bin/sh",
+                            "-c",
                             "echo \"got $TUTTI_NODE_RANK $GROUP_RANK $TUTTI_LOCAL_RANK/$TUTTI_LOCAL_SIZE "
                             "$LOCAL_RANK/$LOCAL_WORLD_SIZE\"",
                             NULL};
@@ -331,8 +346,7 @@ Test(launcher, each_job_gets_a_fresh_secret_unless_the_user_set_one, .timeout = 
   output = tt_output(process);
   cr_assert_eq(process->exit_code, 0, "%s", output);
   const char* row = strstr(output, "TUTTI_SECRET ");
-  cr_assert(row != NULL && strstr(row, "(set)") != NULL && strstr(output, "chosen by the user") == NULL, "%s",
-            output);
+  cr_assert(row != NULL && strstr(row, "(set)") != NULL && strstr(output, "chosen by the user") == NULL, "%s", output);
   free(output);
   tt_cleanup(process);
 }
@@ -518,11 +532,7 @@ Test(launcher, rank_killed_by_a_signal_is_named, .timeout = 60) {
 
 /* A rank that ignores SIGTERM gets SIGKILL after the grace period. */
 Test(launcher, rank_ignoring_sigterm_is_killed_after_the_grace_period, .timeout = 60) {
-  const char* args[] = {"launch",
-                        "-n",
-                        "2",
-                        "/bin/sh",
-                        "-c",
+  const char* args[] = {"launch", "-n", "2", "/bin/sh", "-c",
                         /* Rank 0 fails only once rank 1 ignores SIGTERM (a file named after their
                          * common parent, the launcher, says so), however slowly the shells start. */
                         "mark=/tmp/tutti-test-trap.$PPID; "
@@ -574,15 +584,19 @@ Test(launcher, sigint_is_passed_on_and_exits_130, .timeout = 60) { check_signal_
 /* ---- interactive mode (the REPL's) ------------------------------------------------- */
 
 /* Each rank reports what it read from stdin and whose process group it is in. */
-#define GROUP_REPORTER                                                                                      \
-  "own=$(cut -d' ' -f5 /proc/$$/stat); launcher=$(cut -d' ' -f5 /proc/$TUTTI_LAUNCHER_PID/stat); "         \
+#define GROUP_REPORTER                                                                                         \
+  "own=$(cut -d' ' -f5 /proc/$$/stat); launcher=$(cut -d' ' -f5 /proc/$TUTTI_LAUNCHER_PID/stat); "             \
   "if read line; then echo \"rank $TUTTI_RANK read $line\"; else echo \"rank $TUTTI_RANK read nothing\"; fi; " \
-  "if [ $own = $launcher ]; then echo \"rank $TUTTI_RANK in the launcher's group\"; fi; "                   \
+  "if [ $own = $launcher ]; then echo \"rank $TUTTI_RANK in the launcher's group\"; fi; "                      \
   "if [ $own = $$ ]; then echo \"rank $TUTTI_RANK leads its group\"; fi"
 
 Test(launcher, interactive_rank_0_gets_the_launchers_stdin_stdout_and_group, .timeout = 60) {
-  char* argv[] = {"/bin/sh", "-c", "printf 'hello\\n' | exec \"$0\" launch -n 3 --interactive /bin/sh -c \"$1\"",
-                  (char*)TUTTI_TEST_LAUNCHER, GROUP_REPORTER, NULL};
+  char* argv[] = {"/bin/sh",
+                  "-c",
+                  "printf 'hello\\n' | exec \"$0\" launch -n 3 --interactive /bin/sh -c \"$1\"",
+                  (char*)TUTTI_TEST_LAUNCHER,
+                  GROUP_REPORTER,
+                  NULL};
   tt_process* process = new_process();
   cr_assert_eq(tt_spawn(process, argv, NULL), 0);
   cr_assert(tt_wait(process, tt_timeout_ms(20000)), "the job did not end");
@@ -607,9 +621,9 @@ Test(launcher, interactive_rank_0_gets_the_launchers_stdin_stdout_and_group, .ti
 /* Ctrl-C reaches rank 0 from the terminal; the launcher passes SIGINT on to the others
  * and the job goes on. Ranks 1 and 2 end on it, rank 0 (which the test's kill does not
  * reach) ends later on its own, and the exit status is theirs, 0. */
-#define INTERRUPTIBLE                                                                   \
+#define INTERRUPTIBLE                                                                  \
   "trap 'echo \"rank $TUTTI_RANK got INT\"; exit 0' INT; echo \"ready $TUTTI_RANK\"; " \
-  "i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; "                        \
+  "i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; "                         \
   "if [ $TUTTI_RANK = 0 ]; then echo 'rank 0 done'; exit 0; fi; echo \"rank $TUTTI_RANK saw no INT\"; exit 3"
 
 Test(launcher, interactive_sigint_is_passed_on_without_stopping_the_job, .timeout = 60) {

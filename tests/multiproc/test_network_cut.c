@@ -177,10 +177,11 @@ static void make_network(void) {
   cr_assert_eq(run_command(output, sizeof output, "%s addr add %s/30 dev %s && %s link set dev %s up", ip_path,
                            root_address, veth_root, ip_path, veth_root),
                0, "%s", output);
-  cr_assert_eq(run_command(output, sizeof output,
-                           "%s -n %s addr add %s/30 dev %s && %s -n %s link set dev %s up && %s -n %s link set dev lo up",
-                           ip_path, ns_name, ns_address, veth_ns, ip_path, ns_name, veth_ns, ip_path, ns_name),
-               0, "%s", output);
+  cr_assert_eq(
+      run_command(output, sizeof output,
+                  "%s -n %s addr add %s/30 dev %s && %s -n %s link set dev %s up && %s -n %s link set dev lo up",
+                  ip_path, ns_name, ns_address, veth_ns, ip_path, ns_name, veth_ns, ip_path, ns_name),
+      0, "%s", output);
   if (run_command(output, sizeof output, "%s netns exec %s unshare --uts hostname %s", ip_path, ns_name,
                   REMOTE_HOSTNAME) != 0) {
     char reason[1200];
@@ -224,8 +225,9 @@ static void start_ranks(void) {
     }
     /* ip netns exec, unshare (without --fork) and sh all exec the next program, so the
      * pid tt_spawn knows is coll_fault's own, and tt_cleanup kills the rank itself. */
-    char* argv[TT_MAX_ARGS + 12] = {ip_path, "netns", "exec", ns_name, "unshare", "--uts", "/bin/sh", "-c",
-                                    "hostname " REMOTE_HOSTNAME " && exec \"$0\" \"$@\""};
+    char* argv[TT_MAX_ARGS + 12] = {ip_path,   "netns",   "exec",
+                                    ns_name,   "unshare", "--uts",
+                                    "/bin/sh", "-c",      "hostname " REMOTE_HOSTNAME " && exec \"$0\" \"$@\""};
     int argc = 9;
     for (int i = 0; setup->argv[i]; ++i) argv[argc++] = setup->argv[i];
     argv[argc] = NULL;
@@ -284,8 +286,8 @@ Test(network_cut, ranks_cut_off_by_the_network_are_lost_within_the_heartbeat_tim
   for (int rank = 0; rank < 3; ++rank) {
     char* text = tt_output(&ranks[rank]);
     cr_assert(strstr(text, "collectives over point-to-point") != NULL,
-              "rank %d does not say its collectives go over point-to-point (shared memory would not be cut):\n%s",
-              rank, all_output());
+              "rank %d does not say its collectives go over point-to-point (shared memory would not be cut):\n%s", rank,
+              all_output());
     char lane[64];
     snprintf(lane, sizeof lane, "tcp/%s", rank == 2 ? veth_ns : veth_root);
     int endpoints = 0;
@@ -325,8 +327,8 @@ Test(network_cut, ranks_cut_off_by_the_network_are_lost_within_the_heartbeat_tim
               "rank %d did not end as the case expects:\n%s", rank, all_output());
     if (rank < 2) {
       cr_expect(strstr(line, naming) != NULL, "rank %d does not say \"%s\": %s", rank, naming, line);
-      cr_expect(strstr(line, "it sent nothing to the store for") != NULL,
-                "rank %d does not say rank 2 went silent: %s", rank, line);
+      cr_expect(strstr(line, "it sent nothing to the store for") != NULL, "rank %d does not say rank 2 went silent: %s",
+                rank, line);
     } else {
       cr_expect(strstr(line, "the rendezvous store at ") != NULL && strstr(line, "is lost") != NULL,
                 "the namespaced rank does not say it lost the store: %s", line);
@@ -342,7 +344,8 @@ Test(network_cut, ranks_cut_off_by_the_network_are_lost_within_the_heartbeat_tim
             HEARTBEAT_TIMEOUT_MS);
   cr_expect(took < HEARTBEAT_TIMEOUT_MS + DETECTION_SLACK_MS,
             "the last rank failed only %lld ms after the cut (heartbeat timeout %d ms)", took, HEARTBEAT_TIMEOUT_MS);
-  printf("network_cut: veth cut between ranks 0, 1 and namespaced rank 2 of 3, heartbeat timeout %d ms (interval "
-         "%d ms): last rank's PEER_LOST %lld ms after the cut; all had exited %lld ms after it\n",
-         HEARTBEAT_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, took, ended_ms - cut_ms);
+  printf(
+      "network_cut: veth cut between ranks 0, 1 and namespaced rank 2 of 3, heartbeat timeout %d ms (interval "
+      "%d ms): last rank's PEER_LOST %lld ms after the cut; all had exited %lld ms after it\n",
+      HEARTBEAT_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS, took, ended_ms - cut_ms);
 }

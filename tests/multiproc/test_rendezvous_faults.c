@@ -40,7 +40,8 @@ static void expect_all_failed(int n, int bound_ms, const char* status, const cha
     char* output = tt_output(&ranks[i]);
     cr_expect(ranks[i].exited && ranks[i].exit_code == 1, "process %d should fail with exit 1:\n%s", i, output);
     cr_expect(strstr(output, status) != NULL, "process %d: expected %s in:\n%s", i, status, output);
-    if (fragment) cr_expect(strstr(output, fragment) != NULL, "process %d: expected \"%s\" in:\n%s", i, fragment, output);
+    if (fragment)
+      cr_expect(strstr(output, fragment) != NULL, "process %d: expected \"%s\" in:\n%s", i, fragment, output);
     free(output);
   }
 }
@@ -125,7 +126,8 @@ Test(rendezvous_faults, rank_lost_after_arriving_is_named_at_once, .timeout = 90
   char named[64];
   snprintf(named, sizeof named, ":%d) arrived and was then lost", victim);
   cr_expect(ranks[0].exited && ranks[0].exit_code == 1 && strstr(output, "TUTTI_ERR_PEER_LOST") &&
-                strstr(output, "rank 1 (") && strstr(output, named) && strstr(output, "rank 2 had not arrived yet (2 of 3 had)"),
+                strstr(output, "rank 1 (") && strstr(output, named) &&
+                strstr(output, "rank 2 had not arrived yet (2 of 3 had)"),
             "rank 0 should name rank 1 (pid %d) as lost after arriving, and rank 2 as missing:\n%s", victim, output);
   free(output);
 }

@@ -25,8 +25,8 @@ static void expect_clean_summaries(int size, int least_checks) {
   for (int rank = 0; rank < size; ++rank) {
     char line[256], prefix[64];
     snprintf(prefix, sizeof prefix, "coll_shared_memory: rank %d, ", rank);
-    cr_assert(tt_rank_line(job.output, rank, prefix, line, sizeof line), "-n %d: rank %d printed no summary:\n%s",
-              size, rank, tt_excerpt(job.output, needles));
+    cr_assert(tt_rank_line(job.output, rank, prefix, line, sizeof line), "-n %d: rank %d printed no summary:\n%s", size,
+              rank, tt_excerpt(job.output, needles));
     int checks = -1, failures = -1;
     cr_assert_eq(sscanf(line, "%d checks, %d failures", &checks, &failures), 2, "bad summary \"%s\"", line);
     cr_expect_eq(failures, 0, "-n %d: rank %d: %s", size, rank, line);
@@ -44,8 +44,8 @@ ParameterizedTest(int* size, shared_memory, read_in_place, .timeout = 90) {
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=20000");
   tt_job_run(&job, 70000);
   expect_clean_summaries(*size, 40);
-  cr_expect_eq(job.process.exit_code, 0, "-n %d exited %d: %s\n%s", *size, job.process.exit_code,
-               tt_job_command(&job), tt_excerpt(job.output, needles));
+  cr_expect_eq(job.process.exit_code, 0, "-n %d exited %d: %s\n%s", *size, job.process.exit_code, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
 }
 
 /* Sizes given to one rank only, sizes that wrap around when rounded and multiplied by
@@ -63,8 +63,8 @@ ParameterizedTest(int* size, shared_memory, bad_sizes_fail_every_rank_at_once, .
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=600000");
   tt_job_run(&job, 70000);
   expect_clean_summaries(*size, 50);
-  cr_expect_eq(job.process.exit_code, 0, "-n %d exited %d: %s\n%s", *size, job.process.exit_code,
-               tt_job_command(&job), tt_excerpt(job.output, needles));
+  cr_expect_eq(job.process.exit_code, 0, "-n %d exited %d: %s\n%s", *size, job.process.exit_code, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
 }
 
 /* Whether /dev/shm holds a segment that process `pid` created ("tutti-<pid>-..."). */

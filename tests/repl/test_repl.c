@@ -25,7 +25,7 @@
 
 /* One REPL session: `tutti run -n N` on a fresh pty, with a HOME of its own. */
 static struct {
-  pid_t pid;  /* the launcher; 0 once reaped */
+  pid_t pid; /* the launcher; 0 once reaped */
   int status;
   int master;
   char screen[1 << 20]; /* what the terminal showed, without \r and escape sequences */
@@ -82,9 +82,7 @@ static void expect(const char* text, int bound_ms) {
   }
 }
 
-static void type(const char* keys) {
-  cr_assert_eq(write(repl.master, keys, strlen(keys)), (ssize_t)strlen(keys));
-}
+static void type(const char* keys) { cr_assert_eq(write(repl.master, keys, strlen(keys)), (ssize_t)strlen(keys)); }
 
 /* libedit shows the prompt, then takes the terminal out of canonical mode; keys typed
  * in between can be lost in the switch (a Ctrl-D, notably), as they could be for a

@@ -65,7 +65,7 @@ void tt_job_launcher_option(tt_job* job, const char* option) {
   while (job->argv[n]) ++n;
   int separator = 0;
   while (separator < n && strcmp(job->argv[separator], "--") != 0) ++separator;
-  add_arg(job, "%s", option);  /* appended, then moved in front of the "--" */
+  add_arg(job, "%s", option); /* appended, then moved in front of the "--" */
   char* added = job->argv[n];
   memmove(&job->argv[separator + 1], &job->argv[separator], (size_t)(n - separator) * sizeof(char*));
   job->argv[separator] = added;

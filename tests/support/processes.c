@@ -104,9 +104,7 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int tt_wait(tt_process* process, int timeout_ms) {
-  return tt_wait_all(process, 1, timeout_ms) == 1;
-}
+int tt_wait(tt_process* process, int timeout_ms) { return tt_wait_all(process, 1, timeout_ms) == 1; }
 
 int tt_wait_all(tt_process* processes, int n, int timeout_ms) {
   long long deadline = now_ms() + timeout_ms;

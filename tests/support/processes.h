@@ -12,10 +12,10 @@ extern "C" {
 #endif
 
 typedef struct tt_process {
-  pid_t pid;         /* 0 once reaped */
-  int exited;        /* 1 when it exited on its own or was killed, and was reaped */
-  int exit_code;     /* valid when exited and !signaled */
-  int signaled;      /* the signal that ended it, 0 if none */
+  pid_t pid;     /* 0 once reaped */
+  int exited;    /* 1 when it exited on its own or was killed, and was reaped */
+  int exit_code; /* valid when exited and !signaled */
+  int signaled;  /* the signal that ended it, 0 if none */
   char output_path[256];
 } tt_process;
 

@@ -6,8 +6,8 @@
 // of slots 0 and 1.
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/blocks.h"
-#include "runtime/operation/reduce_op.h"
 #include "runtime/collectives/ring_phases.h"
+#include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
 

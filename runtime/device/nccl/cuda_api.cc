@@ -33,7 +33,8 @@ Loaded load() {
   CudaApi& api = loaded.api;
   std::string* why = &loaded.why_not;
   bool ok = bind(library, "cudaGetDeviceCount", &api.GetDeviceCount, why) &&
-            bind(library, "cudaGetDevice", &api.GetDevice, why) && bind(library, "cudaSetDevice", &api.SetDevice, why) &&
+            bind(library, "cudaGetDevice", &api.GetDevice, why) &&
+            bind(library, "cudaSetDevice", &api.SetDevice, why) &&
             bind(library, "cudaGetDeviceProperties", &api.GetDeviceProperties, why) &&
             bind(library, "cudaGetErrorString", &api.GetErrorString, why) &&
             bind(library, "cudaPointerGetAttributes", &api.PointerGetAttributes, why) &&
@@ -65,7 +66,8 @@ std::string CudaApi::describe(const char* call, cudaError_t error) const {
 }
 
 void CudaApi::check(cudaError_t error, const char* call, const std::string& what) const {
-  if (error != cudaSuccess) [[unlikely]] fail(Status::kTransport, concat(what, ": ", describe(call, error)));
+  if (error != cudaSuccess) [[unlikely]]
+    fail(Status::kTransport, concat(what, ": ", describe(call, error)));
 }
 
 bool cuda_in_use() {

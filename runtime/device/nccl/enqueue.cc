@@ -9,7 +9,6 @@
 namespace tutti::device::nccl {
 namespace {
 
-
 ncclDataType_t nccl_dtype(Dtype dtype) {
   switch (dtype) {
     case Dtype::kInt8: return ncclInt8;
@@ -50,9 +49,9 @@ ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, in
   const bool root = rank == call.root;
   // In place on the root, its own block is already where it belongs.
   const size_t own = block * static_cast<size_t>(rank);
-  const bool in_place = root && send != nullptr && recv != nullptr &&
-                        ((call.kind == Kind::kGather && send == recv + own) ||
-                         (call.kind == Kind::kScatter && recv == send + own));
+  const bool in_place =
+      root && send != nullptr && recv != nullptr &&
+      ((call.kind == Kind::kGather && send == recv + own) || (call.kind == Kind::kScatter && recv == send + own));
   for (int peer = 0; peer < size; ++peer) {
     const size_t offset = block * static_cast<size_t>(peer);
     const bool self = peer == rank;

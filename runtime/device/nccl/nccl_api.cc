@@ -42,7 +42,8 @@ Loaded load() {
             bind(library, "ncclGetErrorString", &api.GetErrorString, why) &&
             bind(library, "ncclGetLastError", &api.GetLastError, why) &&
             bind(library, "ncclAllReduce", &api.AllReduce, why) && bind(library, "ncclReduce", &api.Reduce, why) &&
-            bind(library, "ncclBroadcast", &api.Broadcast, why) && bind(library, "ncclAllGather", &api.AllGather, why) &&
+            bind(library, "ncclBroadcast", &api.Broadcast, why) &&
+            bind(library, "ncclAllGather", &api.AllGather, why) &&
             bind(library, "ncclReduceScatter", &api.ReduceScatter, why) && bind(library, "ncclSend", &api.Send, why) &&
             bind(library, "ncclRecv", &api.Recv, why) && bind(library, "ncclGroupStart", &api.GroupStart, why) &&
             bind(library, "ncclGroupEnd", &api.GroupEnd, why);

@@ -43,9 +43,8 @@ ncclConfig_t non_blocking_config() {
 
 }  // namespace
 
-std::unique_ptr<NcclComm> NcclComm::create(const NcclApi& nccl, store::Client& store, const std::string& key,
-                                           int rank, int size, Deadline deadline, const Fault* fault,
-                                           const std::string& where) {
+std::unique_ptr<NcclComm> NcclComm::create(const NcclApi& nccl, store::Client& store, const std::string& key, int rank,
+                                           int size, Deadline deadline, const Fault* fault, const std::string& where) {
   ncclUniqueId id;
   if (rank == 0) {
     nccl.check(nccl.GetUniqueId(&id), "ncclGetUniqueId", concat("creating the NCCL communicator of ", where), nullptr);
@@ -70,8 +69,9 @@ std::unique_ptr<NcclComm> NcclComm::create(const NcclApi& nccl, store::Client& s
   nccl.check(nccl.CommInitRankConfig(&handle, size, id, rank, &config), "ncclCommInitRankConfig",
              concat("creating the NCCL communicator of ", where), nullptr);
   std::unique_ptr<NcclComm> comm(new NcclComm(nccl, handle));
-  comm->wait_ready(deadline, fault, concat("initialising the NCCL communicator of ", where,
-                                           " (every rank must make its first device call together)"));
+  comm->wait_ready(deadline, fault,
+                   concat("initialising the NCCL communicator of ", where,
+                          " (every rank must make its first device call together)"));
   return comm;
 }
 
@@ -89,8 +89,9 @@ NcclComm::~NcclComm() {
 }
 
 void NcclComm::fail_aborted(const std::string& what) {
-  fail(Status::kAborted, concat(what, ": the NCCL communicator was aborted; destroy this communicator and create a "
-                                      "new one"));
+  fail(Status::kAborted, concat(what,
+                                ": the NCCL communicator was aborted; destroy this communicator and create a "
+                                "new one"));
 }
 
 std::unique_ptr<NcclComm> NcclComm::split(int color, int key, Deadline deadline, const Fault* fault,

@@ -11,8 +11,8 @@
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
 #include "runtime/common/fault.h"
-#include "runtime/store/client.h"
 #include "runtime/device/nccl/nccl_api.h"
+#include "runtime/store/client.h"
 
 namespace tutti::device::nccl {
 
@@ -21,17 +21,15 @@ class NcclComm {
   // Collective over size ranks: rank 0 makes the id and publishes it under key. The
   // calling thread's current device is the communicator's. Throws kTimeout (a rank
   // never came), kTransport (NCCL failed), or the fault's status.
-  static std::unique_ptr<NcclComm> create(const NcclApi& nccl, store::Client& store, const std::string& key,
-                                          int rank, int size, Deadline deadline, const Fault* fault,
-                                          const std::string& where);
+  static std::unique_ptr<NcclComm> create(const NcclApi& nccl, store::Client& store, const std::string& key, int rank,
+                                          int size, Deadline deadline, const Fault* fault, const std::string& where);
   // Ends it: flushed and destroyed (bounded), or aborted if it was aborted or that fails.
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
 
   // ncclCommSplit, with the same bound; nullptr for color < 0 (which still takes part).
-  std::unique_ptr<NcclComm> split(int color, int key, Deadline deadline, const Fault* fault,
-                                  const std::string& where);
+  std::unique_ptr<NcclComm> split(int color, int key, Deadline deadline, const Fault* fault, const std::string& where);
 
   // Runs fn(handle) unless the communicator was aborted (then throws kAborted naming
   // what), so that an abort from the watchdog's thread never frees it under an enqueue.

@@ -26,7 +26,11 @@ const char* memory_name(bool device) { return device ? "CUDA device" : "host"; }
 
 NcclDevicePath::NcclDevicePath(const device::DeviceSetup& setup, const CudaApi& cuda, const NcclApi* nccl,
                                std::string nccl_why_not, std::shared_ptr<Inherited> inherited)
-    : setup_(setup), cuda_(cuda), nccl_(nccl), nccl_why_not_(std::move(nccl_why_not)), inherited_(std::move(inherited)),
+    : setup_(setup),
+      cuda_(cuda),
+      nccl_(nccl),
+      nccl_why_not_(std::move(nccl_why_not)),
+      inherited_(std::move(inherited)),
       pinned_pool_(std::make_shared<PinnedPool>(cuda)) {
   if (inherited_) device_ = inherited_->device;
   device::WatchdogSetup watch;
@@ -62,9 +66,9 @@ bool NcclDevicePath::is_device_pointer(const void* pointer, const char* api, con
   cudaPointerAttributes attributes{};
   cudaError_t error = cuda_.PointerGetAttributes(&attributes, pointer);
   if (error != cudaSuccess) {
-    fail(Status::kInvalidArgument, concat(api, ": cannot tell what memory ", which, " is in on ", setup_.where, " (",
-                                          cuda_.describe("cudaPointerGetAttributes", error),
-                                          "); state it with tutti_comm_set_memory"));
+    fail(Status::kInvalidArgument,
+         concat(api, ": cannot tell what memory ", which, " is in on ", setup_.where, " (",
+                cuda_.describe("cudaPointerGetAttributes", error), "); state it with tutti_comm_set_memory"));
   }
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
@@ -88,9 +92,8 @@ void NcclDevicePath::set_device(int device) {
   int devices = 0;
   cuda_.check(cuda_.GetDeviceCount(&devices), "cudaGetDeviceCount", concat("tutti_comm_set_device on ", setup_.where));
   if (device < 0 || device >= devices) {
-    fail(Status::kInvalidArgument, concat("tutti_comm_set_device: device ", device, " does not exist on ",
-                                          setup_.where, "; this process sees ", devices, " CUDA devices (0 to ",
-                                          devices - 1, ")"));
+    fail(Status::kInvalidArgument, concat("tutti_comm_set_device: device ", device, " does not exist on ", setup_.where,
+                                          "; this process sees ", devices, " CUDA devices (0 to ", devices - 1, ")"));
   }
   if (device_in_use_ && device != device_) {
     fail(Status::kUnsupported, concat("tutti_comm_set_device: ", setup_.where, " already works on CUDA device ",

@@ -11,13 +11,13 @@
 
 #include "runtime/common/deadline.h"
 #include "runtime/device/device_path.h"
-#include "runtime/device/route.h"
-#include "runtime/device/watchdog.h"
 #include "runtime/device/nccl/cuda_api.h"
 #include "runtime/device/nccl/event_fence.h"
 #include "runtime/device/nccl/nccl_api.h"
 #include "runtime/device/nccl/nccl_comm.h"
 #include "runtime/device/nccl/pinned_pool.h"
+#include "runtime/device/route.h"
+#include "runtime/device/watchdog.h"
 
 namespace tutti::device {
 
@@ -93,8 +93,8 @@ class NcclDevicePath final : public device::DevicePath, public device::Watched {
   std::string nccl_why_not_;
   std::shared_ptr<Inherited> inherited_;  // until make_ready adopts it
   device::Memory memory_ = device::Memory::kAuto;
-  int device_ = -1;              // -1 until chosen: local_rank % devices
-  bool device_in_use_ = false;   // the stream or the NCCL communicator exists on it
+  int device_ = -1;             // -1 until chosen: local_rank % devices
+  bool device_in_use_ = false;  // the stream or the NCCL communicator exists on it
   cudaStream_t own_stream_ = nullptr;
   cudaStream_t user_stream_ = nullptr;
   std::optional<device::Route> route_;

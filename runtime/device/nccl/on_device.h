@@ -12,7 +12,8 @@ class OnDevice {
   // Throws Error(kTransport) where the device cannot be selected.
   OnDevice(const CudaApi& cuda, int device) : cuda_(cuda), device_(device) {
     cuda_.check(cuda_.GetDevice(&previous_), "cudaGetDevice", "selecting the communicator's GPU");
-    if (previous_ != device_) cuda_.check(cuda_.SetDevice(device_), "cudaSetDevice", "selecting the communicator's GPU");
+    if (previous_ != device_)
+      cuda_.check(cuda_.SetDevice(device_), "cudaSetDevice", "selecting the communicator's GPU");
   }
   ~OnDevice() {
     if (previous_ != device_) cuda_.SetDevice(previous_);

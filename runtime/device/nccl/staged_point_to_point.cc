@@ -57,8 +57,8 @@ void StagedPointToPoint::make_stream_wait(void* stream) {
   if (!host_part_done_locked()) {
     auto outer = outer_.lock();
     if (outer && outer->done() && outer->status() != Status::kOk) fail(outer->status(), outer->message());
-    fail(Status::kTimeout, concat("the host part of a staged send or receive did not end within ",
-                                  transfer_.host_bound_ms, " ms"));
+    fail(Status::kTimeout,
+         concat("the host part of a staged send or receive did not end within ", transfer_.host_bound_ms, " ms"));
   }
   if (copied_ != nullptr) copied_->make_stream_wait(stream);
 }

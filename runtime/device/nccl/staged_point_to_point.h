@@ -21,7 +21,7 @@
 namespace tutti::device::nccl {
 
 struct StagedTransfer {
-  std::shared_ptr<work::Work> host;     // the host send or receive, on `block`
+  std::shared_ptr<work::Work> host;      // the host send or receive, on `block`
   std::shared_ptr<unsigned char> block;  // pinned memory (pinned_pool.h)
   void* device_recv = nullptr;           // a receive's device buffer; nullptr for a send
   size_t bytes = 0;

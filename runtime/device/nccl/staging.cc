@@ -43,8 +43,7 @@ void NcclDevicePath::copy_to_host(void* host, const void* device, size_t bytes, 
   wait_for_copy(copied, staged, "the copy to host memory");
 }
 
-std::shared_ptr<work::Work> NcclDevicePath::stage(const Call& call, const char* api, const char* why,
-                                                  bool async) {
+std::shared_ptr<work::Work> NcclDevicePath::stage(const Call& call, const char* api, const char* why, bool async) {
   if (logged_.insert(why).second) {
     log::warn(setup_.where, ": ", kind_name(call.kind), " on device buffers goes through pinned host ",
               "memory (the staging path): ", why);
@@ -97,8 +96,7 @@ std::shared_ptr<work::Work> NcclDevicePath::stage(const Call& call, const char* 
   return watch(last_copy_back_, staged.label, 0, staged.timeout_ms);
 }
 
-std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const Call& call,
-                                                                 const StagedCall& staged) {
+std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const Call& call, const StagedCall& staged) {
   const bool sending = call.kind == Kind::kSend;
   const device::BufferSpans spans = device::spans_of(call, setup_.rank, setup_.size);
   StagedTransfer transfer;
@@ -117,8 +115,8 @@ std::shared_ptr<work::Work> NcclDevicePath::stage_point_to_point(const Call& cal
     transfer.device_recv = call.recv;
   }
   transfer.host = setup_.engine->issue(host, staged.api, true);
-  auto fence = std::make_shared<StagedPointToPoint>(cuda_, device_, stream(), watchdog_->broken_flag(),
-                                                    std::move(transfer));
+  auto fence =
+      std::make_shared<StagedPointToPoint>(cuda_, device_, stream(), watchdog_->broken_flag(), std::move(transfer));
   // The host part fails at its own timeout; the watchdog's deadline comes after it, so
   // that a send or receive that times out never aborts the NCCL communicator.
   auto work = watch(fence, staged.label, 0, staged.timeout_ms + kWatchdogGraceMs);

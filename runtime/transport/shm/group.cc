@@ -47,8 +47,8 @@ std::unique_ptr<Group> Group::create(store::Client& store, const std::string& pr
   }
   Layout layout = Layout::for_size(size);
   try {
-    Segment segment =
-        Segment::share(store, prefix, rank, size, layout.total_bytes, "run the same tutti build on every rank", deadline);
+    Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes,
+                                     "run the same tutti build on every rank", deadline);
     return std::make_unique<SegmentGroup>(std::move(segment), layout, rank, size);
   } catch (const Error& e) {
     fail(e.status(), concat("shared-memory group at ", prefix, " (rank ", rank, " of ", size, "): ", e.what()));

@@ -21,9 +21,9 @@
 #include <memory>
 #include <string>
 
+#include "runtime/common/deadline.h"
 #include "runtime/operation/dtype.h"
 #include "runtime/operation/op_context.h"
-#include "runtime/common/deadline.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/shm/layout.h"
 
@@ -59,8 +59,7 @@ class Group {
   // `prefix`. Returns this rank's part. Collectives whose buffers lie in such memory
   // read (and the reductions write) them in place, in one pass instead of two or three
   // through the slots (group_copy.cc, group_reduce.cc).
-  virtual void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
-                                Deadline deadline) = 0;
+  virtual void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes, Deadline deadline) = 0;
   // How many collectives so far read their peers' buffers in place in memory from
   // allocate_shared, rather than through the slots: what shows that such memory took
   // the one-copy path.
@@ -78,10 +77,8 @@ class Group {
   virtual void all_gather(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) = 0;
   virtual void reduce_scatter(const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op,
                               const OpContext& context) = 0;
-  virtual void gather(const void* send, void* recv, size_t bytes_per_rank, int root,
-                      const OpContext& context) = 0;
-  virtual void scatter(const void* send, void* recv, size_t bytes_per_rank, int root,
-                       const OpContext& context) = 0;
+  virtual void gather(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) = 0;
+  virtual void scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) = 0;
   virtual void all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) = 0;
   virtual void barrier(const OpContext& context) = 0;
 };

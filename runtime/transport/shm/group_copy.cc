@@ -199,8 +199,8 @@ bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* o
 bool SegmentGroup::gather_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, int root,
                                    const OpContext& context) {
   const size_t all_bytes = bytes_per_rank * size_;
-  const uint64_t step =
-      announce_places(Places{place_of(in, bytes_per_rank), rank_ == root ? place_of(out, all_bytes) : Place{}}, context);
+  const uint64_t step = announce_places(
+      Places{place_of(in, bytes_per_rank), rank_ == root ? place_of(out, all_bytes) : Place{}}, context);
   auto copy = in_place_copy(all_bytes);
   const Place result = read_places(root, step).result;
   if (result.region != 0) {
@@ -209,8 +209,7 @@ bool SegmentGroup::gather_in_place(const unsigned char* in, unsigned char* out, 
   } else {
     if (!sources_shared(step)) return false;
     for (int r = 0; rank_ == root && r < size_; ++r) {
-      const unsigned char* from =
-          r == rank_ ? in : mapped_at(r, read_places(r, step).source, bytes_per_rank, context);
+      const unsigned char* from = r == rank_ ? in : mapped_at(r, read_places(r, step).source, bytes_per_rank, context);
       if (out + r * bytes_per_rank != from) copy(out + r * bytes_per_rank, from, bytes_per_rank);
     }
   }
@@ -239,8 +238,8 @@ bool SegmentGroup::all_to_all_in_place(const unsigned char* in, unsigned char* o
 
 // Chunk (offset, n) of every rank's block into `out`: this rank's own from `in`, the
 // others' from their slots; all_gather and gather's root read the same way.
-void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, size_t offset, size_t n,
-                                   uint64_t use, size_t bytes_per_rank) {
+void SegmentGroup::copy_out_blocks(unsigned char* out, const unsigned char* in, size_t offset, size_t n, uint64_t use,
+                                   size_t bytes_per_rank) {
   for (int r = 0; r < size_; ++r) {
     const unsigned char* from = r == rank_ ? in + offset : slot(r, use);
     copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
@@ -366,8 +365,7 @@ void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_ran
         [&](size_t c, uint64_t use) {
           auto [offset, n] = chunk_span(c, part, bytes_per_rank);
           for (int r = 0; r < size_; ++r) {
-            const unsigned char* from =
-                r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
+            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
             copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
           }
         });

@@ -23,16 +23,15 @@ std::string tebibytes(size_t bytes) { return concat(bytes >> 40, " TiB"); }
 
 std::string shared_size_error(size_t bytes, int ranks) {
   if (bytes <= max_shared_part(ranks)) return "";
-  std::string shape =
-      ranks > 1 ? concat("every rank maps all ", ranks, " ranks' parts, at most ", tebibytes(kMaxSharedMapping),
-                         " in one process, so each rank may ask for at most")
-                : concat("one process maps at most ", tebibytes(kMaxSharedMapping), ", so at most");
+  std::string shape = ranks > 1
+                          ? concat("every rank maps all ", ranks, " ranks' parts, at most ",
+                                   tebibytes(kMaxSharedMapping), " in one process, so each rank may ask for at most")
+                          : concat("one process maps at most ", tebibytes(kMaxSharedMapping), ", so at most");
   return concat("more than tutti_mem_alloc can map: ", shape, " ", max_shared_part(ranks),
                 " bytes; ask for less (the same on every rank)");
 }
 
-void* SegmentGroup::allocate_shared(store::Client& store, const std::string& prefix, size_t bytes,
-                                    Deadline deadline) {
+void* SegmentGroup::allocate_shared(store::Client& store, const std::string& prefix, size_t bytes, Deadline deadline) {
   const uint64_t id = ++regions_made_;
   const std::string key_prefix = concat(prefix, id, "/");
   if (std::string why = shared_size_error(bytes, size_); !why.empty()) {
@@ -49,18 +48,15 @@ void* SegmentGroup::allocate_shared(store::Client& store, const std::string& pre
 }
 
 bool SegmentGroup::free_shared(void* ptr) {
-  auto found = std::find_if(regions_.begin(), regions_.end(), [&](const SharedRegion& region) {
-    return region.part(rank_) == ptr;
-  });
+  auto found = std::find_if(regions_.begin(), regions_.end(),
+                            [&](const SharedRegion& region) { return region.part(rank_) == ptr; });
   if (found == regions_.end()) return false;
   regions_.erase(found);
   ++regions_changes_;
   return true;
 }
 
-bool SegmentGroup::may_read_in_place(size_t bytes) const {
-  return !regions_.empty() && bytes >= kReadInPlaceFromBytes;
-}
+bool SegmentGroup::may_read_in_place(size_t bytes) const { return !regions_.empty() && bytes >= kReadInPlaceFromBytes; }
 
 SegmentGroup::Place SegmentGroup::place_of(const void* buffer, size_t bytes) const {
   const auto* at = static_cast<const unsigned char*>(buffer);

@@ -12,7 +12,6 @@
 namespace tutti::transport::shm {
 namespace {
 
-
 // all_reduce and reduce take one handshake (reduce_whole) while size^2 * bytes stays
 // within this, and the chunked pipeline above it. In the one-handshake form every rank
 // reads every rank's vector, so the ranks together read size^2 * bytes; the pipeline
@@ -38,8 +37,8 @@ constexpr size_t kReduceBlockBytes = 4096;
 // stores the block into every target, streaming or not (but with one plain target it
 // reduces straight into it), which works for every dtype and op with reduce_many's
 // kernels.
-void reduce_into(std::span<unsigned char* const> targets, std::vector<const void*>& sources, size_t count,
-                 Dtype dtype, ReduceOp op, bool streaming) {
+void reduce_into(std::span<unsigned char* const> targets, std::vector<const void*>& sources, size_t count, Dtype dtype,
+                 ReduceOp op, bool streaming) {
   const size_t unit = dtype_size(dtype);
   const int n = static_cast<int>(sources.size());
   if (!streaming && targets.size() == 1) {
@@ -124,9 +123,7 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
   const uint64_t step = ++step_;
   const bool in_entry = bytes <= kInlineBytes;
   const uint64_t use = in_entry ? 0 : slot_uses_++;
-  auto shared = [&](int r) -> unsigned char* {
-    return in_entry ? entry(r, step).payload : slot(r, use);
-  };
+  auto shared = [&](int r) -> unsigned char* { return in_entry ? entry(r, step).payload : slot(r, use); };
 
   if (in_entry) {
     claim_entry(step, context);
@@ -177,8 +174,8 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 // The collective ends with the wait for "reduced" of the last chunk.
 static_assert(kStepEntries >= 3, "reduce_pipelined posts two steps past its last wait");
 
-void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
-                                    int root, const OpContext& context) {
+void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                                    const OpContext& context) {
   const size_t unit = dtype_size(dtype);
   const size_t chunk_count = layout_.slot_bytes / unit;
   const size_t chunks = ceil_div(count, chunk_count);
@@ -243,8 +240,8 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
 // its vector and its result: one pass over the data, where the slots take three (copy
 // in, reduce, copy out). In place (send == recv), rank r's stores into slice r of a
 // vector follow its own reads of that block of it, and no other rank reads slice r.
-bool SegmentGroup::reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype,
-                                   ReduceOp op, int root, const OpContext& context) {
+bool SegmentGroup::reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype, ReduceOp op,
+                                   int root, const OpContext& context) {
   const size_t unit = dtype_size(dtype);
   const size_t bytes = count * unit;
   auto receives = [&](int r) { return root < 0 || root == r; };
@@ -320,8 +317,8 @@ void SegmentGroup::reduce_scatter(const void* send, void* recv, size_t count_per
         [&](size_t c, uint64_t use) {
           auto [offset, n] = span(c);
           for (int r = 0; r < size_; ++r) {
-            sources_[r] = r == rank_ ? in + (rank_ * count_per_rank + offset) * unit
-                                     : slot(r, use) + rank_ * part_bytes;
+            sources_[r] =
+                r == rank_ ? in + (rank_ * count_per_rank + offset) * unit : slot(r, use) + rank_ * part_bytes;
           }
           reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
         });

@@ -46,16 +46,13 @@ const char* remedy(int error) {
              "remount,size=... /dev/shm)";
     case EACCES:
     case EPERM:
-    case EROFS:
-      return "make /dev/shm writable for this user (it is normally mode 1777)";
+    case EROFS: return "make /dev/shm writable for this user (it is normally mode 1777)";
     case EMFILE:
-    case ENFILE:
-      return "raise the open-file limit (ulimit -n)";
+    case ENFILE: return "raise the open-file limit (ulimit -n)";
     case ENOENT:
       return "rank 0 removed it already: it gave up waiting for this rank, or /dev/shm is not shared between "
              "the ranks (separate containers?); check rank 0's error";
-    default:
-      return "check that /dev/shm is a writable tmpfs shared by all ranks of this node";
+    default: return "check that /dev/shm is a writable tmpfs shared by all ranks of this node";
   }
 }
 
@@ -167,8 +164,7 @@ Error refused(const std::string& value, const std::string& whose) {
 
 }  // namespace
 
-Segment::Segment(Segment&& other) noexcept
-    : name_(std::move(other.name_)), base_(other.base_), bytes_(other.bytes_) {
+Segment::Segment(Segment&& other) noexcept : name_(std::move(other.name_)), base_(other.base_), bytes_(other.bytes_) {
   other.base_ = nullptr;
 }
 
@@ -244,8 +240,7 @@ Segment Segment::share(store::Client& store, const std::string& prefix, int rank
   return follow(store, prefix, rank, bytes, size_remedy, deadline);
 }
 
-void Segment::refuse(store::Client& store, const std::string& prefix, int rank, const Error& error,
-                     Deadline deadline) {
+void Segment::refuse(store::Client& store, const std::string& prefix, int rank, const Error& error, Deadline deadline) {
   try {
     store.set(rank == 0 ? prefix + "name" : concat(prefix, "mapped/", rank), refusal(error.status(), error.what()),
               deadline);
@@ -264,9 +259,9 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
     name = store.get(name_key, deadline);
   } catch (const Error& e) {
     if (e.status() != Status::kTimeout) throw;
-    fail(Status::kTimeout, concat("rank 0 did not publish its shared-memory segment (", name_key,
-                                  ") in time; check that rank 0 is running and reached the same communicator ",
-                                  "setup"));
+    fail(Status::kTimeout,
+         concat("rank 0 did not publish its shared-memory segment (", name_key,
+                ") in time; check that rank 0 is running and reached the same communicator ", "setup"));
   }
   if (is_refusal(name)) throw refused(name, "rank 0 could not make the shared memory");
   std::optional<Segment> segment;
@@ -282,8 +277,8 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
     verdict = store.get(prefix + "verdict", deadline);
   } catch (const Error& e) {
     if (e.status() != Status::kTimeout) throw;
-    fail(Status::kTimeout, concat("rank 0 did not say in time whether every rank mapped ",
-                                  describe(name, bytes), " (", prefix, "verdict); check that rank 0 is running"));
+    fail(Status::kTimeout, concat("rank 0 did not say in time whether every rank mapped ", describe(name, bytes), " (",
+                                  prefix, "verdict); check that rank 0 is running"));
   }
   if (is_refusal(verdict)) throw refused(verdict, "the shared memory could not be set up");
   return std::move(*segment);
@@ -307,9 +302,9 @@ Segment Segment::lead(store::Client& store, const std::string& prefix, int size,
   } catch (const Error& e) {
     shm_unlink(name.c_str());
     if (e.status() != Status::kTimeout) throw;
-    Error timeout(Status::kTimeout, concat(absent_ranks(store, keys), " did not map ", describe(name, bytes),
-                                           " in time; check that they are running, on this node, and share its ",
-                                           "/dev/shm"));
+    Error timeout(Status::kTimeout,
+                  concat(absent_ranks(store, keys), " did not map ", describe(name, bytes),
+                         " in time; check that they are running, on this node, and share its ", "/dev/shm"));
     refuse(store, prefix, 0, timeout, Deadline::after_ms(1000));
   }
   shm_unlink(name.c_str());

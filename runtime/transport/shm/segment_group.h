@@ -94,9 +94,7 @@ class SegmentGroup final : public Group {
   unsigned char* slot(int rank, uint64_t use) const {
     return base() + layout_.slots_offset + (2 * static_cast<size_t>(rank) + (use & 1)) * layout_.slot_bytes;
   }
-  unsigned char* result(uint64_t use) const {
-    return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes;
-  }
+  unsigned char* result(uint64_t use) const { return base() + layout_.results_offset + (use & 1) * layout_.slot_bytes; }
   unsigned char* base() const { return segment_.base(); }
   StepEntry& entry(int rank, uint64_t step) const { return entry_of(control(rank), step); }
   // Where `rank` puts `bytes` of data for `step` (bytes <= cell_bytes): in its step
@@ -236,8 +234,8 @@ class SegmentGroup final : public Group {
                        const OpContext& context);
   bool all_to_all_in_place(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
                            const OpContext& context);
-  bool reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype, ReduceOp op,
-                       int root, const OpContext& context);
+  bool reduce_in_place(const unsigned char* in, unsigned char* out, size_t count, Dtype dtype, ReduceOp op, int root,
+                       const OpContext& context);
   bool reduce_scatter_in_place(const unsigned char* in, unsigned char* out, size_t count_per_rank, Dtype dtype,
                                ReduceOp op, const OpContext& context);
 
@@ -246,22 +244,22 @@ class SegmentGroup final : public Group {
   int rank_;
   int size_;
   WaitPolicy policy_;
-  bool fenced_;  // whether this rank fences its posts (signal.h)
-  uint64_t shape_ = 0;        // the running collective's Shape, folded with the ones before (run())
-  uint32_t posted_shape_ = 0;  // shape_ folded to the 32 bits a step entry carries
+  bool fenced_;                        // whether this rank fences its posts (signal.h)
+  uint64_t shape_ = 0;                 // the running collective's Shape, folded with the ones before (run())
+  uint32_t posted_shape_ = 0;          // shape_ folded to the 32 bits a step entry carries
   const char* hashed_name_ = nullptr;  // the collective name whose hash name_hash_ holds (run())
   uint64_t name_hash_ = 0;
-  uint64_t step_ = 0;         // the last step posted
-  uint64_t slot_uses_ = 0;    // slot fills so far; the next fill uses parity slot_uses_ % 2
-  uint64_t result_uses_ = 0;  // the same for the result areas
-  uint64_t known_ = 0;        // every other rank is known to have posted at least this step
+  uint64_t step_ = 0;                          // the last step posted
+  uint64_t slot_uses_ = 0;                     // slot fills so far; the next fill uses parity slot_uses_ % 2
+  uint64_t result_uses_ = 0;                   // the same for the result areas
+  uint64_t known_ = 0;                         // every other rank is known to have posted at least this step
   uint64_t entry_release_[kStepEntries] = {};  // per step entry of this rank (post())
-  uint64_t slot_release_[2] = {0, 0};  // per parity of the slot uses, for every rank's slots
-  std::string failed_;        // the label of the collective that failed; empty while usable
-  std::vector<const void*> sources_;  // reduce_many's sources, one per rank, kept to avoid allocation
-  std::vector<unsigned char*> targets_;  // where reduce_in_place writes, at most one per rank, the same
-  uint64_t regions_changes_ = 0;  // allocations and frees so far, folded into every shape
-  std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)
+  uint64_t slot_release_[2] = {0, 0};          // per parity of the slot uses, for every rank's slots
+  std::string failed_;                         // the label of the collective that failed; empty while usable
+  std::vector<const void*> sources_;           // reduce_many's sources, one per rank, kept to avoid allocation
+  std::vector<unsigned char*> targets_;        // where reduce_in_place writes, at most one per rank, the same
+  uint64_t regions_changes_ = 0;               // allocations and frees so far, folded into every shape
+  std::list<SharedRegion> regions_;            // allocate_shared's, live ones (a list: Segment does not move-assign)
   uint64_t regions_made_ = 0;
   uint64_t in_place_runs_ = 0;
 };

@@ -33,13 +33,10 @@ constexpr int64_t kSleepSliceNs = 2'000'000;
 // waiter's progress calls move forward.
 constexpr int64_t kUnfencedSliceNs = 100'000;
 
-uint32_t* futex_word(const StepEntry& entry) {
-  return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word));
-}
+uint32_t* futex_word(const StepEntry& entry) { return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word)); }
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -59,9 +56,7 @@ bool fence_everyone() { return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXP
 
 }  // namespace
 
-bool register_for_membarrier() {
-  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-}
+bool register_for_membarrier() { return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0; }
 
 void wake_sleepers(StepEntry& entry) {
   // Not FUTEX_PRIVATE_FLAG: the sleepers are other processes mapping the same page.
@@ -73,8 +68,8 @@ void announce_mismatch(Control& mine) {
   for (StepEntry& entry : mine.entries) wake_sleepers(entry);
 }
 
-uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                   const OpContext& context, const WaitLabel& label) {
+uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy, const OpContext& context,
+                   const WaitLabel& label) {
   const StepEntry& entry = entry_of(peer, step);
   uint64_t word;
   // Spin first: a peer on another core usually posts within a microsecond or so, far

@@ -103,9 +103,7 @@ struct WaitLabel {
 };
 
 inline StepEntry& entry_of(Control& control, uint64_t step) { return control.entries[step % kStepEntries]; }
-inline const StepEntry& entry_of(const Control& control, uint64_t step) {
-  return control.entries[step % kStepEntries];
-}
+inline const StepEntry& entry_of(const Control& control, uint64_t step) { return control.entries[step % kStepEntries]; }
 
 inline uint64_t step_word(uint64_t step, uint32_t shape) {
   return (static_cast<uint64_t>(shape) << 32) | static_cast<uint32_t>(step);
@@ -124,8 +122,8 @@ inline uint32_t shape_of(uint64_t word) { return static_cast<uint32_t>(word >> 3
 void wake_sleepers(StepEntry& entry);
 // Marks `mine` as having found a mismatch and wakes whoever sleeps on its entries.
 void announce_mismatch(Control& mine);
-uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                   const OpContext& context, const WaitLabel& label);
+uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy, const OpContext& context,
+                   const WaitLabel& label);
 
 // Publishes `step` with `shape`: everything this rank wrote before is visible to
 // whoever sees it. `fenced` as the owner announced in posts_fenced.
@@ -139,8 +137,8 @@ inline void post(Control& mine, uint64_t step, uint32_t shape, bool fenced) {
 // Returns the word of `peer`'s entry for `step` once it shows that step or a later
 // one (what the peer wrote before is then visible here). Throws what context.check
 // throws, naming label, and kMismatch once the peer has announced a mismatch.
-inline uint64_t wait_for(const Control& peer, uint64_t step, const WaitPolicy& policy,
-                         const OpContext& context, const WaitLabel& label) {
+inline uint64_t wait_for(const Control& peer, uint64_t step, const WaitPolicy& policy, const OpContext& context,
+                         const WaitLabel& label) {
   uint64_t word = load_word(entry_of(peer, step), std::memory_order_acquire);
   if (reached(word, step)) return word;
   return wait_slow(peer, step, policy, context, label);

@@ -72,18 +72,17 @@ class StoreDirectory final : public PeerDirectory {
     // Asked under the lock, so that no lookup starts once the directory (and with it the
     // communicator, which owns the store client) is going.
     std::string key = key_of(state->prefix, peer);
-    state->store.get_async(
-        key, kLookUpSliceMs,
-        [state, peer, key, found = std::move(found)](Status status, const std::string& message,
-                                                      const std::string& value) mutable {
-          if (status == Status::kTimeout) return ask(state, peer, std::move(found));
-          if (status != Status::kOk) return found(status, message, PeerCard{});
-          try {
-            found(Status::kOk, "", decode(value, key));
-          } catch (const Error& e) {
-            found(e.status(), e.what(), PeerCard{});
-          }
-        });
+    state->store.get_async(key, kLookUpSliceMs,
+                           [state, peer, key, found = std::move(found)](Status status, const std::string& message,
+                                                                        const std::string& value) mutable {
+                             if (status == Status::kTimeout) return ask(state, peer, std::move(found));
+                             if (status != Status::kOk) return found(status, message, PeerCard{});
+                             try {
+                               found(Status::kOk, "", decode(value, key));
+                             } catch (const Error& e) {
+                               found(e.status(), e.what(), PeerCard{});
+                             }
+                           });
   }
 
   std::shared_ptr<State> state_;
@@ -94,9 +93,9 @@ class StoreDirectory final : public PeerDirectory {
 std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
                                    Deadline deadline, const std::string& where) {
   if (size < 1 || size > kMaxRanks || rank < 0 || rank >= size) {
-    fail(Status::kInvalidArgument, concat("UCX connect on ", where, ": rank ", rank, " of size ", size,
-                                          " is out of range; the UCX transport takes 1 to ", kMaxRanks,
-                                          " ranks, each in [0, size - 1]"));
+    fail(Status::kInvalidArgument,
+         concat("UCX connect on ", where, ": rank ", rank, " of size ", size,
+                " is out of range; the UCX transport takes 1 to ", kMaxRanks, " ranks, each in [0, size - 1]"));
   }
   auto transport = std::make_unique<WorkerTransport>(Context::shared(), rank, size, where,
                                                      std::make_unique<StoreDirectory>(store, prefix));

@@ -48,9 +48,12 @@ std::string configured_transports(const ucp_config_t* config) {
   std::free(text);
   const std::string prefix = "UCX_TLS=";
   size_t at = printed.rfind("\n" + prefix);
-  if (at != std::string::npos) ++at;
-  else if (printed.rfind(prefix, 0) == 0) at = 0;
-  else return "all";
+  if (at != std::string::npos)
+    ++at;
+  else if (printed.rfind(prefix, 0) == 0)
+    at = 0;
+  else
+    return "all";
   size_t end = printed.find('\n', at);
   return printed.substr(at + prefix.size(), end == std::string::npos ? std::string::npos : end - at - prefix.size());
 }

@@ -20,17 +20,17 @@ namespace tutti::transport::ucx {
 // One posted send or receive. UCX's own request (when the operation did not finish at
 // once) reports back through the callbacks, which find this struct through user_data.
 struct Operation {
-  void* ucx = nullptr;        // UCX's request; null when the operation finished at once
+  void* ucx = nullptr;  // UCX's request; null when the operation finished at once
   bool is_recv = false;
   bool completed = false;
-  bool never_started = false; // no endpoint to the peer could be made; status says why
+  bool never_started = false;  // no endpoint to the peer could be made; status says why
   ucs_status_t status = UCS_OK;
   int peer = 0;
   Tag tag{};
-  size_t bytes = 0;           // the caller's buffer
+  size_t bytes = 0;                 // the caller's buffer
   const void* send_data = nullptr;  // a send's buffer
-  bool awaiting_card = false; // a send queued in its peer's `waiting`
-  ucp_tag_recv_info_t info{}; // for a receive: the arriving message (its length)
+  bool awaiting_card = false;       // a send queued in its peer's `waiting`
+  ucp_tag_recv_info_t info{};       // for a receive: the arriving message (its length)
 };
 
 namespace {
@@ -126,9 +126,9 @@ WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int
   }
   if (status != UCS_OK) {
     if (worker_ != nullptr) ucp_worker_destroy(worker_);
-    fail(Status::kTransport, concat("could not create the UCX worker of rank ", rank_, " on ", where_, " (", call,
-                                    ": ", ucs_status_string(status),
-                                    "); check the UCX_* variables in the environment (ucx_info -c)"));
+    fail(Status::kTransport,
+         concat("could not create the UCX worker of rank ", rank_, " on ", where_, " (", call, ": ",
+                ucs_status_string(status), "); check the UCX_* variables in the environment (ucx_info -c)"));
   }
   host_ = host_identity();
   wait_fds_.push_back(pollfd{event_fd, POLLIN, 0});
@@ -160,14 +160,14 @@ bool WorkerTransport::card_known(Peer& peer) {
   if (peer.card_state == CardState::kKnown) return true;
   if (peer.card_state == CardState::kUnknown) {
     peer.card_state = CardState::kAsked;
-    directory_->look_up(peer.rank, [answers = answers_, rank = peer.rank](Status status, const std::string& why,
-                                                                         PeerCard card) {
-      std::lock_guard<std::mutex> lock(answers->mutex);
-      if (answers->worker == nullptr) return;
-      answers->waiting.push_back(Answer{rank, status, why, std::move(card)});
-      answers->any.store(true, std::memory_order_release);
-      ucp_worker_signal(answers->worker);  // wakes a thread asleep in wait_for_activity
-    });
+    directory_->look_up(peer.rank,
+                        [answers = answers_, rank = peer.rank](Status status, const std::string& why, PeerCard card) {
+                          std::lock_guard<std::mutex> lock(answers->mutex);
+                          if (answers->worker == nullptr) return;
+                          answers->waiting.push_back(Answer{rank, status, why, std::move(card)});
+                          answers->any.store(true, std::memory_order_release);
+                          ucp_worker_signal(answers->worker);  // wakes a thread asleep in wait_for_activity
+                        });
   }
   return false;
 }
@@ -239,8 +239,8 @@ void WorkerTransport::send_now(ucp_ep_h endpoint, Operation* operation) {
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &on_send_done;
   param.user_data = operation;
-  start(operation, ucp_tag_send_nbx(endpoint, operation->send_data, operation->bytes,
-                                    ucx_tag(rank_, operation->tag), &param));
+  start(operation,
+        ucp_tag_send_nbx(endpoint, operation->send_data, operation->bytes, ucx_tag(rank_, operation->tag), &param));
 }
 
 Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes) {
@@ -390,7 +390,8 @@ bool WorkerTransport::done(Request* request) {
       fail(Status::kMismatch,
            concat("rank ", operation.peer, " sent a message for another call (", describe_tag(operation.tag), " on ",
                   where_, ": its call fingerprint ", check_of(operation.info.sender_tag), ", this rank's ",
-                  operation.tag.check & kCheckMask, "): the ranks made different collective calls, or this one with "
+                  operation.tag.check & kCheckMask,
+                  "): the ranks made different collective calls, or this one with "
                   "a different count, dtype, op or root; every rank must make the same calls in the same order "
                   "(TUTTI_CHECK=1 names the fields that differ)"));
     }
@@ -425,9 +426,8 @@ void WorkerTransport::fail_operation(const Operation& operation) const {
     size_t arrived = std::max<size_t>(operation.info.length, operation.bytes + 1);
     fail(Status::kInvalidArgument,
          concat("a message of at least ", arrived, " bytes from rank ", operation.peer, " (",
-                describe_tag(operation.tag), ") does not fit the receive buffer of ", operation.bytes,
-                " bytes on ", where_,
-                "; the ranks disagree on the message size: receive into a buffer as large as what is sent"));
+                describe_tag(operation.tag), ") does not fit the receive buffer of ", operation.bytes, " bytes on ",
+                where_, "; the ranks disagree on the message size: receive into a buffer as large as what is sent"));
   }
   if (operation.never_started) {
     fail(Status::kTransport, concat("could not create a UCX endpoint to rank ", operation.peer, " of ", where_, " (",

@@ -46,7 +46,7 @@ struct Operation;
 
 // What a rank publishes for the others: where its worker is, and which process it is.
 struct PeerCard {
-  std::string host;     // host_identity() of its process
+  std::string host;  // host_identity() of its process
   pid_t pid = 0;
   std::string address;  // ucp_worker_get_address(), opaque bytes
 };
@@ -95,18 +95,17 @@ class WorkerTransport final : public Transport {
     int rank = 0;
     CardState card_state = CardState::kUnknown;
     PeerCard card;
-    std::vector<Operation*> waiting;   // sends posted before its card came, in order
+    std::vector<Operation*> waiting;  // sends posted before its card came, in order
     ucp_ep_h endpoint = nullptr;
-    bool watched = false;              // whether its process has been looked at
-    int process_fd = -1;               // pidfd of a same-host peer's process, or -1
+    bool watched = false;  // whether its process has been looked at
+    int process_fd = -1;   // pidfd of a same-host peer's process, or -1
     bool lost = false;
-    std::string lost_why;              // "its connection failed: ...", when lost
+    std::string lost_why;  // "its connection failed: ...", when lost
   };
 
   static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);
   static void on_send_done(void* ucx_request, ucs_status_t status, void* user_data);
-  static void on_recv_done(void* ucx_request, ucs_status_t status, const ucp_tag_recv_info_t* info,
-                           void* user_data);
+  static void on_recv_done(void* ucx_request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
 
   // The directory's answers, which come on another thread; progress() takes them in.
   struct Answer {
@@ -117,9 +116,9 @@ class WorkerTransport final : public Transport {
   };
   struct Answers {
     std::mutex mutex;
-    std::vector<Answer> waiting;             // guarded by mutex
-    ucp_worker_h worker = nullptr;           // signalled on each answer; null once gone
-    std::atomic<bool> any{false};            // read by every progress(), without the lock
+    std::vector<Answer> waiting;    // guarded by mutex
+    ucp_worker_h worker = nullptr;  // signalled on each answer; null once gone
+    std::atomic<bool> any{false};   // read by every progress(), without the lock
   };
 
   Peer& peer_at(int peer, const char* call);
@@ -149,16 +148,16 @@ class WorkerTransport final : public Transport {
   const int size_;
   const std::string where_;
   ucp_worker_h worker_ = nullptr;
-  std::string address_;               // this worker's, for the other ranks
-  std::string host_;                  // host_identity() of this process
-  std::vector<Peer> peers_;           // sized once: UCX holds pointers to its elements
-  std::vector<pollfd> wait_fds_;      // the worker's event fd, then the peers' pidfds
-  std::vector<int> wait_ranks_;       // the peer of each pidfd in wait_fds_[1..]
+  std::string address_;                                 // this worker's, for the other ranks
+  std::string host_;                                    // host_identity() of this process
+  std::vector<Peer> peers_;                             // sized once: UCX holds pointers to its elements
+  std::vector<pollfd> wait_fds_;                        // the worker's event fd, then the peers' pidfds
+  std::vector<int> wait_ranks_;                         // the peer of each pidfd in wait_fds_[1..]
   std::vector<std::unique_ptr<Operation>> operations_;  // every one ever made
   std::vector<Operation*> free_operations_;
-  std::vector<Operation*> orphans_;   // released, but UCX could neither finish nor cancel them
+  std::vector<Operation*> orphans_;      // released, but UCX could neither finish nor cancel them
   std::vector<std::string> transports_;  // UCX transports of the endpoints made so far
-  char describe_[96] = "ucx";         // rewritten in place, so describe()'s pointer stays valid
+  char describe_[96] = "ucx";            // rewritten in place, so describe()'s pointer stays valid
 };
 
 }  // namespace tutti::transport::ucx

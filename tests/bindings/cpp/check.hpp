@@ -20,8 +20,8 @@ struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-#define CHECK(condition, what)                                                                          \
-  ((condition) ? void(0)                                                                               \
+#define CHECK(condition, what)                                                                            \
+  ((condition) ? void(0)                                                                                  \
                : throw ::check::Failure(std::string("line ") + std::to_string(__LINE__) + ": " + (what) + \
                                         " (" #condition " is false)"))
 

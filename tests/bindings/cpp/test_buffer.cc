@@ -68,9 +68,14 @@ void float16() {
     uint16_t bits;
   };
   const Case exact[] = {
-      {0.0f, 0x0000},       {-0.0f, 0x8000},  {1.0f, 0x3c00},          {-2.0f, 0xc000},
-      {0.5f, 0x3800},       {65504.0f, 0x7bff}, {6.103515625e-05f, 0x0400},  // the smallest normal
-      {5.9604645e-08f, 0x0001},  // the smallest subnormal, 2^-24
+      {0.0f, 0x0000},
+      {-0.0f, 0x8000},
+      {1.0f, 0x3c00},
+      {-2.0f, 0xc000},
+      {0.5f, 0x3800},
+      {65504.0f, 0x7bff},
+      {6.103515625e-05f, 0x0400},  // the smallest normal
+      {5.9604645e-08f, 0x0001},    // the smallest subnormal, 2^-24
       {std::numeric_limits<float>::infinity(), 0x7c00},
   };
   for (const Case& c : exact) {

@@ -111,8 +111,9 @@ void reduce(tutti::Comm& world) {
   // In place: the root's buffer becomes the reduction, the others keep theirs.
   std::vector<uint8_t> data = {uint8_t(rank + 1), uint8_t(2 * rank)};
   world.reduce(data, TUTTI_OP_MAX, 0);
-  check::equal(data, rank == 0 ? std::vector<uint8_t>{uint8_t(size), uint8_t(2 * (size - 1))}
-                               : std::vector<uint8_t>{uint8_t(rank + 1), uint8_t(2 * rank)},
+  check::equal(data,
+               rank == 0 ? std::vector<uint8_t>{uint8_t(size), uint8_t(2 * (size - 1))}
+                         : std::vector<uint8_t>{uint8_t(rank + 1), uint8_t(2 * rank)},
                "reduce uint8 max in place to rank 0");
 }
 

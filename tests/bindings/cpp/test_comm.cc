@@ -69,8 +69,8 @@ void dump(tutti::Comm& world) {
   std::string text(4096, '\0');
   text.resize(std::fread(&text[0], 1, text.size(), file));
   std::fclose(file);
-  const std::string who = "comm \"cpp\" (rank " + std::to_string(world.rank()) + " of " +
-                          std::to_string(world.size()) + ")";
+  const std::string who =
+      "comm \"cpp\" (rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size()) + ")";
   CHECK(text.find(who) != std::string::npos, "the dump names " + who + ": " + text);
   CHECK(text.find("all_reduce float32 x 3 sum") != std::string::npos, "the dump lists the all_reduce: " + text);
 }
@@ -81,8 +81,9 @@ void set_op_timeout(tutti::Comm& world) {
   pair.set_op_timeout(std::chrono::milliseconds(200));
   if (pair.size() == 2 && pair.rank() == 0) {
     std::vector<int32_t> in(1);
-    check::raises<tutti::TimeoutError>(TUTTI_ERR_TIMEOUT, "timed out after 200 ms", [&] { pair.recv(in, 1, 0); },
-                                       "recv with nobody sending, op timeout 200 ms");
+    check::raises<tutti::TimeoutError>(
+        TUTTI_ERR_TIMEOUT, "timed out after 200 ms", [&] { pair.recv(in, 1, 0); },
+        "recv with nobody sending, op timeout 200 ms");
   }
   world.barrier();
 }

@@ -96,10 +96,10 @@ void moves(tutti::Comm& world) {
   tutti::Work a = world.all_reduce_async(first, TUTTI_OP_SUM);
   tutti::Work b = std::move(a);
   CHECK(a.get() == nullptr && b.get() != nullptr, "a moved-from Work is empty");
-  check::raises<tutti::InvalidArgumentError>(TUTTI_ERR_INVALID_ARGUMENT, "work is NULL", [&] { a.wait(); },
-                                             "wait() on a moved-from Work");
-  check::raises<tutti::InvalidArgumentError>(TUTTI_ERR_INVALID_ARGUMENT, "work is NULL", [&] { a.test(); },
-                                             "test() on a moved-from Work");
+  check::raises<tutti::InvalidArgumentError>(
+      TUTTI_ERR_INVALID_ARGUMENT, "work is NULL", [&] { a.wait(); }, "wait() on a moved-from Work");
+  check::raises<tutti::InvalidArgumentError>(
+      TUTTI_ERR_INVALID_ARGUMENT, "work is NULL", [&] { a.test(); }, "test() on a moved-from Work");
   b = world.all_reduce_async(second, TUTTI_OP_SUM);  // the first all_reduce finishes here
   check::equal(first, std::vector<int32_t>(2, size), "the replaced Work's result");
   b.wait();
@@ -117,9 +117,9 @@ void operation_timeout(tutti::Comm& world) {
   if (pair.size() == 2 && pair.rank() == 0) {
     std::vector<int32_t> data(1);
     tutti::Work work = pair.all_reduce_async(data, TUTTI_OP_SUM);
-    check::raises<tutti::TimeoutError>(TUTTI_ERR_TIMEOUT, "timed out after 300 ms",
-                                       [&] { work.wait(milliseconds(10000)); },
-                                       "wait(10 s) on an all_reduce that times out after 300 ms");
+    check::raises<tutti::TimeoutError>(
+        TUTTI_ERR_TIMEOUT, "timed out after 300 ms", [&] { work.wait(milliseconds(10000)); },
+        "wait(10 s) on an all_reduce that times out after 300 ms");
   }
   world.barrier();
 }
@@ -163,9 +163,10 @@ void aborted(tutti::Comm& world) {
     std::vector<int32_t> in(1);
     tutti::Work work = alone.recv_async(in, 0, 3);  // from itself, which never sends
     alone.abort();
-    check::raises<tutti::AbortedError>(TUTTI_ERR_ABORTED, "was aborted", [&] { work.wait(); }, "wait() after abort()");
-    check::raises<tutti::AbortedError>(TUTTI_ERR_ABORTED, "was aborted", [&] { alone.barrier(); },
-                                       "barrier() after abort()");
+    check::raises<tutti::AbortedError>(
+        TUTTI_ERR_ABORTED, "was aborted", [&] { work.wait(); }, "wait() after abort()");
+    check::raises<tutti::AbortedError>(
+        TUTTI_ERR_ABORTED, "was aborted", [&] { alone.barrier(); }, "barrier() after abort()");
   }
   world.barrier();
 }

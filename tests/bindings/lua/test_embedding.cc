@@ -117,9 +117,9 @@ Test(embedding, show_goes_to_the_hosts_sink) {
   luaL_requiref(L, "tutti", luaopen_tutti, 1);
   lua_pop(L, 1);
   expect_run(L, "tutti.tensor{{1, 2}, {3, 14}}:show(); return tutti.rank()", "0");
-  cr_expect(pictures.find("1") != std::string::npos && pictures.find("14") != std::string::npos &&
-                pictures.back() == '\n',
-            "the sink got the picture as numbers, ending in a newline: [%s]", pictures.c_str());
+  cr_expect(
+      pictures.find("1") != std::string::npos && pictures.find("14") != std::string::npos && pictures.back() == '\n',
+      "the sink got the picture as numbers, ending in a newline: [%s]", pictures.c_str());
   std::string first = pictures;
   expect_run(L, "tutti.zeros(1):show()", "");
   cr_expect(pictures.size() > first.size() && pictures.compare(0, first.size(), first) == 0,

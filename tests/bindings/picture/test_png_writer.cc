@@ -167,8 +167,10 @@ Test(png_writer, bad_sizes_are_refused_before_any_file_is_made) {
   std::string error = save_png(Matrix{m.data(), 11, 11}, path.c_str(), 0);
   cr_expect(error == "save_png: cell_pixels is 0 [\"" + path + "\"]; use 1 or more", "got: %s", error.c_str());
   error = save_png(Matrix{m.data(), 11, 11}, path.c_str(), 1000);
-  cr_expect(error == "save_png: a 11x11 matrix at 1000 pixels per cell is 11000x11000 pixels, over the 4096-pixel "
-                     "limit per side [\"" + path + "\"]; use cell_pixels <= 372",
+  cr_expect(error ==
+                "save_png: a 11x11 matrix at 1000 pixels per cell is 11000x11000 pixels, over the 4096-pixel "
+                "limit per side [\"" +
+                    path + "\"]; use cell_pixels <= 372",
             "got: %s", error.c_str());
   error = save_png(Matrix{m.data(), 0, 11}, path.c_str(), 4);
   cr_expect(error.find("save_png: the matrix is 0x11 and a PNG needs at least one pixel") == 0, "got: %s",

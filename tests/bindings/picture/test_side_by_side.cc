@@ -26,9 +26,9 @@ Test(side_by_side, escapes_take_no_columns_and_short_blocks_are_padded) {
   std::string rank0 = kRed + "  " + kRed + "  " + kReset + "\n" + "ab\n";
   std::string rank1 = "1 2\n3 4\n5 6\n";
   expect_text(side_by_side({rank0, rank1}, {"rank 0", "rank 1"}),
-              "rank 0   rank 1\n" +                                     //
+              "rank 0   rank 1\n" +                                    //
                   kRed + "  " + kRed + "  " + kReset + "     1 2\n" +  //
-                  "ab       3 4\n" +                                    //
+                  "ab       3 4\n" +                                   //
                   "         5 6\n");
 }
 

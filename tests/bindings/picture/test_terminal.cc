@@ -14,7 +14,7 @@ using tutti::picture::render_terminal;
 
 namespace {
 
-const std::string kBlue = "\x1b[48;2;31;119;180m  ";       // tab20[0], value 0
+const std::string kBlue = "\x1b[48;2;31;119;180m  ";        // tab20[0], value 0
 const std::string kLightBlue = "\x1b[48;2;174;199;232m  ";  // tab20[1], value 1
 const std::string kOrange = "\x1b[48;2;255;127;14m  ";      // tab20[2], value 2
 const std::string kPeach = "\x1b[48;2;255;187;120m  ";      // tab20[3], value 3
@@ -43,7 +43,7 @@ size_t count(const std::string& haystack, const std::string& needle) {
 
 Test(terminal, cells_are_24_bit_backgrounds_two_columns_wide_then_a_legend) {
   unsetenv("NO_COLOR");
-  expect_text(render({0, 3, 3, 0}, 2, 2, true), kBlue + kPeach + kReset + "\n" +  //
+  expect_text(render({0, 3, 3, 0}, 2, 2, true), kBlue + kPeach + kReset + "\n" +      //
                                                     kPeach + kBlue + kReset + "\n" +  //
                                                     kBlue + kReset + " 0  " + kPeach + kReset + " 3\n");
 }
@@ -88,8 +88,9 @@ Test(terminal, legend_wraps_at_the_pictures_width) {
 
 Test(terminal, without_colour_values_form_an_aligned_grid) {
   unsetenv("NO_COLOR");
-  expect_text(render({0, 1, 2, 10, 11.5, -3}, 2, 3, false), "   0    1    2\n"
-                                                            "  10 11.5   -3\n");
+  expect_text(render({0, 1, 2, 10, 11.5, -3}, 2, 3, false),
+              "   0    1    2\n"
+              "  10 11.5   -3\n");
   expect_text(render({3.0, -0.0, 1e20, 0.25}, 1, 4, false), "    3     0 1e+20  0.25\n");
   expect_text(render({std::nan(""), INFINITY}, 2, 1, false), "nan\ninf\n");
 }

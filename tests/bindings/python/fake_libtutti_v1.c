@@ -3,6 +3,4 @@
  * package reads before refusing it. */
 #include <stdint.h>
 
-__attribute__((visibility("default"))) uint32_t tutti_version(void) {
-  return (1u << 16) | (2u << 8) | 3u; /* 1.2.3 */
-}
+__attribute__((visibility("default"))) uint32_t tutti_version(void) { return (1u << 16) | (2u << 8) | 3u; /* 1.2.3 */ }

@@ -15,14 +15,14 @@
 
 static int rank, size, failures;
 
-#define EXPECT(condition, ...)                  \
-  do {                                          \
-    if (!(condition)) {                         \
-      printf("FAIL rank %d: ", rank);           \
-      printf(__VA_ARGS__);                      \
-      printf("\n");                             \
-      ++failures;                               \
-    }                                           \
+#define EXPECT(condition, ...)        \
+  do {                                \
+    if (!(condition)) {               \
+      printf("FAIL rank %d: ", rank); \
+      printf(__VA_ARGS__);            \
+      printf("\n");                   \
+      ++failures;                     \
+    }                                 \
   } while (0)
 
 #define CUDA(call) EXPECT((call) == cudaSuccess, "%s: %s", #call, cudaGetErrorString(cudaGetLastError()))
@@ -122,7 +122,8 @@ int main(void) {
         CUDA(cudaMemcpyAsync(host, device, ring * sizeof(int32_t), cudaMemcpyDeviceToHost, consumer));
         CUDA(cudaStreamSynchronize(consumer));
       }
-      expect_all(host, ring, bytes_of(left + 1 + round), round == 0 ? "after irecv, isend and wait" : "after wait_stream");
+      expect_all(host, ring, bytes_of(left + 1 + round),
+                 round == 0 ? "after irecv, isend and wait" : "after wait_stream");
       EXPECT(tutti_work_wait(sending, 30000) == TUTTI_OK, "isend wait: %s", tutti_last_error());
       tutti_work_release(receiving);
       tutti_work_release(sending);

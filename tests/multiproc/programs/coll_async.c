@@ -562,9 +562,14 @@ int main(int argc, char** argv) {
   static const struct {
     const char* name;
     void (*run)(void);
-  } cases[] = {{"overlap", case_overlap},     {"in_order", case_in_order}, {"wait_timeout", case_wait_timeout},
-               {"test_poll", case_test_poll}, {"p2p", case_p2p},           {"p2p_too_small", case_p2p_too_small},
-               {"irecv_unanswered", case_irecv_unanswered}, {"isend_then_blocking", case_isend_then_blocking}};
+  } cases[] = {{"overlap", case_overlap},
+               {"in_order", case_in_order},
+               {"wait_timeout", case_wait_timeout},
+               {"test_poll", case_test_poll},
+               {"p2p", case_p2p},
+               {"p2p_too_small", case_p2p_too_small},
+               {"irecv_unanswered", case_irecv_unanswered},
+               {"isend_then_blocking", case_isend_then_blocking}};
   void (*run)(void) = NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     if (strcmp(cases[i].name, case_name) == 0) run = cases[i].run;

@@ -322,33 +322,15 @@ static tutti_status issue(const test_case* c, const void* send, void* recv) {
   tutti_work** out = c->async ? &work : NULL;
   tutti_status status = TUTTI_ERR_INTERNAL;
   switch (c->coll) {
-    case ALL_REDUCE:
-      status = tutti_all_reduce(comm, send, recv, c->count, c->dtype, c->op, out);
-      break;
-    case REDUCE:
-      status = tutti_reduce(comm, send, recv, c->count, c->dtype, c->op, c->root, out);
-      break;
-    case BROADCAST:
-      status = tutti_broadcast(comm, send, recv, c->count, c->dtype, c->root, out);
-      break;
-    case ALL_GATHER:
-      status = tutti_all_gather(comm, send, recv, c->count, c->dtype, out);
-      break;
-    case REDUCE_SCATTER:
-      status = tutti_reduce_scatter(comm, send, recv, c->count, c->dtype, c->op, out);
-      break;
-    case GATHER:
-      status = tutti_gather(comm, send, recv, c->count, c->dtype, c->root, out);
-      break;
-    case SCATTER:
-      status = tutti_scatter(comm, send, recv, c->count, c->dtype, c->root, out);
-      break;
-    case ALL_TO_ALL:
-      status = tutti_all_to_all(comm, send, recv, c->count, c->dtype, out);
-      break;
-    case BARRIER:
-      status = tutti_barrier(comm, out);
-      break;
+    case ALL_REDUCE: status = tutti_all_reduce(comm, send, recv, c->count, c->dtype, c->op, out); break;
+    case REDUCE: status = tutti_reduce(comm, send, recv, c->count, c->dtype, c->op, c->root, out); break;
+    case BROADCAST: status = tutti_broadcast(comm, send, recv, c->count, c->dtype, c->root, out); break;
+    case ALL_GATHER: status = tutti_all_gather(comm, send, recv, c->count, c->dtype, out); break;
+    case REDUCE_SCATTER: status = tutti_reduce_scatter(comm, send, recv, c->count, c->dtype, c->op, out); break;
+    case GATHER: status = tutti_gather(comm, send, recv, c->count, c->dtype, c->root, out); break;
+    case SCATTER: status = tutti_scatter(comm, send, recv, c->count, c->dtype, c->root, out); break;
+    case ALL_TO_ALL: status = tutti_all_to_all(comm, send, recv, c->count, c->dtype, out); break;
+    case BARRIER: status = tutti_barrier(comm, out); break;
   }
   if (!c->async || status != TUTTI_OK) return status;
   if (work == NULL) {
@@ -377,7 +359,8 @@ static void* mirror_to_device(const buffer* b) {
   void* device = NULL;
   if (cudaMalloc(&device, b->bytes + 2 * GUARD) != cudaSuccess ||
       cudaMemcpy(device, b->base, b->bytes + 2 * GUARD, cudaMemcpyHostToDevice) != cudaSuccess) {
-    fprintf(stderr, "coll_check: cannot mirror a buffer in device memory: %s\n", cudaGetErrorString(cudaGetLastError()));
+    fprintf(stderr, "coll_check: cannot mirror a buffer in device memory: %s\n",
+            cudaGetErrorString(cudaGetLastError()));
     exit(1);
   }
   return device;
@@ -401,7 +384,8 @@ static tutti_status issue_on_device(const test_case* c, buffer* send, buffer* re
   tutti_status status = issue(c, on_mirror(send_home, send_mirror, send_ptr), on_mirror(recv, mirrors[1], recv_ptr));
   for (int i = 0; i < 2; ++i) {
     if (mirrors[i] == NULL) continue;
-    if (cudaMemcpy(buffers[i]->base, mirrors[i], buffers[i]->bytes + 2 * GUARD, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (cudaMemcpy(buffers[i]->base, mirrors[i], buffers[i]->bytes + 2 * GUARD, cudaMemcpyDeviceToHost) !=
+        cudaSuccess) {
       fprintf(stderr, "coll_check: cannot copy a device buffer back: %s\n", cudaGetErrorString(cudaGetLastError()));
       exit(1);
     }
@@ -425,15 +409,11 @@ static cv_value expected_at(const test_case* c, size_t j, double* tolerance) {
       for (int r = 0; r < size; ++r) cv_acc_add(&acc, cv_input(c->dtype, c->op, c->id, r, index));
       return cv_acc_result(&acc, tolerance);
     }
-    case BROADCAST:
-      return cv_input(c->dtype, c->op, c->id, c->root, j);
+    case BROADCAST: return cv_input(c->dtype, c->op, c->id, c->root, j);
     case ALL_GATHER:
-    case GATHER:
-      return cv_input(c->dtype, c->op, c->id, (int)(j / count), j % count);
-    case SCATTER:
-      return cv_input(c->dtype, c->op, c->id, c->root, (size_t)rank * count + j);
-    case ALL_TO_ALL:
-      return cv_input(c->dtype, c->op, c->id, (int)(j / count), (size_t)rank * count + j % count);
+    case GATHER: return cv_input(c->dtype, c->op, c->id, (int)(j / count), j % count);
+    case SCATTER: return cv_input(c->dtype, c->op, c->id, c->root, (size_t)rank * count + j);
+    case ALL_TO_ALL: return cv_input(c->dtype, c->op, c->id, (int)(j / count), (size_t)rank * count + j % count);
   }
   return cv_input(c->dtype, c->op, c->id, rank, j);
 }
@@ -482,20 +462,12 @@ static int run_case(const test_case* c) {
   switch (c->coll) {
     case ALL_REDUCE:
     case REDUCE:
-    case BROADCAST:
-      send_n = recv_n = count;
-      break;
+    case BROADCAST: send_n = recv_n = count; break;
     case ALL_GATHER:
-    case GATHER:
-      send_n = count, recv_n = all;
-      break;
+    case GATHER: send_n = count, recv_n = all; break;
     case REDUCE_SCATTER:
-    case SCATTER:
-      send_n = all, recv_n = count;
-      break;
-    case ALL_TO_ALL:
-      send_n = recv_n = all;
-      break;
+    case SCATTER: send_n = all, recv_n = count; break;
+    case ALL_TO_ALL: send_n = recv_n = all; break;
   }
   if ((c->coll == REDUCE || c->coll == GATHER) && !root_here) recv_used = 0;
   if ((c->coll == BROADCAST || c->coll == SCATTER) && !root_here) send_used = 0;

@@ -82,8 +82,8 @@ static void expect_sums(const char* what, const int32_t* out, size_t count, int 
 
 /* all_reduce (in place, asynchronous; then with rank 1's result private), reduce to
  * the last rank and reduce_scatter, int32 SUM, on vectors of `bytes`. */
-static void reduce_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send,
-                            unsigned char* recv, unsigned char* private_buffer) {
+static void reduce_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send, unsigned char* recv,
+                            unsigned char* private_buffer) {
   int32_t rank = 0, size = 1;
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &size);
@@ -119,8 +119,8 @@ static void reduce_all_ways(tutti_comm* comm, const char* name, size_t bytes, un
 
 /* gather to the last rank (then into a private result), scatter from it and all_to_all,
  * blocks of bytes / size (rank q's block for rank r carries pattern q * 8 + r). */
-static void move_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send,
-                          unsigned char* recv, unsigned char* private_buffer) {
+static void move_all_ways(tutti_comm* comm, const char* name, size_t bytes, unsigned char* send, unsigned char* recv,
+                          unsigned char* private_buffer) {
   int32_t rank = 0, size = 1;
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &size);
@@ -215,7 +215,8 @@ static void expect_alloc(tutti_comm* comm, size_t bytes, size_t rank1_bytes, tut
   int32_t size = 1;
   tutti_comm_size(comm, &size);
   int32_t mine = status, all[64];
-  if (size > 64 || !ok(tutti_all_gather(comm, &mine, all, 1, TUTTI_DTYPE_INT32, NULL), "all_gather of statuses")) return;
+  if (size > 64 || !ok(tutti_all_gather(comm, &mine, all, 1, TUTTI_DTYPE_INT32, NULL), "all_gather of statuses"))
+    return;
   for (int r = 0; r < size; ++r) {
     if (all[r] != mine) {
       fail("tutti_mem_alloc(%zu) (rank 1: %zu): rank %d got %s, this rank %s", bytes, rank1_bytes, r,

@@ -40,17 +40,13 @@ static inline uint64_t cv_hash(uint64_t a, uint64_t b, uint64_t c) {
 static inline size_t cv_size(tutti_dtype dtype) {
   switch (dtype) {
     case TUTTI_DTYPE_INT8:
-    case TUTTI_DTYPE_UINT8:
-      return 1;
+    case TUTTI_DTYPE_UINT8: return 1;
     case TUTTI_DTYPE_FLOAT16:
-    case TUTTI_DTYPE_BFLOAT16:
-      return 2;
+    case TUTTI_DTYPE_BFLOAT16: return 2;
     case TUTTI_DTYPE_INT32:
-    case TUTTI_DTYPE_FLOAT32:
-      return 4;
+    case TUTTI_DTYPE_FLOAT32: return 4;
     case TUTTI_DTYPE_INT64:
-    case TUTTI_DTYPE_FLOAT64:
-      return 8;
+    case TUTTI_DTYPE_FLOAT64: return 8;
   }
   return 0;
 }
@@ -95,14 +91,10 @@ static inline int cv_lookup(const char* const* names, int n, const char* name) {
 /* raw cut to the dtype's width and extended back to 64 bits: two's complement wrap. */
 static inline int64_t cv_wrap(tutti_dtype dtype, uint64_t raw) {
   switch (dtype) {
-    case TUTTI_DTYPE_INT8:
-      return (int8_t)(uint8_t)raw;
-    case TUTTI_DTYPE_UINT8:
-      return (uint8_t)raw;
-    case TUTTI_DTYPE_INT32:
-      return (int32_t)(uint32_t)raw;
-    default:
-      return (int64_t)raw;
+    case TUTTI_DTYPE_INT8: return (int8_t)(uint8_t)raw;
+    case TUTTI_DTYPE_UINT8: return (uint8_t)raw;
+    case TUTTI_DTYPE_INT32: return (int32_t)(uint32_t)raw;
+    default: return (int64_t)raw;
   }
 }
 
@@ -197,9 +189,7 @@ static inline void cv_store(tutti_dtype dtype, void* buffer, size_t index, cv_va
       memcpy(at, &x, 4);
       break;
     }
-    case TUTTI_DTYPE_INT64:
-      memcpy(at, &v.i, 8);
-      break;
+    case TUTTI_DTYPE_INT64: memcpy(at, &v.i, 8); break;
     case TUTTI_DTYPE_FLOAT16: {
       uint16_t x = cv_half_bits(v.f);
       memcpy(at, &x, 2);
@@ -215,9 +205,7 @@ static inline void cv_store(tutti_dtype dtype, void* buffer, size_t index, cv_va
       memcpy(at, &x, 4);
       break;
     }
-    case TUTTI_DTYPE_FLOAT64:
-      memcpy(at, &v.f, 8);
-      break;
+    case TUTTI_DTYPE_FLOAT64: memcpy(at, &v.f, 8); break;
   }
 }
 
@@ -243,9 +231,7 @@ static inline cv_value cv_load(tutti_dtype dtype, const void* buffer, size_t ind
       v.i = x;
       break;
     }
-    case TUTTI_DTYPE_INT64:
-      memcpy(&v.i, at, 8);
-      break;
+    case TUTTI_DTYPE_INT64: memcpy(&v.i, at, 8); break;
     case TUTTI_DTYPE_FLOAT16: {
       uint16_t x;
       memcpy(&x, at, 2);
@@ -264,9 +250,7 @@ static inline cv_value cv_load(tutti_dtype dtype, const void* buffer, size_t ind
       v.f = x;
       break;
     }
-    case TUTTI_DTYPE_FLOAT64:
-      memcpy(&v.f, at, 8);
-      break;
+    case TUTTI_DTYPE_FLOAT64: memcpy(&v.f, at, 8); break;
   }
   return v;
 }
@@ -324,14 +308,10 @@ static inline void cv_acc_add(cv_accumulator* acc, cv_value v) {
 
 static inline double cv_epsilon(tutti_dtype dtype) {
   switch (dtype) {
-    case TUTTI_DTYPE_FLOAT16:
-      return cv_pow2(-10);
-    case TUTTI_DTYPE_BFLOAT16:
-      return cv_pow2(-7);
-    case TUTTI_DTYPE_FLOAT32:
-      return cv_pow2(-23);
-    default:
-      return cv_pow2(-52);
+    case TUTTI_DTYPE_FLOAT16: return cv_pow2(-10);
+    case TUTTI_DTYPE_BFLOAT16: return cv_pow2(-7);
+    case TUTTI_DTYPE_FLOAT32: return cv_pow2(-23);
+    default: return cv_pow2(-52);
   }
 }
 
@@ -341,21 +321,11 @@ static inline cv_value cv_acc_result(const cv_accumulator* acc, double* toleranc
   *tolerance = 0.0;
   if (!cv_is_float(acc->dtype)) {
     switch (acc->op) {
-      case TUTTI_OP_SUM:
-        v.i = cv_wrap(acc->dtype, acc->sum);
-        break;
-      case TUTTI_OP_PROD:
-        v.i = cv_wrap(acc->dtype, acc->product);
-        break;
-      case TUTTI_OP_MIN:
-        v.i = acc->min;
-        break;
-      case TUTTI_OP_MAX:
-        v.i = acc->max;
-        break;
-      case TUTTI_OP_AVG:
-        v.i = cv_wrap(acc->dtype, acc->sum) / acc->n;
-        break;
+      case TUTTI_OP_SUM: v.i = cv_wrap(acc->dtype, acc->sum); break;
+      case TUTTI_OP_PROD: v.i = cv_wrap(acc->dtype, acc->product); break;
+      case TUTTI_OP_MIN: v.i = acc->min; break;
+      case TUTTI_OP_MAX: v.i = acc->max; break;
+      case TUTTI_OP_AVG: v.i = cv_wrap(acc->dtype, acc->sum) / acc->n; break;
     }
     return v;
   }
@@ -369,12 +339,8 @@ static inline cv_value cv_acc_result(const cv_accumulator* acc, double* toleranc
       v.f = acc->fproduct;
       *tolerance = slack * (acc->fproduct < 0 ? -acc->fproduct : acc->fproduct);
       break;
-    case TUTTI_OP_MIN:
-      v.f = acc->fmin;
-      break;
-    case TUTTI_OP_MAX:
-      v.f = acc->fmax;
-      break;
+    case TUTTI_OP_MIN: v.f = acc->fmin; break;
+    case TUTTI_OP_MAX: v.f = acc->fmax; break;
     case TUTTI_OP_AVG:
       v.f = acc->fsum / acc->n;
       *tolerance = slack * acc->fabs_sum / acc->n;

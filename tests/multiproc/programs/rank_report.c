@@ -28,13 +28,20 @@ int main(int argc, char** argv) {
   long linger_ms = -1;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : "";
-    if (strcmp(argv[i], "--rank") == 0) config.rank = atoi(value), ++i;
-    else if (strcmp(argv[i], "--world") == 0) config.world_size = atoi(value), ++i;
-    else if (strcmp(argv[i], "--method") == 0) config.init_method = value, ++i;
-    else if (strcmp(argv[i], "--init-timeout") == 0) config.init_timeout_ms = atoll(value), ++i;
-    else if (strcmp(argv[i], "--op-timeout") == 0) config.op_timeout_ms = atoll(value), ++i;
-    else if (strcmp(argv[i], "--no-split") == 0) split = 0;
-    else if (strcmp(argv[i], "--linger-ms") == 0) linger_ms = atol(value), ++i;
+    if (strcmp(argv[i], "--rank") == 0)
+      config.rank = atoi(value), ++i;
+    else if (strcmp(argv[i], "--world") == 0)
+      config.world_size = atoi(value), ++i;
+    else if (strcmp(argv[i], "--method") == 0)
+      config.init_method = value, ++i;
+    else if (strcmp(argv[i], "--init-timeout") == 0)
+      config.init_timeout_ms = atoll(value), ++i;
+    else if (strcmp(argv[i], "--op-timeout") == 0)
+      config.op_timeout_ms = atoll(value), ++i;
+    else if (strcmp(argv[i], "--no-split") == 0)
+      split = 0;
+    else if (strcmp(argv[i], "--linger-ms") == 0)
+      linger_ms = atol(value), ++i;
   }
 
   tutti_comm* world = NULL;

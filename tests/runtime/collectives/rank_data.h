@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/common/concat.h"
 #include "runtime/operation/dtype.h"
 #include "runtime/operation/reduce_op.h"
-#include "runtime/common/concat.h"
 
 namespace rank_data {
 

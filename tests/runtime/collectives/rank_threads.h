@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "runtime/collectives/exchange.h"
-#include "runtime/operation/op_context.h"
-#include "runtime/operation/scratch.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
+#include "runtime/operation/op_context.h"
+#include "runtime/operation/scratch.h"
 #include "tests/runtime/collectives/thread_transport.h"
 #include "tests/support/processes.h"
 
@@ -52,8 +52,7 @@ struct Options {
 // deadline from options, the communicator's fault, and the rank's scratch.
 // `where` must outlive the context, as a communicator's description does.
 inline tutti::OpContext make_context(int rank, const Options& options, const std::string& where,
-                                                  const tutti::Fault* fault,
-                                                  tutti::Scratch* scratch) {
+                                     const tutti::Fault* fault, tutti::Scratch* scratch) {
   tutti::OpContext context;
   context.name = options.op_name;
   context.seq = 1;
@@ -79,7 +78,8 @@ std::vector<Outcome> run_ranks(int size, Body&& body, const Options& options = {
   }
   std::vector<tutti::Scratch> scratch(static_cast<size_t>(size));
   std::vector<std::string> wheres;
-  for (int rank = 0; rank < size; ++rank) wheres.push_back(tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")"));
+  for (int rank = 0; rank < size; ++rank)
+    wheres.push_back(tutti::concat("comm \"test\" (rank ", rank, " of ", size, ")"));
   std::vector<Outcome> outcomes(static_cast<size_t>(size));
   tutti::Fault fault;
   auto abort_all = [&] {

@@ -25,11 +25,11 @@ using rank_data::Guarded;
 using rank_threads::first_failure;
 using rank_threads::Outcome;
 using rank_threads::run_ranks;
-using tutti::Status;
 using tutti::Dtype;
 using tutti::dtype_size;
-using tutti::collectives::Exchange;
 using tutti::ReduceOp;
+using tutti::Status;
+using tutti::collectives::Exchange;
 
 namespace {
 
@@ -84,9 +84,7 @@ std::string describe(const char* algorithm, int size, size_t count, const char* 
                        root >= 0 ? tutti::concat(", root ", root) : std::string(), in_place ? ", in place" : "");
 }
 
-std::string case_name(Case c) {
-  return tutti::concat(tutti::dtype_name(c.dtype), " ", tutti::reduce_op_name(c.op));
-}
+std::string case_name(Case c) { return tutti::concat(tutti::dtype_name(c.dtype), " ", tutti::reduce_op_name(c.op)); }
 
 // Fails the test with `what` and the first problem found, if any.
 void require(const std::string& what, const std::string& problem) {

@@ -22,10 +22,10 @@
 using rank_threads::first_failure;
 using rank_threads::Outcome;
 using rank_threads::run_ranks;
-using tutti::Status;
 using tutti::Dtype;
-using tutti::collectives::Exchange;
 using tutti::ReduceOp;
+using tutti::Status;
+using tutti::collectives::Exchange;
 
 namespace {
 
@@ -234,17 +234,18 @@ Test(exchange, every_algorithm_reports_a_rank_that_made_another_call, .timeout =
     options.live_requests_after = &live;
     options.odd_call_rank = odd;
     Buffers buffers(size);
-    auto outcomes = run_ranks(size, [&](int rank, Exchange& x) { buffers.run(algorithm, rank, x, 7); }, options);
+    auto outcomes = run_ranks(
+        size, [&](int rank, Exchange& x) { buffers.run(algorithm, rank, x, 7); }, options);
     bool reported = false;
     for (int rank = 0; rank < size; ++rank) {
       const Outcome& outcome = outcomes[static_cast<size_t>(rank)];
-      cr_assert(outcome.status == Status::kOk || outcome.status == Status::kMismatch ||
-                    outcome.status == Status::kAborted,
-                "%s, rank %d: %s", algorithm.name, rank, outcome.message.c_str());
+      cr_assert(
+          outcome.status == Status::kOk || outcome.status == Status::kMismatch || outcome.status == Status::kAborted,
+          "%s, rank %d: %s", algorithm.name, rank, outcome.message.c_str());
       if (outcome.status != Status::kMismatch) continue;
       reported = true;
-      cr_assert(contains(outcome.message, "sent a message for another call"), "%s, rank %d: %s", algorithm.name,
-                rank, outcome.message.c_str());
+      cr_assert(contains(outcome.message, "sent a message for another call"), "%s, rank %d: %s", algorithm.name, rank,
+                outcome.message.c_str());
       cr_assert(rank == odd || contains(outcome.message, tutti::concat("rank ", odd, " sent")),
                 "%s, rank %d blames the wrong rank: %s", algorithm.name, rank, outcome.message.c_str());
     }

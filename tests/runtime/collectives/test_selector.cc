@@ -81,8 +81,8 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
   }
-  setenv("TUTTI_ALGO", "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical",
-         1);
+  setenv("TUTTI_ALGO",
+         "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical", 1);
   for (Kind kind : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter, Kind::kBroadcast}) {
     cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, true) == Algorithm::kHierarchical);
   }

@@ -8,17 +8,17 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
-#include "runtime/operation/scratch.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/operation/scratch.h"
 #include "tests/runtime/collectives/rank_threads.h"
 #include "tests/runtime/collectives/thread_transport.h"
 
 using tutti::Dtype;
-using tutti::collectives::Exchange;
 using tutti::ReduceOp;
 using tutti::Scratch;
+using tutti::collectives::Exchange;
 using tutti::collectives::SubsetTransport;
 
 namespace {

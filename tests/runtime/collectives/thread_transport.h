@@ -28,8 +28,8 @@ namespace thread_transport {
 // stays incomplete here (the UCX transport owns that definition); this type is
 // converted to and from it.
 struct Posted {
-  Posted(int poster, int other, tutti::transport::Tag posted_tag, bool receive, const void* source,
-         void* destination, size_t size)
+  Posted(int poster, int other, tutti::transport::Tag posted_tag, bool receive, const void* source, void* destination,
+         size_t size)
       : rank(poster),
         peer(other),
         tag(key(posted_tag)),
@@ -99,8 +99,8 @@ class World {
                                           " is longer than the ", recv->bytes, "-byte receive buffer");
     } else if (send->check != recv->check) {
       recv->error = tutti::Status::kMismatch;
-      recv->error_message = tutti::concat("rank ", send->rank, " sent a message for another call (check ",
-                                          send->check, ", this receive's ", recv->check, ")");
+      recv->error_message = tutti::concat("rank ", send->rank, " sent a message for another call (check ", send->check,
+                                          ", this receive's ", recv->check, ")");
     } else {
       if (send->bytes != 0) std::memcpy(recv->recv_data, send->send_data, send->bytes);
       recv->received = send->bytes;

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/operation/call.h"
 #include "runtime/comm/comm.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/operation/call.h"
 #include "tests/support/processes.h"
 
 namespace comm_ranks {

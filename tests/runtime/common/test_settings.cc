@@ -95,8 +95,7 @@ Test(settings, integer_rejects_what_is_not_a_number_in_range, .timeout = 10) {
               message.c_str());
   }
   std::string message = integer_error("TUTTI_PORT", "65536", 1, 65535);
-  cr_assert_str_eq(message.c_str(),
-                   "TUTTI_PORT=\"65536\" is not an integer in [1, 65535]; set it to one, or unset it");
+  cr_assert_str_eq(message.c_str(), "TUTTI_PORT=\"65536\" is not an integer in [1, 65535]; set it to one, or unset it");
   integer_error("TUTTI_PORT", "0", 1, 65535);
   integer_error("TUTTI_PORT", "-5", 1, 65535);
 }

@@ -22,10 +22,10 @@ Call call_of(Kind kind, int root = 0) {
 
 void expect(Kind kind, int rank, size_t send, size_t recv) {
   auto spans = spans_of(call_of(kind, 1), rank, 4);
-  cr_assert_eq(spans.send_bytes, send, "%s on rank %d: send %zu, expected %zu", tutti::kind_name(kind),
-               rank, spans.send_bytes, send);
-  cr_assert_eq(spans.recv_bytes, recv, "%s on rank %d: recv %zu, expected %zu", tutti::kind_name(kind),
-               rank, spans.recv_bytes, recv);
+  cr_assert_eq(spans.send_bytes, send, "%s on rank %d: send %zu, expected %zu", tutti::kind_name(kind), rank,
+               spans.send_bytes, send);
+  cr_assert_eq(spans.recv_bytes, recv, "%s on rank %d: recv %zu, expected %zu", tutti::kind_name(kind), rank,
+               spans.recv_bytes, recv);
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ Test(route, nccl_runs_every_dtype_and_op_it_has) {
   cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kAllReduce, Dtype::kFloat32, ReduceOp::kAvg), kNccl2_28));
   cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kAllReduce, Dtype::kBfloat16, ReduceOp::kAvg), kNccl2_28));
   const Kind others[] = {Kind::kBroadcast, Kind::kAllGather, Kind::kGather, Kind::kScatter, Kind::kAllToAll};
-  for (Kind kind : others) cr_assert_null(tutti::device::nccl_lacks(reducing(kind, Dtype::kInt64, ReduceOp::kSum), kNccl2_28));
+  for (Kind kind : others)
+    cr_assert_null(tutti::device::nccl_lacks(reducing(kind, Dtype::kInt64, ReduceOp::kSum), kNccl2_28));
 }
 
 Test(route, what_nccl_lacks_goes_to_the_staging_path) {

@@ -142,8 +142,8 @@ Test(watchdog, an_operation_past_its_deadline_aborts_nccl_and_fails_every_pendin
   cr_assert(contains(late->message(), "timed out after 100 ms on the GPU"), "%s", late->message().c_str());
   cr_assert(contains(late->message(), "Ranks that had not joined it: 1"), "%s", late->message().c_str());
   cr_assert(contains(late->message(), "aborted"), "%s", late->message().c_str());
-  cr_assert(contains(behind->message(), "all_reduce #8 on comm \"world\" (rank 0 of 2) stopped: all_reduce #7"),
-            "%s", behind->message().c_str());
+  cr_assert(contains(behind->message(), "all_reduce #8 on comm \"world\" (rank 0 of 2) stopped: all_reduce #7"), "%s",
+            behind->message().c_str());
   cr_assert_eq(rig.reported_seq.load(), 7u);
   cr_assert(rig.nccl.aborted_within(5000));
   cr_assert(rig.watchdog->broken());

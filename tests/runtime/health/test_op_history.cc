@@ -206,12 +206,8 @@ Test(op_history, readers_see_whole_records_while_the_running_thread_writes, .tim
                          r.facts.root == int(s % 5) && r.issued_ms == s;
       bool times_agree = false;
       switch (r.state) {
-        case OpRecord::State::kQueued:
-          times_agree = r.started_ms == 0 && r.finished_ms == 0;
-          break;
-        case OpRecord::State::kRunning:
-          times_agree = r.started_ms == s + 1 && r.finished_ms == 0;
-          break;
+        case OpRecord::State::kQueued: times_agree = r.started_ms == 0 && r.finished_ms == 0; break;
+        case OpRecord::State::kRunning: times_agree = r.started_ms == s + 1 && r.finished_ms == 0; break;
         case OpRecord::State::kDone:
           times_agree = s % 7 != 0 && r.status == Status::kOk && r.finished_ms == s + 2;
           break;

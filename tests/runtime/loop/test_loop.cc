@@ -63,7 +63,8 @@ Test(loop, call_returns_values_and_rethrows, .timeout = 10) {
   }
   cr_assert_throw(loop->call([] { throw std::logic_error("x"); }, Deadline::after_ms(5000)), std::logic_error);
   // The loop survives a task that threw, and a call made on the loop runs inline.
-  int nested = loop->call([&] { return loop->call([] { return 7; }, Deadline::after_ms(0)); }, Deadline::after_ms(5000));
+  int nested =
+      loop->call([&] { return loop->call([] { return 7; }, Deadline::after_ms(0)); }, Deadline::after_ms(5000));
   cr_assert_eq(nested, 7);
 }
 
@@ -105,7 +106,8 @@ Test(loop, destruction_runs_pending_tasks_and_closes_handles, .timeout = 10) {
         [&] {
           static uv_timer_t timer;
           uv_timer_init(loop->uv(), &timer);
-          uv_timer_start(&timer, [](uv_timer_t*) {}, 100000, 0);
+          uv_timer_start(
+              &timer, [](uv_timer_t*) {}, 100000, 0);
         },
         Deadline::after_ms(5000));
   }

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/operation/call.h"
 #include "runtime/common/error.h"
+#include "runtime/operation/call.h"
 
 using namespace tutti;
 

@@ -63,7 +63,8 @@ Test(op_context, a_long_wait_is_reported_each_time_it_doubles, .timeout = 10) {
   cr_assert_eq(reports.waited_ms.size(), 4u, "%zu reports", reports.waited_ms.size());
   const int64_t due[] = {100, 200, 400, 800};
   for (size_t i = 0; i < 4; ++i) {
-    cr_expect(reports.waited_ms[i] >= due[i], "report %zu after %lld ms", i, static_cast<long long>(reports.waited_ms[i]));
+    cr_expect(reports.waited_ms[i] >= due[i], "report %zu after %lld ms", i,
+              static_cast<long long>(reports.waited_ms[i]));
   }
   cr_expect_eq(reports.waiting_for, "rank 3's data");
 }

@@ -107,22 +107,16 @@ T reference_apply(ReduceOp op, T a, T b) {
     const auto ub = static_cast<uint64_t>(b);
     switch (op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAvg:
-        return static_cast<T>(ua + ub);
-      case ReduceOp::kProd:
-        return static_cast<T>(ua * ub);
-      case ReduceOp::kMin:
-        return b < a ? b : a;
-      case ReduceOp::kMax:
-        return b > a ? b : a;
+      case ReduceOp::kAvg: return static_cast<T>(ua + ub);
+      case ReduceOp::kProd: return static_cast<T>(ua * ub);
+      case ReduceOp::kMin: return b < a ? b : a;
+      case ReduceOp::kMax: return b > a ? b : a;
     }
   } else {
     switch (op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAvg:
-        return a + b;
-      case ReduceOp::kProd:
-        return a * b;
+      case ReduceOp::kAvg: return a + b;
+      case ReduceOp::kProd: return a * b;
       case ReduceOp::kMin:
         if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
         return b < a ? b : a;
@@ -154,8 +148,11 @@ std::vector<typename Type::Stored> random_values(size_t count, std::mt19937_64& 
     if constexpr (std::is_integral_v<Stored>) {
       v = static_cast<Stored>(rng());
     } else {
-      const Stored specials[] = {std::numeric_limits<Stored>::quiet_NaN(), std::numeric_limits<Stored>::infinity(),
-                                 -std::numeric_limits<Stored>::infinity(), Stored(-0.0), Stored(0.0),
+      const Stored specials[] = {std::numeric_limits<Stored>::quiet_NaN(),
+                                 std::numeric_limits<Stored>::infinity(),
+                                 -std::numeric_limits<Stored>::infinity(),
+                                 Stored(-0.0),
+                                 Stored(0.0),
                                  std::numeric_limits<Stored>::denorm_min() * 3};
       if (rng() % 32 == 0) {
         v = specials[rng() % std::size(specials)];
@@ -192,8 +189,8 @@ auto data_or_null(Vector& v) {
 }
 
 template <class Type>
-void expect_equal(const typename Type::Stored* got, const std::vector<typename Type::Stored>& want,
-                  const char* what, ReduceOp op, const char* path) {
+void expect_equal(const typename Type::Stored* got, const std::vector<typename Type::Stored>& want, const char* what,
+                  ReduceOp op, const char* path) {
   for (size_t i = 0; i < want.size(); ++i) {
     if (!same<Type>(got[i], want[i])) {
       cr_assert_fail("%s %s %s (%s path), count %zu: element %zu differs from the reference", what,
@@ -221,7 +218,8 @@ template <class Type>
 std::vector<typename Type::Stored> reference_pair(const std::vector<typename Type::Stored>& a,
                                                   const std::vector<typename Type::Stored>& b, ReduceOp op) {
   std::vector<typename Type::Stored> out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) out[i] = Type::narrow(reference_apply(op, Type::widen(a[i]), Type::widen(b[i])));
+  for (size_t i = 0; i < a.size(); ++i)
+    out[i] = Type::narrow(reference_apply(op, Type::widen(a[i]), Type::widen(b[i])));
   return out;
 }
 
@@ -480,7 +478,8 @@ Test(reduce_op, float_min_and_max_return_nan_when_either_side_is_nan, .timeout =
     for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
       uint16_t out[2];
       reduce_into(out, h, h_by, 2, Dtype::kFloat16, op);
-      cr_assert(is_half_nan(out[0]) && is_half_nan(out[1]), "float16 %s lost a NaN (%s path)", reduce_op_name(op), path);
+      cr_assert(is_half_nan(out[0]) && is_half_nan(out[1]), "float16 %s lost a NaN (%s path)", reduce_op_name(op),
+                path);
       // 0x7e00 is an ordinary bfloat16 number; only the bfloat16 NaN counts here.
       const uint16_t bf[] = {0x7fc0, 0x3f80};
       const uint16_t bf_by[] = {0x3f80, 0x7fc0};
@@ -614,20 +613,33 @@ Test(reduce_op, float_to_half_edge_cases, .timeout = 10) {
     uint16_t half;
   };
   const Case cases[] = {
-      {0.0f, 0x0000},          {-0.0f, 0x8000},        {1.0f, 0x3c00},
-      {65504.0f, 0x7bff},      {65519.996f, 0x7bff},   {65520.0f, 0x7c00},
-      {-65520.0f, 0xfc00},     {1e6f, 0x7c00},         {std::numeric_limits<float>::max(), 0x7c00},
-      {inf, 0x7c00},           {-inf, 0xfc00},         {0x1p-14f, 0x0400},
-      {0x1p-24f, 0x0001},      {0x1p-25f, 0x0000},     {-0x1p-25f, 0x8000},
-      {0x1.000002p-25f, 0x0001}, {0x1.8p-24f, 0x0002}, {0x1.4p-24f, 0x0001},
-      {0x1p-26f, 0x0000},      {std::numeric_limits<float>::denorm_min(), 0x0000},
-      {1.0f + 0x1p-11f, 0x3c00},  // tie, 1.0 is even
+      {0.0f, 0x0000},
+      {-0.0f, 0x8000},
+      {1.0f, 0x3c00},
+      {65504.0f, 0x7bff},
+      {65519.996f, 0x7bff},
+      {65520.0f, 0x7c00},
+      {-65520.0f, 0xfc00},
+      {1e6f, 0x7c00},
+      {std::numeric_limits<float>::max(), 0x7c00},
+      {inf, 0x7c00},
+      {-inf, 0xfc00},
+      {0x1p-14f, 0x0400},
+      {0x1p-24f, 0x0001},
+      {0x1p-25f, 0x0000},
+      {-0x1p-25f, 0x8000},
+      {0x1.000002p-25f, 0x0001},
+      {0x1.8p-24f, 0x0002},
+      {0x1.4p-24f, 0x0001},
+      {0x1p-26f, 0x0000},
+      {std::numeric_limits<float>::denorm_min(), 0x0000},
+      {1.0f + 0x1p-11f, 0x3c00},             // tie, 1.0 is even
       {1.0f + 0x1p-10f + 0x1p-11f, 0x3c02},  // tie, rounds up to even
-      {0x1.ffcp-15f, 0x0400},  // halfway from the largest subnormal to the smallest normal: even
+      {0x1.ffcp-15f, 0x0400},                // halfway from the largest subnormal to the smallest normal: even
   };
   for (const Case& c : cases) {
-    cr_assert_eq(float_to_half(c.value), c.half, "float_to_half(%a) = 0x%04x, want 0x%04x", static_cast<double>(c.value),
-                 float_to_half(c.value), c.half);
+    cr_assert_eq(float_to_half(c.value), c.half, "float_to_half(%a) = 0x%04x, want 0x%04x",
+                 static_cast<double>(c.value), float_to_half(c.value), c.half);
   }
   // NaNs stay NaN and come out quiet, even one whose payload is only in the low bits.
   for (const uint32_t nan : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fa00000u}) {
@@ -644,18 +656,26 @@ Test(reduce_op, float_to_bfloat16_edge_cases, .timeout = 10) {
     uint16_t bfloat16;
   };
   const Case cases[] = {
-      {0x00000000, 0x0000}, {0x80000000, 0x8000}, {0x3f800000, 0x3f80},
+      {0x00000000, 0x0000},
+      {0x80000000, 0x8000},
+      {0x3f800000, 0x3f80},
       {0x3f808000, 0x3f80},  // tie, stays even
       {0x3f818000, 0x3f82},  // tie, rounds up to even
-      {0x3f808001, 0x3f81}, {0x7f7f7fff, 0x7f7f}, {0x7f7f8000, 0x7f80},  // max finite, overflow by a tie
+      {0x3f808001, 0x3f81},
+      {0x7f7f7fff, 0x7f7f},
+      {0x7f7f8000, 0x7f80},  // max finite, overflow by a tie
       {std::bit_cast<uint32_t>(std::numeric_limits<float>::max()), 0x7f80},
-      {std::bit_cast<uint32_t>(inf), 0x7f80}, {std::bit_cast<uint32_t>(-inf), 0xff80},
+      {std::bit_cast<uint32_t>(inf), 0x7f80},
+      {std::bit_cast<uint32_t>(-inf), 0xff80},
       {0x00008000, 0x0000},  // subnormal tie goes to the even zero
-      {0x00018000, 0x0002}, {0x00008001, 0x0001}, {0x807fffff, 0x8080},
+      {0x00018000, 0x0002},
+      {0x00008001, 0x0001},
+      {0x807fffff, 0x8080},
   };
   for (const Case& c : cases) {
-    cr_assert_eq(float_to_bfloat16(std::bit_cast<float>(c.value)), c.bfloat16, "float_to_bfloat16(0x%08x) = 0x%04x, want 0x%04x",
-                 c.value, float_to_bfloat16(std::bit_cast<float>(c.value)), c.bfloat16);
+    cr_assert_eq(float_to_bfloat16(std::bit_cast<float>(c.value)), c.bfloat16,
+                 "float_to_bfloat16(0x%08x) = 0x%04x, want 0x%04x", c.value,
+                 float_to_bfloat16(std::bit_cast<float>(c.value)), c.bfloat16);
   }
   for (const uint32_t nan : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fa00000u}) {
     const uint16_t b = float_to_bfloat16(std::bit_cast<float>(nan));

@@ -12,14 +12,13 @@
 #include "runtime/rendezvous/launch_env.h"
 #include "tests/runtime/rendezvous/fake_env.h"
 
+using fake_env::fake;
+using fake_env::Vars;
 using tutti::rendezvous::LaunchEnv;
 using tutti::rendezvous::read_launch_env;
 using tutti::rendezvous::slurm_step_port;
-using fake_env::fake;
-using fake_env::Vars;
 
 namespace {
-
 
 LaunchEnv read(const Vars& vars) {
   std::optional<LaunchEnv> env = read_launch_env(fake(vars));
@@ -133,10 +132,14 @@ Test(launch_env, master_port_belongs_to_torch, .timeout = 10) {
 }
 
 Test(launch_env, slurm, .timeout = 10) {
-  Vars vars = {{"SLURM_PROCID", "6"},         {"SLURM_NTASKS", "7"},
-               {"SLURM_LOCALID", "0"},        {"SLURM_NODEID", "3"},
-               {"SLURM_STEP_NODELIST", "gpu[07-10]"}, {"SLURM_JOB_NODELIST", "gpu[01-10]"},
-               {"SLURM_JOB_ID", "123456"},    {"SLURM_STEP_ID", "2"},
+  Vars vars = {{"SLURM_PROCID", "6"},
+               {"SLURM_NTASKS", "7"},
+               {"SLURM_LOCALID", "0"},
+               {"SLURM_NODEID", "3"},
+               {"SLURM_STEP_NODELIST", "gpu[07-10]"},
+               {"SLURM_JOB_NODELIST", "gpu[01-10]"},
+               {"SLURM_JOB_ID", "123456"},
+               {"SLURM_STEP_ID", "2"},
                {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}};
   LaunchEnv env = read(vars);
   cr_assert_str_eq(env.launcher.c_str(), "slurm");
@@ -207,9 +210,15 @@ Test(launch_env, pmi, .timeout = 10) {
 }
 
 Test(launch_env, launcher_precedence, .timeout = 10) {
-  Vars vars = {{"PMI_RANK", "4"},     {"PMI_SIZE", "5"},     {"OMPI_COMM_WORLD_RANK", "3"},
-               {"OMPI_COMM_WORLD_SIZE", "5"}, {"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "5"},
-               {"RANK", "1"},         {"WORLD_SIZE", "5"},   {"TUTTI_RANK", "0"},
+  Vars vars = {{"PMI_RANK", "4"},
+               {"PMI_SIZE", "5"},
+               {"OMPI_COMM_WORLD_RANK", "3"},
+               {"OMPI_COMM_WORLD_SIZE", "5"},
+               {"SLURM_PROCID", "2"},
+               {"SLURM_NTASKS", "5"},
+               {"RANK", "1"},
+               {"WORLD_SIZE", "5"},
+               {"TUTTI_RANK", "0"},
                {"TUTTI_WORLD_SIZE", "5"}};
   const char* expected[] = {"tutti", "torch", "slurm", "openmpi", "pmi"};
   const char* rank_names[] = {"TUTTI_RANK", "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
@@ -225,9 +234,14 @@ Test(launch_env, launcher_precedence, .timeout = 10) {
 }
 
 Test(launch_env, address_precedence, .timeout = 10) {
-  Vars vars = {{"SLURM_PROCID", "0"},      {"SLURM_NTASKS", "2"},       {"SLURM_JOB_ID", "5"},
-               {"SLURM_STEP_ID", "1"},     {"SLURM_STEP_NODELIST", "n[1-2]"}, {"MASTER_ADDR", "master"},
-               {"MASTER_PORT", "29500"},   {"TUTTI_ADDR", "store:1234"}};
+  Vars vars = {{"SLURM_PROCID", "0"},
+               {"SLURM_NTASKS", "2"},
+               {"SLURM_JOB_ID", "5"},
+               {"SLURM_STEP_ID", "1"},
+               {"SLURM_STEP_NODELIST", "n[1-2]"},
+               {"MASTER_ADDR", "master"},
+               {"MASTER_PORT", "29500"},
+               {"TUTTI_ADDR", "store:1234"}};
   expect_store(read(vars), "store", 1234);
   vars.erase("TUTTI_ADDR");
   expect_store(read(vars), "master", 29501);  // MASTER_PORT itself is torch's
@@ -283,8 +297,7 @@ Test(launch_env, integers_are_strict, .timeout = 10) {
   expect_error({{"RANK", "-1"}, {"WORLD_SIZE", "4"}}, "torchrun", "RANK=-1 is negative", "RANK");
   expect_error({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "-2"}}, "torchrun", "LOCAL_RANK=-2 is negative",
                "LOCAL_RANK");
-  expect_error({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"GROUP_RANK", "x"}}, "torchrun", "GROUP_RANK=\"x\"",
-               "GROUP_RANK");
+  expect_error({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"GROUP_RANK", "x"}}, "torchrun", "GROUP_RANK=\"x\"", "GROUP_RANK");
   expect_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "-1"}}, "Slurm",
                "SLURM_NODEID=-1 is negative", "SLURM_NODEID");
   expect_error({{"PMI_RANK", "0"}, {"PMI_SIZE", "3000000000"}}, "PMI", "PMI_SIZE=3000000000 is above", "PMI_SIZE");

@@ -30,8 +30,8 @@ rendezvous::Plan plan_of(const store_test::Store& store, int rank, int size) {
 }
 
 // What meet() threw on each rank: "" for none.
-std::vector<std::string> meet_all(store_test::Store& store, const std::vector<tutti::store::Client*>& clients,
-                                  int size, Deadline deadline, std::vector<rendezvous::Place>* places) {
+std::vector<std::string> meet_all(store_test::Store& store, const std::vector<tutti::store::Client*>& clients, int size,
+                                  Deadline deadline, std::vector<rendezvous::Place>* places) {
   std::vector<std::string> errors(clients.size());
   places->resize(clients.size());
   std::vector<std::thread> ranks;
@@ -87,15 +87,15 @@ Test(meeting, a_rank_the_store_turns_away_fails_the_others_at_once, .timeout = 6
     cr_assert(contains(errors[r], tutti::concat(static_cast<int>(Status::kTransport), " ")), "rank %d: %s", r,
               errors[r].c_str());
     cr_assert(contains(errors[r], "the store turned away the connection from 127.0.0.1:") &&
-                  contains(errors[r], "max_connections (3)") && contains(errors[r], "rank 2 had not arrived (2 of 3 had)"),
+                  contains(errors[r], "max_connections (3)") &&
+                  contains(errors[r], "rank 2 had not arrived (2 of 3 had)"),
               "rank %d: %s", r, errors[r].c_str());
   }
   cr_assert_lt(took, tt_timeout_ms(10000), "the meeting failed only after %lld ms", static_cast<long long>(took));
 
   // With room again, the refusal no longer holds: a new meeting of two completes.
   rank1.reset();
-  cr_assert(store_test::eventually([&] { return !store.client->check({tutti::store::kRefusedKey}, soon())[0]; },
-                                   5000));
+  cr_assert(store_test::eventually([&] { return !store.client->check({tutti::store::kRefusedKey}, soon())[0]; }, 5000));
   auto again = store.connect();
   std::vector<tutti::store::Client*> two = {rank0.get(), again.get()};
   std::vector<std::string> after(2);

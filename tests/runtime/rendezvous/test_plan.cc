@@ -13,18 +13,19 @@
 #include "runtime/rendezvous/pmix_exchange.h"
 #include "tests/runtime/rendezvous/fake_env.h"
 
+using fake_env::fake;
+using fake_env::Vars;
 using tutti::rendezvous::make_plan;
 using tutti::rendezvous::Plan;
 using tutti::rendezvous::Request;
-using fake_env::fake;
-using fake_env::Vars;
 
 namespace {
 
-
 // Rank 1 of 4 under tutti launch, all four on this node.
-const Vars kTuttiLaunch = {{"TUTTI_RANK", "1"},       {"TUTTI_WORLD_SIZE", "4"},
-                           {"TUTTI_LOCAL_RANK", "1"}, {"TUTTI_LOCAL_SIZE", "4"},
+const Vars kTuttiLaunch = {{"TUTTI_RANK", "1"},
+                           {"TUTTI_WORLD_SIZE", "4"},
+                           {"TUTTI_LOCAL_RANK", "1"},
+                           {"TUTTI_LOCAL_SIZE", "4"},
                            {"TUTTI_ADDR", "127.0.0.1:29500"}};
 
 Request tcp_request(int rank, int world_size) {
@@ -58,9 +59,13 @@ Test(plan, config_with_another_world_size_leaves_places_to_the_meeting, .timeout
 Test(plan, launcher_node_id_still_names_the_node, .timeout = 10) {
   // Slurm's emulated nodes share a hostname; SLURM_NODEID is what tells them apart,
   // whichever world the config makes.
-  Vars slurm = {{"SLURM_PROCID", "3"},       {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
-                {"SLURM_NODEID", "1"},       {"SLURM_STEP_NODELIST", "n[1-2]"},
-                {"SLURM_JOB_ID", "77"},      {"SLURM_STEP_ID", "0"}};
+  Vars slurm = {{"SLURM_PROCID", "3"},
+                {"SLURM_NTASKS", "4"},
+                {"SLURM_LOCALID", "1"},
+                {"SLURM_NODEID", "1"},
+                {"SLURM_STEP_NODELIST", "n[1-2]"},
+                {"SLURM_JOB_ID", "77"},
+                {"SLURM_STEP_ID", "0"}};
   Plan plan = make_plan(Request{}, fake(slurm));
   cr_assert(plan.node_key == "node#1" && plan.node_rank == 1, "node key \"%s\", node %d", plan.node_key.c_str(),
             plan.node_rank);
@@ -97,8 +102,10 @@ Test(plan, where_the_store_is_under_slurm_and_pmix, .timeout = 10) {
 
   // mpirun: Open MPI's variables name no host, so PMIx is the only way, and rank 1
   // serves nothing.
-  Vars mpirun = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
-                 {"PMIX_NAMESPACE", "prterun-vm-1@1"}, {"PMIX_RANK", "1"}};
+  Vars mpirun = {{"OMPI_COMM_WORLD_RANK", "1"},
+                 {"OMPI_COMM_WORLD_SIZE", "2"},
+                 {"PMIX_NAMESPACE", "prterun-vm-1@1"},
+                 {"PMIX_RANK", "1"}};
   plan = make_plan(Request{}, fake(mpirun));
   cr_expect(plan.store_via_pmix && !plan.serve_store && plan.store_port == 0);
 }
@@ -107,7 +114,7 @@ Test(plan, where_the_store_is_under_slurm_and_pmix, .timeout = 10) {
 // server to carry one: the message names every variable read and what to set.
 Test(plan, a_launcher_with_no_rendezvous_says_what_to_set, .timeout = 10) {
   const Vars launchers[] = {
-      {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}},                           // MPICH's mpiexec
+      {{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}},                          // MPICH's mpiexec
       {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}},  // mpirun with PMIx stripped
   };
   const char* read[] = {"PMI_RANK=0, PMI_SIZE=2", "OMPI_COMM_WORLD_RANK=1, OMPI_COMM_WORLD_SIZE=2"};

@@ -16,8 +16,8 @@ using tutti::rendezvous::pmix_built;
 using tutti::rendezvous::StoreAddress;
 
 Test(pmix_exchange, no_pmix_server_is_a_clear_error, .timeout = 30) {
-  for (const char* name : {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI4", "PMIX_SERVER_URI41",
-                           "PMIX_SERVER_URI3", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"}) {
+  for (const char* name : {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI4", "PMIX_SERVER_URI41", "PMIX_SERVER_URI3",
+                           "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"}) {
     unsetenv(name);
   }
   try {

@@ -62,17 +62,22 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
   double requests_per_rank = static_cast<double>(stats.requests) / kRanks;
   double reply_bytes_per_rank = static_cast<double>(stats.reply_bytes) / kRanks;
   double writes_per_rank = static_cast<double>(stats.writes) / kRanks;
-  std::fprintf(stderr, "rendezvous_scale: %d ranks: %.2f requests, %.0f reply bytes and %.2f writes per rank, "
-               "placed in %.2f s, done in %.2f s\n", kRanks, requests_per_rank, reply_bytes_per_rank, writes_per_rank,
+  std::fprintf(stderr,
+               "rendezvous_scale: %d ranks: %.2f requests, %.0f reply bytes and %.2f writes per rank, "
+               "placed in %.2f s, done in %.2f s\n",
+               kRanks, requests_per_rank, reply_bytes_per_rank, writes_per_rank,
                (outcome.last_placed_ns - outcome.first_start_ns) / 1e9,
                (outcome.last_done_ns - outcome.first_start_ns) / 1e9);
   cr_expect_leq(requests_per_rank, kMaxRequestsPerRank,
                 "the store served %.2f requests per rank (bound %.0f): something in init or destroy now grows with "
-                "the world size", requests_per_rank, kMaxRequestsPerRank);
+                "the world size",
+                requests_per_rank, kMaxRequestsPerRank);
   cr_expect_leq(reply_bytes_per_rank, kMaxReplyBytesPerRank,
                 "the store wrote %.0f reply bytes per rank (bound %.0f): something in init or destroy now reads "
-                "O(N) keys per rank", reply_bytes_per_rank, kMaxReplyBytesPerRank);
+                "O(N) keys per rank",
+                reply_bytes_per_rank, kMaxReplyBytesPerRank);
   cr_expect_leq(writes_per_rank, kMaxWritesPerRank,
                 "the store made %.2f socket writes per rank (bound %.0f): some step sends its requests one round "
-                "trip at a time again, or the store writes each reply on its own", writes_per_rank, kMaxWritesPerRank);
+                "trip at a time again, or the store writes each reply on its own",
+                writes_per_rank, kMaxWritesPerRank);
 }

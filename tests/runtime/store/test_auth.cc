@@ -35,8 +35,10 @@ Test(auth, proofs_differ_by_side_nonce_and_secret, .timeout = 10) {
   std::string a = bytes_from(0);
   std::string b = bytes_from(32);
   std::set<std::string> proofs = {
-      auth::proof("s", auth::Side::kClient, a, b), auth::proof("s", auth::Side::kServer, a, b),
-      auth::proof("s", auth::Side::kClient, b, a), auth::proof("t", auth::Side::kClient, a, b),
+      auth::proof("s", auth::Side::kClient, a, b),
+      auth::proof("s", auth::Side::kServer, a, b),
+      auth::proof("s", auth::Side::kClient, b, a),
+      auth::proof("t", auth::Side::kClient, a, b),
   };
   cr_assert_eq(proofs.size(), 4u, "a proof repeated across side, nonce order or secret");
   for (const auto& p : proofs) cr_assert_eq(p.size(), auth::kProofBytes);

@@ -109,8 +109,8 @@ class FakeStore {
           client_nonce = auth::parse_token(request.expected, auth::kNonceBytes).value_or("");
           reply.values = {"fake store", auth::token(server_nonce)};
         } else {
-          reply.values = {"fake store",
-                          auth::token(auth::proof("the fake's secret", auth::Side::kServer, client_nonce, server_nonce))};
+          reply.values = {"fake store", auth::token(auth::proof("the fake's secret", auth::Side::kServer, client_nonce,
+                                                                server_nonce))};
         }
         std::string bytes = protocol::encode(reply);
         ssize_t ignored = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -303,8 +303,9 @@ Test(client, multi_get_waits_for_every_key, .timeout = 20) {
   cr_assert_eq(values, (std::vector<std::string>{"one", "two", "one"}));
   setter.join();
   cr_assert(store.client->multi_get({}, soon()).empty());
-  cr_assert(error_of([&] { store.client->multi_get({"m1", "m3"}, Deadline::after_ms(50)); }).status() ==
-            Status::kTimeout);
+  cr_assert(error_of([&] {
+              store.client->multi_get({"m1", "m3"}, Deadline::after_ms(50));
+            }).status() == Status::kTimeout);
 }
 
 Test(client, multi_set_sets_every_key_in_one_request, .timeout = 20) {
@@ -337,8 +338,7 @@ Test(client, get_any_returns_the_first_key_present_and_its_value, .timeout = 20)
   cr_assert_eq(index, 2u);
   cr_assert_eq(value, "rank 3 ended");
   auto e = error_of([&] { store.client->get_any({"g/none"}, Deadline::after_ms(50)); });
-  cr_assert(e.status() == Status::kTimeout && contains(e.what(), "store get_any \"g/none\" timed out"), "%s",
-            e.what());
+  cr_assert(e.status() == Status::kTimeout && contains(e.what(), "store get_any \"g/none\" timed out"), "%s", e.what());
 }
 
 Test(client, get_any_on_an_older_store_reads_the_value_itself, .timeout = 20) {

@@ -133,8 +133,7 @@ Test(handshake, a_store_with_another_secret_fails_to_prove_itself, .timeout = 10
   fake.values[1] = auth::token(auth::proof("theirs", auth::Side::kServer, client_nonce, server_nonce));
   auto e = error_of([&] { client.on_second_reply(fake); });
   cr_assert(e.status() == Status::kDenied);
-  cr_assert(contains(e.what(), "did not prove it knows the job secret") && contains(e.what(), kWhere), "%s",
-            e.what());
+  cr_assert(contains(e.what(), "did not prove it knows the job secret") && contains(e.what(), kWhere), "%s", e.what());
   fake.values[1] = "";
   cr_assert(error_of([&] { client.on_second_reply(fake); }).status() == Status::kDenied);
 }

@@ -193,11 +193,11 @@ Test(liveness, late_sweep_blames_nobody_for_the_stores_own_stall, .timeout = 10)
 // to its own timeout, and any frame from it moves its due time.
 Test(liveness, each_watch_falls_due_by_its_own_timeout_and_last_frame, .timeout = 10) {
   Watch watch;
-  const void* slow = watch.join(0, "elsewhere:100");   // 2 s, from 1.0 s
+  const void* slow = watch.join(0, "elsewhere:100");  // 2 s, from 1.0 s
   const void* quick = &watch.conns[1];
   watch.liveness.member(quick, "g/", 1);
   watch.liveness.heartbeat(quick, "elsewhere:101", "127.0.0.1:1", 500, "", watch.now_ms);  // 0.5 s
-  const void* talking = watch.join(2, "elsewhere:102");  // 2 s, but it sends frames
+  const void* talking = watch.join(2, "elsewhere:102");                                    // 2 s, but it sends frames
   std::vector<const void*> closed = watch.sweep_until(1500);
   cr_assert(closed.empty(), "lost at its timeout exactly, not before");
   closed = watch.sweep_until(1600);

@@ -58,7 +58,6 @@ std::string decode_error(const std::string& bytes, size_t max = 1u << 20) {
   return "";
 }
 
-
 std::string header(uint32_t body, uint8_t version, uint8_t op, uint16_t flags, uint32_t id) {
   std::string h;
   for (int i = 0; i < 4; ++i) h.push_back(static_cast<char>(body >> (8 * i)));
@@ -87,7 +86,8 @@ Test(protocol, requests_round_trip, .timeout = 10) {
   hello.number = kVersion;
   hello.value = "node7:1234";
   Request got = round_trip(hello);
-  cr_assert(got.op == Op::kHello && got.id == 7 && got.number == 1 && got.value == "node7:1234" && got.expected.empty());
+  cr_assert(got.op == Op::kHello && got.id == 7 && got.number == 1 && got.value == "node7:1234" &&
+            got.expected.empty());
 
   Request set = request(Op::kSet, {"key"});
   set.value = std::string("va\0lue", 6);
@@ -312,8 +312,8 @@ Test(protocol, random_bytes_never_crash, .timeout = 60) {
     // Half the time, start from a plausible header so the body parsers get exercised.
     if (round % 2 == 0 && bytes.size() >= kHeaderBytes) {
       uint32_t body = static_cast<uint32_t>(bytes.size() - kHeaderBytes);
-      bytes.replace(0, kHeaderBytes, header(body, 1, static_cast<uint8_t>(1 + random() % 9),
-                                            static_cast<uint16_t>(random() % 4), 1));
+      bytes.replace(0, kHeaderBytes,
+                    header(body, 1, static_cast<uint8_t>(1 + random() % 9), static_cast<uint16_t>(random() % 4), 1));
     }
     Decoder decoder(4096);
     try {

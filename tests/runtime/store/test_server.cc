@@ -6,8 +6,8 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -45,12 +45,12 @@ namespace {
 using store_test::Clock;
 using store_test::contains;
 using store_test::count_of;
-using store_test::StderrCapture;
 using store_test::error_of;
+using store_test::eventually;
 using store_test::ms_since;
 using store_test::soon;
+using store_test::StderrCapture;
 using store_test::Store;
-using store_test::eventually;
 
 // A plain blocking socket, for speaking to the server without the client's manners.
 class RawSocket {
@@ -63,7 +63,8 @@ class RawSocket {
     address.sin_port = htons(port);
     inet_pton(AF_INET, ip, &address.sin_addr);
     connect_errno_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 ? 0 : errno;
-    if (must_connect) cr_assert_eq(connect_errno_, 0, "cannot connect to %s:%u: %s", ip, port, strerror(connect_errno_));
+    if (must_connect)
+      cr_assert_eq(connect_errno_, 0, "cannot connect to %s:%u: %s", ip, port, strerror(connect_errno_));
   }
   // 0 when connected, else why not.
   int connect_errno() const { return connect_errno_; }
@@ -576,7 +577,8 @@ Test(server, a_wrong_secret_is_denied_and_logged_with_the_address, .timeout = 20
   store.client->set("k", "v", soon());
   auto e = error_of([&] { store.connect_with("another job's secret"); });
   cr_assert(e.status() == Status::kDenied, "%s", e.what());
-  cr_assert(contains(e.what(), "rendezvous store at " + store.address() + " denied this process: the job secret did "
+  cr_assert(contains(e.what(), "rendezvous store at " + store.address() +
+                                   " denied this process: the job secret did "
                                    "not match") &&
                 contains(e.what(), "set TUTTI_SECRET to the same value") && contains(e.what(), "tutti launch"),
             "%s", e.what());
@@ -697,8 +699,7 @@ Test(server, a_thousand_strangers_at_once_leave_the_job_unharmed, .timeout = 120
       case 3: {  // a nonce, then a proof made with the wrong secret
         std::string nonce = tutti::store::auth::nonce();
         std::string proof = tutti::store::auth::proof("guess", wrong_side, nonce, nonce);
-        s.send(hello_frame(tutti::store::auth::token(nonce)) +
-               hello_frame(tutti::store::auth::token(proof), 2));
+        s.send(hello_frame(tutti::store::auth::token(nonce)) + hello_frame(tutti::store::auth::token(proof), 2));
         break;
       }
     }

@@ -29,12 +29,12 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/concat.h"
+#include "runtime/common/error.h"
 #include "runtime/operation/dtype.h"
 #include "runtime/operation/op_context.h"
 #include "runtime/operation/reduce_op.h"
 #include "runtime/operation/scratch.h"
-#include "runtime/common/concat.h"
-#include "runtime/common/error.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/shm/layout.h"
 #include "runtime/transport/shm/segment.h"
@@ -43,13 +43,13 @@
 #include "tests/support/processes.h"
 
 using tutti::Deadline;
+using tutti::Dtype;
 using tutti::Error;
 using tutti::Fault;
-using tutti::Status;
-using tutti::Dtype;
 using tutti::OpContext;
 using tutti::ReduceOp;
 using tutti::Scratch;
+using tutti::Status;
 using tutti::transport::shm::Group;
 using tutti::transport::shm::max_shared_part;
 using tutti::transport::shm::shared_size_error;
@@ -95,8 +95,7 @@ void put(unsigned char* buffer, size_t i, Dtype dtype, double value) {
       std::memcpy(buffer + 2 * i, &v, 2);
       return;
     }
-    default:
-      cr_assert_fail("put: no test dtype %d", static_cast<int>(dtype));
+    default: cr_assert_fail("put: no test dtype %d", static_cast<int>(dtype));
   }
 }
 
@@ -117,8 +116,7 @@ double get(const unsigned char* buffer, size_t i, Dtype dtype) {
       std::memcpy(&v, buffer + 2 * i, 2);
       return tutti::half_to_float(v);
     }
-    default:
-      return NAN;
+    default: return NAN;
   }
 }
 
@@ -231,8 +229,8 @@ struct Ranks {
 };
 
 std::string case_name(const char* what, size_t count, Dtype dtype, ReduceOp op, bool in_place) {
-  return tutti::concat(what, " of ", count, " ", tutti::dtype_name(dtype), " ",
-                       tutti::reduce_op_name(op), in_place ? " in place" : "");
+  return tutti::concat(what, " of ", count, " ", tutti::dtype_name(dtype), " ", tutti::reduce_op_name(op),
+                       in_place ? " in place" : "");
 }
 
 // Checks recv against the reduction of elements [first, first + count) of every rank.
@@ -560,8 +558,8 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
         return state >> 33;
       };
       // In a step entry, in its note, in its cell, in a slot, in several chunks.
-      const size_t sizes[] = {1, kInlineBytes, kInlineBytes + 1, Layout::kNoteBytes, Layout::kNoteBytes + 1,
-                              1000, 5000, 300001};
+      const size_t sizes[] = {1,    kInlineBytes, kInlineBytes + 1, Layout::kNoteBytes, Layout::kNoteBytes + 1, 1000,
+                              5000, 300001};
       for (int call = 0; call < 400; ++call) {
         size_t bytes = sizes[next() % std::size(sizes)];
         int kind = static_cast<int>(next() % 6);
@@ -686,7 +684,8 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
       std::string what = tutti::concat(c.what, ": ", error.what());
       failures.expect(rank, error.status() == Status::kMismatch, what);
       failures.expect(rank, contains(error.what(), "every rank must make the same calls"), what);
-      failures.expect(rank, ms_since(start) < tt_timeout_ms(5000), tutti::concat(what, " after ", ms_since(start), " ms"));
+      failures.expect(rank, ms_since(start) < tt_timeout_ms(5000),
+                      tutti::concat(what, " after ", ms_since(start), " ms"));
       failures.expect(rank, buffer.intact(), tutti::concat(c.what, ": wrote outside the buffer"));
     });
   }
@@ -735,7 +734,8 @@ Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout
         }
         if (rank == 0) root_returned = true;
         auto start = store_test::Clock::now();
-        Error error = store_test::error_of([&] { ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context); });
+        Error error =
+            store_test::error_of([&] { ranks.groups[rank]->broadcast(buffer.get(), limit.bytes, 0, context); });
         failures.expect(rank, error.status() == Status::kAborted, name + ": " + error.what());
         failures.expect(rank, ms_since(start) < tt_timeout_ms(2000),
                         tutti::concat(name, ": the abort took ", ms_since(start), " ms to end the wait"));
@@ -763,10 +763,9 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
       std::vector<uint16_t> halves(count, tutti::float_to_bfloat16(rank + 0.5f)), maxed(count);
       context = ranks.context(rank, "all_reduce");
       ranks.groups[rank]->all_reduce(halves.data(), maxed.data(), count, Dtype::kBfloat16, ReduceOp::kMax, context);
-      failures.expect(rank,
-                      std::all_of(maxed.begin(), maxed.end(),
-                                  [](uint16_t v) { return tutti::bfloat16_to_float(v) == 2.5f; }),
-                      tutti::concat("bfloat16 all_reduce of ", count));
+      failures.expect(
+          rank, std::all_of(maxed.begin(), maxed.end(), [](uint16_t v) { return tutti::bfloat16_to_float(v) == 2.5f; }),
+          tutti::concat("bfloat16 all_reduce of ", count));
     }
   });
 }
@@ -791,9 +790,8 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
         for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
         for (int root : {-1, 1}) {
           for (bool in_place : {false, true}) {
-            std::string name =
-                tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, in_place),
-                              " into a buffer ", shift, " bytes off");
+            std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, in_place),
+                                             " into a buffer ", shift, " bytes off");
             unsigned char* out = shifted.get() + shift;
             std::memset(shifted.get(), 0xA5, shift);
             const bool receives = root < 0 || rank == root;
@@ -806,8 +804,7 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
               ranks.groups[rank]->reduce(in, receives ? out : nullptr, count, dtype, op, root, context);
               if (!receives) continue;
             }
-            const bool before_intact =
-                std::all_of(shifted.get(), out, [](unsigned char b) { return b == 0xA5; });
+            const bool before_intact = std::all_of(shifted.get(), out, [](unsigned char b) { return b == 0xA5; });
             failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
             failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
             std::memcpy(recv.get(), out, bytes);
@@ -856,9 +853,8 @@ Test(shm_group, abort_ends_a_wait_and_leaves_the_group_unusable, .timeout = 60) 
   float one = 1, out = 0;
   OpContext context = ranks.context(0, "all_reduce", tt_timeout_ms(30000));
   auto start = store_test::Clock::now();
-  Error error = store_test::error_of([&] {
-    ranks.groups[0]->all_reduce(&one, &out, 1, Dtype::kFloat32, ReduceOp::kSum, context);
-  });
+  Error error = store_test::error_of(
+      [&] { ranks.groups[0]->all_reduce(&one, &out, 1, Dtype::kFloat32, ReduceOp::kSum, context); });
   int64_t took = ms_since(start);
   aborter.join();
   cr_assert_eq(error.status(), Status::kAborted, "%s", error.what());
@@ -888,9 +884,8 @@ Test(shm_group, timeout_names_the_missing_rank, .timeout = 60) {
   // The failed barrier left the group's step counts out of step: it refuses what comes next.
   float data = 0;
   OpContext context = ranks.context(0, "all_reduce");
-  Error error = store_test::error_of([&] {
-    ranks.groups[0]->all_reduce(&data, &data, 1, Dtype::kFloat32, ReduceOp::kSum, context);
-  });
+  Error error = store_test::error_of(
+      [&] { ranks.groups[0]->all_reduce(&data, &data, 1, Dtype::kFloat32, ReduceOp::kSum, context); });
   cr_assert_eq(error.status(), Status::kAborted, "%s", error.what());
   cr_assert(contains(error.what(), "unusable after barrier #1"), "%s", error.what());
 }
@@ -903,8 +898,9 @@ Test(shm_group, chunked_timeout_names_rank_and_chunk, .timeout = 60) {
     ranks.groups[0]->all_reduce(data.data(), data.data(), data.size(), Dtype::kFloat32, ReduceOp::kSum, context);
   });
   cr_assert_eq(error.status(), Status::kTimeout, "%s", error.what());
-  cr_assert(contains(error.what(), "all_reduce #1 on comm \"test\" (rank 0 of 2) timed out after 300 ms waiting for "
-                                   "rank 1's chunk 1 of 4"),
+  cr_assert(contains(error.what(),
+                     "all_reduce #1 on comm \"test\" (rank 0 of 2) timed out after 300 ms waiting for "
+                     "rank 1's chunk 1 of 4"),
             "%s", error.what());
 }
 
@@ -920,10 +916,10 @@ Test(shm_group, only_segments_of_dead_creators_are_removed, .timeout = 60) {
   const std::string random = "0123456789abcdef";
   const std::string dead = tutti::concat("tutti-", child, "-", own.st_ino, "-", random);
   const std::vector<std::string> kept = {
-      tutti::concat("tutti-", getpid(), "-", own.st_ino, "-", random),      // its creator lives
-      tutti::concat("tutti-", child, "-", own.st_ino + 1, "-", random),     // another pid namespace
-      tutti::concat("tutti-", child, "-", random),                          // not a name tutti makes
-      tutti::concat("tutti-", child, "-", own.st_ino, "-", random, "x"),    // nor is this
+      tutti::concat("tutti-", getpid(), "-", own.st_ino, "-", random),    // its creator lives
+      tutti::concat("tutti-", child, "-", own.st_ino + 1, "-", random),   // another pid namespace
+      tutti::concat("tutti-", child, "-", random),                        // not a name tutti makes
+      tutti::concat("tutti-", child, "-", own.st_ino, "-", random, "x"),  // nor is this
   };
   for (const std::string& name : kept) cr_assert(shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) >= 0);
   int fd = shm_open(("/" + dead).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -975,8 +971,8 @@ constexpr unsigned char kFree = 0xA5;
 std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
   std::vector<unsigned char*> parts(ranks.size);
   ranks.run([&](int rank, Failures&) {
-    parts[rank] = static_cast<unsigned char*>(ranks.groups[rank]->allocate_shared(
-        *ranks.clients[rank], "test/shm/memory/", bytes, soon()));
+    parts[rank] = static_cast<unsigned char*>(
+        ranks.groups[rank]->allocate_shared(*ranks.clients[rank], "test/shm/memory/", bytes, soon()));
   });
   return parts;
 }
@@ -984,11 +980,10 @@ std::vector<unsigned char*> allocate_everywhere(Ranks& ranks, size_t bytes) {
 }  // namespace
 
 // Buffers from allocate_shared, which broadcast and all_gather read in place from
-// 64 KiB on (in_place_runs counts each such call): sizes below, at and above that, at odd offsets, every byte of the region
-// outside the buffers checked; a broadcast root, or one rank's all_gather block, in
-// private memory sends the call through the slots (an all_gather's only where its
-// result is private too); the parts start as zeros; freed regions leave the group
-// mapping what it did before, and nothing in /dev/shm.
+// 64 KiB on (in_place_runs counts each such call): sizes below, at and above that, at odd offsets, every byte of the
+// region outside the buffers checked; a broadcast root, or one rank's all_gather block, in private memory sends the
+// call through the slots (an all_gather's only where its result is private too); the parts start as zeros; freed
+// regions leave the group mapping what it did before, and nothing in /dev/shm.
 Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
   constexpr size_t kSizes[] = {1000, (size_t{64} << 10) - 1, size_t{64} << 10, 1000003};
   constexpr size_t kLargest = 1000003;
@@ -999,7 +994,8 @@ Test(shm_group, shared_memory_is_read_in_place, .timeout = 120) {
     std::vector<unsigned char*> parts = allocate_everywhere(ranks, region_bytes);
     cr_assert_geq(ranks.groups[0]->mapped_bytes(), before + region_bytes * size);
     const std::vector<unsigned char> zeros(region_bytes, 0);
-    for (int r = 0; r < size; ++r) cr_assert(std::memcmp(parts[r], zeros.data(), region_bytes) == 0, "part %d is not zeros", r);
+    for (int r = 0; r < size; ++r)
+      cr_assert(std::memcmp(parts[r], zeros.data(), region_bytes) == 0, "part %d is not zeros", r);
     cr_assert(leftover_segments().empty(), "%s is left once all ranks mapped it", leftover_segments()[0].c_str());
     ranks.run([&](int rank, Failures& failures) {
       Group& group = *ranks.groups[rank];
@@ -1117,9 +1113,10 @@ Test(shm_group, shared_memory_gather_scatter_and_all_to_all_read_in_place, .time
         failures.expect(rank, group.in_place_runs() - runs_before == (in_place ? 1u : 0u),
                         name + (in_place ? ": did not run in place" : ": ran in place"));
         const size_t recv_from = recv - region;
-        const bool intact = std::memcmp(region, untouched.data(), kGap) == 0 &&
-                            std::memcmp(send + send_bytes, untouched.data(), recv_from - kGap - send_bytes) == 0 &&
-                            std::memcmp(recv + recv_bytes, untouched.data(), region_bytes - recv_from - recv_bytes) == 0;
+        const bool intact =
+            std::memcmp(region, untouched.data(), kGap) == 0 &&
+            std::memcmp(send + send_bytes, untouched.data(), recv_from - kGap - send_bytes) == 0 &&
+            std::memcmp(recv + recv_bytes, untouched.data(), region_bytes - recv_from - recv_bytes) == 0;
         failures.expect(rank, intact, name + ": wrote outside its buffers");
         std::memset(region, kFree, region_bytes);
       };
@@ -1178,7 +1175,8 @@ Test(shm_group, shared_memory_gather_scatter_and_all_to_all_read_in_place, .time
           name = tutti::concat("all_to_all of ", bytes, " bytes a block", form);
           runs = group.in_place_runs();
           group.all_to_all(mine, recv, bytes, ranks.context(rank, "all_to_all"));
-          for (int r = 0; r < size; ++r) expect_bytes(tutti::concat(name, ", block ", r), recv + r * bytes, bytes, r * 8 + rank);
+          for (int r = 0; r < size; ++r)
+            expect_bytes(tutti::concat(name, ", block ", r), recv + r * bytes, bytes, r * 8 + rank);
           check_rest(name, runs, large && !(private_one && size > 1), mine_private ? 0 : bytes * size, bytes * size);
           failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
         }
@@ -1217,9 +1215,8 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
       // elements from element `first` of every rank's vector) where this rank has one;
       // and that nothing in the region but [used, used + used_bytes) and the result
       // changed.
-      auto check = [&](const std::string& name, auto&& call, bool in_place, const unsigned char* result,
-                       size_t count, size_t first, Dtype dtype, ReduceOp op, const unsigned char* used,
-                       size_t used_bytes) {
+      auto check = [&](const std::string& name, auto&& call, bool in_place, const unsigned char* result, size_t count,
+                       size_t first, Dtype dtype, ReduceOp op, const unsigned char* used, size_t used_bytes) {
         const uint64_t runs = group.in_place_runs();
         call();
         failures.expect(rank, group.in_place_runs() - runs == (in_place ? 1u : 0u),
@@ -1264,9 +1261,10 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
             unsigned char* recv = private_result ? elsewhere.get() : in_place ? send : shared_recv;
             fill(send, count);
             std::string name = tutti::concat(case_name("all_reduce", count, dtype, op, false), " (", form.name, ")");
-            check(name, [&] { group.all_reduce(send, recv, count, dtype, op, ranks.context(rank, "all_reduce")); },
-                  large && (size == 1 || !(form.private_source || form.private_result)), recv, count, 0, dtype, op,
-                  send, bytes);
+            check(
+                name, [&] { group.all_reduce(send, recv, count, dtype, op, ranks.context(rank, "all_reduce")); },
+                large && (size == 1 || !(form.private_source || form.private_result)), recv, count, 0, dtype, op, send,
+                bytes);
             failures.expect(rank, elsewhere.intact() && vector_elsewhere.intact(),
                             name + ": wrote outside the private buffers");
           }
@@ -1279,9 +1277,11 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
                                     : form[0] == 'i' ? shared_send
                                                      : shared_recv;
               fill(shared_send, count);
-              std::string name = tutti::concat(case_name("reduce", count, dtype, op, false), " to ", root, " (", form, ")");
-              check(name, [&] { group.reduce(shared_send, recv, count, dtype, op, root, ranks.context(rank, "reduce")); },
-                    large && form[0] != 'r', recv, count, 0, dtype, op, shared_send, bytes);
+              std::string name =
+                  tutti::concat(case_name("reduce", count, dtype, op, false), " to ", root, " (", form, ")");
+              check(
+                  name, [&] { group.reduce(shared_send, recv, count, dtype, op, root, ranks.context(rank, "reduce")); },
+                  large && form[0] != 'r', recv, count, 0, dtype, op, shared_send, bytes);
               failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
             }
           }
@@ -1294,10 +1294,11 @@ Test(shm_group, shared_memory_reductions_read_in_place, .timeout = 180) {
             fill(send, per_rank * size);
             std::string name =
                 tutti::concat(case_name("reduce_scatter", per_rank, dtype, op, false), " per rank (", form, ")");
-            check(name,
-                  [&] { group.reduce_scatter(send, recv, per_rank, dtype, op, ranks.context(rank, "reduce_scatter")); },
-                  per_rank * unit * size >= kInPlaceFromBytes && (size == 1 || form[0] != 'r'), recv, per_rank,
-                  rank * per_rank, dtype, op, send, per_rank * unit * size);
+            check(
+                name,
+                [&] { group.reduce_scatter(send, recv, per_rank, dtype, op, ranks.context(rank, "reduce_scatter")); },
+                per_rank * unit * size >= kInPlaceFromBytes && (size == 1 || form[0] != 'r'), recv, per_rank,
+                rank * per_rank, dtype, op, send, per_rank * unit * size);
             failures.expect(rank, elsewhere.intact(), name + ": wrote outside the private buffer");
           }
         }
@@ -1328,8 +1329,9 @@ Test(shm_group, shared_memory_all_gather_streams_large_results, .timeout = 60) {
       for (int r = 0; r < 2; ++r) {
         for (size_t i = 0; i < kBytes; ++i) {
           if (recv[r * kBytes + i] != pattern(r, i)) {
-            failures.expect(rank, false, tutti::concat(in_place ? "in place" : "out of place", ": byte ", i,
-                                                       " of rank ", r, "'s block differs"));
+            failures.expect(rank, false,
+                            tutti::concat(in_place ? "in place" : "out of place", ": byte ", i, " of rank ", r,
+                                          "'s block differs"));
             break;
           }
         }
@@ -1348,11 +1350,13 @@ Test(shm_group, shared_memory_freed_on_one_rank_is_a_mismatch, .timeout = 60) {
     Guarded elsewhere(100000);
     unsigned char* buffer = rank == 0 ? parts[0] : elsewhere.get();
     auto start = store_test::Clock::now();
-    Error error = store_test::error_of(
-        [&] { ranks.groups[rank]->broadcast(buffer, 100000, 0, ranks.context(rank, "broadcast", tt_timeout_ms(20000))); });
+    Error error = store_test::error_of([&] {
+      ranks.groups[rank]->broadcast(buffer, 100000, 0, ranks.context(rank, "broadcast", tt_timeout_ms(20000)));
+    });
     failures.expect(rank, error.status() == Status::kMismatch, error.what());
     if (rank == 1) failures.expect(rank, contains(error.what(), "tutti_mem_free"), error.what());
-    failures.expect(rank, ms_since(start) < tt_timeout_ms(5000), tutti::concat(error.what(), " after ", ms_since(start), " ms"));
+    failures.expect(rank, ms_since(start) < tt_timeout_ms(5000),
+                    tutti::concat(error.what(), " after ", ms_since(start), " ms"));
     failures.expect(rank, elsewhere.intact(), "wrote outside the buffer");
   });
 }

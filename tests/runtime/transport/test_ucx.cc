@@ -272,8 +272,8 @@ Test(ucx, a_64_mib_message_arrives_intact, .timeout = 60) {
   cr_assert_eq(world[1].received_bytes(posted[0].request), sent.size());
   cr_assert(received == sent);
   release_all(posted);
-  std::fprintf(stderr, "[ucx] 64 MiB in %lld ms, one thread driving both ranks (%s)\n",
-               static_cast<long long>(took), world[0].describe());
+  std::fprintf(stderr, "[ucx] 64 MiB in %lld ms, one thread driving both ranks (%s)\n", static_cast<long long>(took),
+               world[0].describe());
 }
 
 Test(ucx, truncation_names_both_sizes, .timeout = 30) {
@@ -313,9 +313,9 @@ Test(ucx, truncation_names_both_sizes, .timeout = 30) {
     }
     cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
     std::string want = "a message of at least " + std::to_string(bytes) + " bytes from rank 0 (user tag 4)";
-    cr_assert(contains(e.what(), want) && contains(e.what(), "receive buffer of 100 bytes") &&
-                  contains(e.what(), kWhere),
-              "%s", e.what());
+    cr_assert(
+        contains(e.what(), want) && contains(e.what(), "receive buffer of 100 bytes") && contains(e.what(), kWhere),
+        "%s", e.what());
     std::fprintf(stderr, "[ucx] truncation: %s\n", e.what());
     // The send's side is settled either way; both are released cleanly.
     Deadline settle = Deadline::after_ms(tt_timeout_ms(5000));
@@ -696,8 +696,8 @@ Test(ucx, latency_and_bandwidth_for_information, .timeout = 120) {
 Test(ucx, transport_settings_only_where_ucx_tls_lets_them_in, .timeout = 10) {
   using tutti::transport::ucx::tls_allows;
   auto mm = [](const char* tls) { return tls_allows(tls, {"posix", "sysv"}, {"sm", "shm", "mm"}); };
-  for (const char* yes : {"", "all", "sm", "shm", "mm", "posix", "tcp,sysv", "tcp, sm", "sysv:aux", "^tcp", "^posix",
-                          "^cma,knem"}) {
+  for (const char* yes :
+       {"", "all", "sm", "shm", "mm", "posix", "tcp,sysv", "tcp, sm", "sysv:aux", "^tcp", "^posix", "^cma,knem"}) {
     cr_assert(mm(yes), "UCX_TLS=%s lets posix or sysv in", yes);
   }
   for (const char* no : {"tcp", "tcp,cma", "self,tcp", "^sm", "^shm,tcp", "^posix,sysv", "^all", "rc,ud"}) {

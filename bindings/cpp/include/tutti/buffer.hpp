@@ -35,14 +35,22 @@ struct DtypeIs {
   static_assert(std::is_trivially_copyable_v<T>, "a buffer's elements are copied as bytes");
   static constexpr tutti_dtype value = D;
 };
-template <> struct DtypeOf<int8_t> : DtypeIs<int8_t, TUTTI_DTYPE_INT8> {};
-template <> struct DtypeOf<uint8_t> : DtypeIs<uint8_t, TUTTI_DTYPE_UINT8> {};
-template <> struct DtypeOf<int32_t> : DtypeIs<int32_t, TUTTI_DTYPE_INT32> {};
-template <> struct DtypeOf<int64_t> : DtypeIs<int64_t, TUTTI_DTYPE_INT64> {};
-template <> struct DtypeOf<Float16> : DtypeIs<Float16, TUTTI_DTYPE_FLOAT16> {};
-template <> struct DtypeOf<BFloat16> : DtypeIs<BFloat16, TUTTI_DTYPE_BFLOAT16> {};
-template <> struct DtypeOf<float> : DtypeIs<float, TUTTI_DTYPE_FLOAT32> {};
-template <> struct DtypeOf<double> : DtypeIs<double, TUTTI_DTYPE_FLOAT64> {};
+template <>
+struct DtypeOf<int8_t> : DtypeIs<int8_t, TUTTI_DTYPE_INT8> {};
+template <>
+struct DtypeOf<uint8_t> : DtypeIs<uint8_t, TUTTI_DTYPE_UINT8> {};
+template <>
+struct DtypeOf<int32_t> : DtypeIs<int32_t, TUTTI_DTYPE_INT32> {};
+template <>
+struct DtypeOf<int64_t> : DtypeIs<int64_t, TUTTI_DTYPE_INT64> {};
+template <>
+struct DtypeOf<Float16> : DtypeIs<Float16, TUTTI_DTYPE_FLOAT16> {};
+template <>
+struct DtypeOf<BFloat16> : DtypeIs<BFloat16, TUTTI_DTYPE_BFLOAT16> {};
+template <>
+struct DtypeOf<float> : DtypeIs<float, TUTTI_DTYPE_FLOAT32> {};
+template <>
+struct DtypeOf<double> : DtypeIs<double, TUTTI_DTYPE_FLOAT64> {};
 
 // "float32" and so on, for messages.
 constexpr const char* dtype_name(tutti_dtype dtype) noexcept {
@@ -77,8 +85,7 @@ template <class Void>
 class BasicBuffer {
   // A pointer to U fits: U has a dtype, and is not const where the buffer is written.
   template <class U>
-  static constexpr bool kFits =
-      detail::HasDtype<std::remove_const_t<U>>::value && std::is_convertible_v<U*, Void*>;
+  static constexpr bool kFits = detail::HasDtype<std::remove_const_t<U>>::value&& std::is_convertible_v<U*, Void*>;
 
  public:
   // No memory: for the buffers an operation does not use on this rank (the receive
@@ -98,7 +105,8 @@ class BasicBuffer {
       : BasicBuffer(std::data(container), std::size(container)) {}
 
   // A Buffer is also a ConstBuffer.
-  template <class Other, std::enable_if_t<!std::is_same_v<Other, Void> && std::is_convertible_v<Other*, Void*>, int> = 0>
+  template <class Other,
+            std::enable_if_t<!std::is_same_v<Other, Void> && std::is_convertible_v<Other*, Void*>, int> = 0>
   constexpr BasicBuffer(const BasicBuffer<Other>& other) noexcept  // NOLINT: implicit
       : BasicBuffer(other.data(), other.size(), other.dtype()) {}
 

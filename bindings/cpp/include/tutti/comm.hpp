@@ -187,8 +187,8 @@ class Comm {
   // Throws InvalidArgumentError unless other, where this rank uses it and it has memory,
   // has dtype and `expected` elements (`rule` says how many, for the message). A NULL
   // buffer or an empty Comm goes on to the C call, which says what it needed.
-  void expect(const char* api, ConstBuffer other, const char* other_name, bool used, tutti_dtype dtype,
-              size_t expected, const char* rule) const {
+  void expect(const char* api, ConstBuffer other, const char* other_name, bool used, tutti_dtype dtype, size_t expected,
+              const char* rule) const {
     if (comm_ == nullptr || !used || other.data() == nullptr) return;
     const std::string where = std::string("tutti::Comm::") + api + ": ";
     if (other.dtype() != dtype) {
@@ -198,8 +198,8 @@ class Comm {
     }
     if (other.size() != expected) {
       throw_error(TUTTI_ERR_INVALID_ARGUMENT, where + other_name + " holds " + std::to_string(other.size()) +
-                                                  " elements but must hold " + rule + " = " +
-                                                  std::to_string(expected) + "; resize " + other_name);
+                                                  " elements but must hold " + rule + " = " + std::to_string(expected) +
+                                                  "; resize " + other_name);
     }
   }
 
