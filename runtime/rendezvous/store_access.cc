@@ -45,7 +45,7 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
   }
   auto hosted = std::make_shared<HostedStore>(std::move(server));
   if (!plan.file_path.empty()) hosted->publish(plan.file_path);
-  if (plan.secret.empty()) {
+  if (plan.secret.empty() && plan.world_size > 1) {  // alone, it has nobody to let in
     const std::string listening = hosted->server().host();
     const bool loopback = listening.rfind("127.", 0) == 0 || listening == "::1" || listening == "localhost";
     log::warn("rank 0 serves the rendezvous store at ", listening, ":", hosted->server().port(),
