@@ -24,6 +24,7 @@
 #include "launcher/orphan_guard.h"
 #include "launcher/rank_list.h"
 #include "launcher/rank_process.h"
+#include "observe/job_file.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/log.h"
@@ -128,6 +129,7 @@ class Job {
  private:
   bool raise_file_limit();
   void open_loop();
+  std::string publish_job_file(uint16_t port) const;
   ExecPlan make_plan(uint16_t port, int stdin_fd) const;
   void spawn_all(const ExecPlan& plan);
   std::vector<int> running_ranks() const;
@@ -186,6 +188,23 @@ bool Job::raise_file_limit() {
     return false;
   }
   return true;
+}
+
+// For `tutti top` (observe/job_file.h); a job that cannot be found so runs all the same.
+std::string Job::publish_job_file(uint16_t port) const {
+  observe::JobFile job;
+  job.launcher_pid = getpid();
+  job.store_address = concat(kStoreHost, ":", port);
+  job.secret = secret_;
+  job.ranks = options_.ranks;
+  job.started_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  for (const auto& arg : options_.argv) job.command += concat(job.command.empty() ? "" : " ", arg);
+  std::string why;
+  std::string path = observe::write_job_file(job, &why);
+  if (path.empty()) log::debug("tutti launch: tutti top will not find this job: ", why);
+  return path;
 }
 
 ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
@@ -296,6 +315,7 @@ int Job::run() {
     return 1;
   }
   ExecPlan plan = make_plan(port, stdin_fd);
+  std::string job_file = publish_job_file(port);
 
   open_loop();
 
@@ -308,6 +328,7 @@ int Job::run() {
   if (terminal_) tcsetattr(STDIN_FILENO, TCSANOW, &*terminal_);
   close(stdin_fd);
   ranks_.clear();
+  observe::remove_job_file(job_file);
   server.reset();
   store_loop.reset();
   // A rank 0 killed while its ranks were mapping shared memory left the segment's name

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "launcher/launcher.h"
+#include "observe/top.h"
 #if TUTTI_CLI_LUA
 #include "repl/repl_loop.h"
 #include "repl/script_runner.h"
@@ -62,6 +63,8 @@ constexpr int kExitUsage = 2;
 using Args = std::span<const std::string>;
 
 int run_launch(Args args) { return tutti::launcher::launch_main(args); }
+
+int run_top(Args args) { return tutti::observe::top_main(args); }
 
 #if TUTTI_CLI_LUA
 int run_run(Args args) { return tutti::launcher::run_main(args); }
@@ -119,6 +122,7 @@ constexpr Command kCommands[] = {
 #if TUTTI_CLI_LUA
     {"run", run_run, "run a Lua script, or the REPL, on N ranks of this machine (tutti run --help)"},
 #endif
+    {"top", run_top, "show what every rank of a running job is doing (tutti top --help)"},
     {"info", run_info, "print the TUTTI_* settings with their current values"},
     {"version", run_version, "print the version"},
     {"help", run_help, "print this help"},

@@ -665,6 +665,9 @@ class ClientImpl final : public Client {
   void member(const std::string& prefix, int64_t rank, Deadline deadline) override {
     one(deadline, [&](PipelineImpl& calls) { return calls.member(prefix, rank); });
   }
+  std::vector<std::string> roster(const std::string& prefix, Deadline deadline) override {
+    return run("roster", make(Op::kRoster, {prefix}), deadline, false).values;
+  }
   void get_async(const std::string& key, int64_t timeout_ms, Done done) override {
     Request r = make(Op::kGet, {key});
     r.number = timeout_ms;

@@ -110,6 +110,8 @@ class Client {
   // member() says this connection is rank `rank` of the group under prefix.
   virtual void heartbeat(int64_t timeout_ms, const std::string& activity, Deadline deadline) = 0;
   virtual void member(const std::string& prefix, int64_t rank, Deadline deadline) = 0;
+  // The members of the groups under prefix ("": every group), as roster.h encodes them.
+  virtual std::vector<std::string> roster(const std::string& prefix, Deadline deadline) = 0;
 
   // Asynchronous forms for code on the event loop, which must never block it. done
   // gets the outcome: status kOk with the value (a GET's; "" for a heartbeat), or the

@@ -135,6 +135,7 @@ std::optional<Reply> KeySpace::handle(const Request& request) {
       return error(request, Status::kInvalidArgument, "HELLO is only valid as a connection's first request");
     case Op::kHeartbeat:
     case Op::kMember:
+    case Op::kRoster:
       return error(request, Status::kInvalidArgument,
                    concat(protocol::op_name(request.op), " is about the connection, not keys; the server handles it"));
     case Op::kSet:

@@ -1,12 +1,14 @@
 #include "runtime/store/liveness.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/store/loss_event.h"
+#include "runtime/store/roster.h"
 
 namespace tutti::store {
 namespace {
@@ -71,6 +73,30 @@ void Liveness::member(const void* conn, const std::string& prefix, int64_t rank)
   Entry& entry = entries_[conn];
   std::erase_if(entry.groups, [&](const auto& group) { return group.first == prefix; });
   if (rank >= 0) entry.groups.emplace_back(prefix, rank);
+}
+
+std::vector<std::string> Liveness::roster(const std::string& prefix, uint64_t now_ms) const {
+  std::vector<RosterEntry> members;
+  for (const auto& [conn, entry] : entries_) {
+    for (const auto& [group, rank] : entry.groups) {
+      if (!prefix.empty() && group != prefix) continue;
+      RosterEntry member;
+      member.prefix = group;
+      member.rank = rank;
+      member.identity = entry.identity;
+      member.silent_ms = static_cast<int64_t>(unstalled(now_ms) - entry.last_heard_ms);
+      member.timeout_ms = entry.timeout_ms;
+      member.activity = entry.activity;
+      members.push_back(std::move(member));
+    }
+  }
+  std::sort(members.begin(), members.end(), [](const RosterEntry& a, const RosterEntry& b) {
+    return std::tie(a.prefix, a.rank) < std::tie(b.prefix, b.rank);
+  });
+  std::vector<std::string> lines;
+  lines.reserve(members.size());
+  for (const auto& member : members) lines.push_back(encode(member));
+  return lines;
 }
 
 void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_ms) {

@@ -44,6 +44,10 @@ class Liveness {
   // MEMBER: conn is rank `rank` of the group under prefix (rank < 0: no longer).
   void member(const void* conn, const std::string& prefix, int64_t rank);
 
+  // The members of the groups under prefix (every group for ""), encoded as
+  // roster.h's entries, ordered by group and rank.
+  std::vector<std::string> roster(const std::string& prefix, uint64_t now_ms) const;
+
   // conn is closing. If it was watched, it is lost for `reason`: events are written.
   void closed(const void* conn, const std::string& reason, uint64_t now_ms);
   // The watched connections that have been silent past their timeout, or that belong

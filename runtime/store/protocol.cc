@@ -142,6 +142,7 @@ std::string op_name(Op op) {
     case Op::kHeartbeat: return "HEARTBEAT";
     case Op::kMember: return "MEMBER";
     case Op::kMultiSet: return "MULTI_SET";
+    case Op::kRoster: return "ROSTER";
   }
   static const char kHex[] = "0123456789abcdef";
   auto v = static_cast<uint8_t>(op);
@@ -149,7 +150,7 @@ std::string op_name(Op op) {
 }
 
 bool is_known_op(uint8_t op) {
-  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kMultiSet);
+  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kRoster);
 }
 
 Header parse_header(std::string_view bytes) {
@@ -190,7 +191,8 @@ std::string encode(const Request& r) {
       put_i64(body, r.number);
       break;
     case Op::kCheck: put_strs(body, r.keys); break;
-    case Op::kDelete: put_str(body, r.keys.at(0)); break;
+    case Op::kDelete:
+    case Op::kRoster: put_str(body, r.keys.at(0)); break;
     case Op::kHeartbeat:
       put_i64(body, r.number);
       put_str(body, r.value);
@@ -240,7 +242,8 @@ std::string encode(const Reply& r) {
         put_str(body, bytes);
         break;
       }
-      case Op::kMultiGet: put_strs(body, r.values); break;
+      case Op::kMultiGet:
+      case Op::kRoster: put_strs(body, r.values); break;
     }
   }
   bool with_value = r.status == Status::kOk && r.op == Op::kWait && r.with_value;
@@ -281,7 +284,8 @@ Request decode_request(const Frame& f) {
       r.with_value = r.wait_any && (f.header.flags & kFlagWithValue) != 0;
       break;
     case Op::kCheck: r.keys = in.strs(); break;
-    case Op::kDelete: r.keys.push_back(in.str()); break;
+    case Op::kDelete:
+    case Op::kRoster: r.keys.push_back(in.str()); break;
     case Op::kHeartbeat:
       r.number = in.i64();
       r.value = in.str();
@@ -345,7 +349,8 @@ Reply decode_reply(const Frame& f) {
         }
         break;
       }
-      case Op::kMultiGet: r.values = in.strs(); break;
+      case Op::kMultiGet:
+      case Op::kRoster: r.values = in.strs(); break;
       default: in.bad("unknown opcode");
     }
   }

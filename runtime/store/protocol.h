@@ -19,6 +19,7 @@
 //   HEARTBEAT    i64 timeout_ms, str activity
 //   MEMBER       str prefix, i64 rank
 //   MULTI_SET    u32 n, n × str key, u32 n, n × str value (as many values as keys)
+//   ROSTER       str prefix (empty: every group)
 // Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
 // is kOk:
 //   HELLO        i64 version, str server, i64 max_frame_bytes, str auth (a challenge,
@@ -28,13 +29,16 @@
 //                                                  then str value with kFlagWithValue
 //   CHECK        str flags (one byte per key, 0 or 1)
 //   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
+//   ROSTER       u32 n, n × str member (store/roster.h: one line per member of a group)
 //   SET, HEARTBEAT, MEMBER, MULTI_SET  nothing
 //
 // Failure detection (see liveness.h): HEARTBEAT asks the server to watch this
 // connection, declaring it lost when no frame arrives for timeout_ms or when it closes
 // (timeout_ms 0 stops the watch: a clean leave). MEMBER says the connection is rank
 // `rank` of the group whose keys live under `prefix`; the server writes that group's
-// loss events and activity there.
+// loss events and activity there. ROSTER reads back what the server knows of the
+// members of groups: what each last reported doing and how long it has been silent,
+// for `tutti top`.
 //
 // The handshake carries authentication without a version bump: a server that wants
 // credentials answers HELLO with a non-empty challenge, and the client sends a second
@@ -72,6 +76,7 @@ enum class Op : uint8_t {
   kHeartbeat = 10,
   kMember = 11,
   kMultiSet = 12,
+  kRoster = 13,
 };
 
 // "SET", "MULTI_GET", ...; "op 0x2a" for a value outside the enum.
@@ -106,7 +111,7 @@ struct Request {
   uint32_t id = 0;
   bool wait_any = false;            // WAIT
   bool with_value = false;          // WAIT any: the reply carries the present key's value
-  std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER prefix
+  std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER and ROSTER prefix
   std::vector<std::string> values;  // MULTI_SET, one per key
   std::string value;                // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
   std::string expected;             // COMPARE_SET expected, HELLO auth
@@ -119,7 +124,7 @@ struct Reply {
   uint32_t id = 0;
   Status status = Status::kOk;
   std::string message;              // why, when status is not kOk
-  std::vector<std::string> values;  // GET/COMPARE_SET: one; MULTI_GET: n; HELLO: server, challenge
+  std::vector<std::string> values;  // GET/COMPARE_SET: one; MULTI_GET, ROSTER: n; HELLO: server, challenge
   std::vector<bool> flags;          // CHECK
   int64_t number = 0;               // ADD value, WAIT index, DELETE existed, HELLO version
   int64_t max_frame_bytes = 0;      // HELLO

@@ -135,7 +135,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* buf);
   void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
   void greet_on_loop(Connection* conn, const Request& request);
-  void watch_on_loop(Connection* conn, const Request& request);
+  void liveness_request_on_loop(Connection* conn, const Request& request);
   void sweep_on_loop();
   void deny_on_loop(Connection* conn, const Reply& reply);
   void turn_away_on_loop(Connection* conn, const Reply& reply);
@@ -409,8 +409,8 @@ void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& f
     return;
   }
   if (request.op == Op::kHello) throw ProtocolError("sent HELLO a second time");
-  if (request.op == Op::kHeartbeat || request.op == Op::kMember) {
-    watch_on_loop(conn, request);
+  if (request.op == Op::kHeartbeat || request.op == Op::kMember || request.op == Op::kRoster) {
+    liveness_request_on_loop(conn, request);
     return;
   }
 
@@ -460,7 +460,7 @@ void ServerCore::greet_on_loop(Connection* conn, const Request& request) {
   send_on_loop(conn, reply);
 }
 
-void ServerCore::watch_on_loop(Connection* conn, const Request& request) {
+void ServerCore::liveness_request_on_loop(Connection* conn, const Request& request) {
   Reply reply;
   reply.op = request.op;
   reply.id = request.id;
@@ -469,11 +469,15 @@ void ServerCore::watch_on_loop(Connection* conn, const Request& request) {
     if (liveness_.watching() && !uv_is_active(reinterpret_cast<uv_handle_t*>(&sweep_timer_))) {
       uv_timer_start(&sweep_timer_, &ServerCore::on_sweep, kSweepMs, kSweepMs);
     }
+  } else if (request.op == Op::kRoster) {
+    reply.values = liveness_.roster(request.keys.at(0), uv_now(loop_->uv()));
   } else if (request.keys.at(0).empty() || request.keys[0].size() > limits_.max_key_bytes) {
     reply.status = Status::kInvalidArgument;
     reply.message = concat("MEMBER needs a key prefix of 1 to ", limits_.max_key_bytes, " bytes");
   } else {
     liveness_.member(conn, request.keys[0], request.number);
+    // This frame was heard before the connection was an entry of the roster.
+    liveness_.heard_from(conn, uv_now(loop_->uv()));
   }
   send_on_loop(conn, reply);
 }

@@ -13,6 +13,7 @@
 #include "runtime/store/key_space.h"
 #include "runtime/store/liveness.h"
 #include "runtime/store/loss_event.h"
+#include "runtime/store/roster.h"
 #include "tests/runtime/store/store_test.h"
 
 using store_test::contains;
@@ -20,8 +21,19 @@ using store_test::soon;
 using tutti::Status;
 using tutti::store::decode_loss_event;
 using tutti::store::LossEvent;
+using tutti::store::RosterEntry;
 
 namespace {
+
+std::vector<RosterEntry> roster(tutti::store::Client& client, const std::string& prefix) {
+  std::vector<RosterEntry> entries;
+  for (const auto& line : client.roster(prefix, soon())) {
+    auto entry = tutti::store::decode_roster_entry(line);
+    cr_assert(entry.has_value(), "not a roster entry: %s", line.c_str());
+    entries.push_back(*entry);
+  }
+  return entries;
+}
 
 void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
@@ -107,6 +119,43 @@ Test(liveness, heartbeats_keep_a_connection_watched, .timeout = 30) {
   }
   cr_assert_not(exists(*store.client, "g/lost/1"));
   beating->heartbeat(0, "", soon());
+}
+
+Test(liveness, the_roster_says_what_each_member_does_and_how_long_it_has_been_silent, .timeout = 30) {
+  store_test::Store store;
+  auto first = store.connect();
+  auto second = store.connect();
+  second->member("world.0/", 1, soon());
+  second->heartbeat(5000, "4 0 1700000000000 broadcast", soon());
+  first->member("world.0/", 0, soon());
+  first->member("world.0/split.1/", 0, soon());
+  first->heartbeat(5000, "5 1 1700000000000 all_reduce", soon());
+  pause_ms(300);
+  second->heartbeat(5000, "5 1 1700000000000 all_reduce", soon());
+
+  std::vector<RosterEntry> world = roster(*store.client, "world.0/");
+  cr_assert_eq(world.size(), 2u, "the members of world.0/ only, not the split's");
+  cr_assert_eq(world[0].rank, 0, "by rank");
+  cr_assert_eq(world[1].rank, 1);
+  cr_assert_eq(world[0].activity, "5 1 1700000000000 all_reduce");
+  cr_assert(contains(world[1].identity, ":" + std::to_string(getpid())), "%s", world[1].identity.c_str());
+  cr_assert_eq(world[0].timeout_ms, 5000);
+  cr_assert_geq(world[0].silent_ms, 250, "rank 0 has said nothing for 300 ms: %lld",
+                static_cast<long long>(world[0].silent_ms));
+  cr_assert_lt(world[1].silent_ms, 250, "rank 1 just beat: %lld", static_cast<long long>(world[1].silent_ms));
+
+  std::vector<RosterEntry> all = roster(*store.client, "");
+  cr_assert_eq(all.size(), 3u, "every group: %zu", all.size());
+  cr_assert_eq(all[2].prefix, "world.0/split.1/");
+
+  second->heartbeat(0, "", soon());  // a clean leave: still a member, no longer watched
+  cr_assert_eq(roster(*store.client, "world.0/")[1].timeout_ms, 0);
+  first.reset();  // lost: no longer a member; its loss event says why
+  store.client->get("world.0/lost/1", soon());
+  world = roster(*store.client, "world.0/");
+  cr_assert_eq(world.size(), 1u);
+  cr_assert_eq(world[0].rank, 1);
+  cr_assert(roster(*store.client, "nobody/").empty());
 }
 
 Test(liveness, member_needs_a_prefix, .timeout = 30) {

@@ -149,6 +149,10 @@ Test(protocol, requests_round_trip, .timeout = 10) {
   multi_set.values = {"0 2 0", std::string("\0\xff", 2), ""};
   got = round_trip(multi_set);
   cr_assert(got.op == Op::kMultiSet && got.keys == multi_set.keys && got.values == multi_set.values);
+
+  Request roster = request(Op::kRoster, {""});
+  got = round_trip(roster);
+  cr_assert(got.op == Op::kRoster && got.keys == roster.keys);
 }
 
 Test(protocol, replies_round_trip, .timeout = 10) {
@@ -167,6 +171,18 @@ Test(protocol, replies_round_trip, .timeout = 10) {
     got = round_trip(empty);
     cr_assert(got.op == op && got.status == Status::kOk && got.values.empty());
   }
+
+  Reply roster;
+  roster.op = Op::kRoster;
+  roster.values = {
+      "world.0/\x1f"
+      "0\x1fh:1\x1f"
+      "12\x1f"
+      "10000\x1f"
+      "3 1 1700000000000 all_reduce",
+      ""};
+  got = round_trip(roster);
+  cr_assert(got.op == Op::kRoster && got.values == roster.values);
 
   for (Op op : {Op::kGet, Op::kCompareSet}) {
     Reply r;
@@ -361,5 +377,6 @@ Test(protocol, frame_limit_counts_the_header, .timeout = 10) {
 Test(protocol, op_names, .timeout = 10) {
   cr_assert_eq(op_name(Op::kMultiGet), "MULTI_GET");
   cr_assert_eq(op_name(Op::kMultiSet), "MULTI_SET");
+  cr_assert_eq(op_name(Op::kRoster), "ROSTER");
   cr_assert_eq(op_name(static_cast<Op>(0x2a)), "op 0x2a");
 }

@@ -1,0 +1,238 @@
+#include "observe/top.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "observe/job_file.h"
+#include "observe/top_view.h"
+#include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
+#include "runtime/common/duration_text.h"
+#include "runtime/common/error.h"
+#include "runtime/loop/loop.h"
+#include "runtime/rendezvous/host_port.h"
+#include "runtime/store/client.h"
+
+namespace tutti::observe {
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int64_t kConnectMs = 3000;
+constexpr int64_t kRequestMs = 3000;
+
+constexpr const char* kUsage =
+    "usage: tutti top [--job PID | --store HOST:PORT] [--once] [--interval SECONDS]\n"
+    "\n"
+    "Shows every rank of a running job: the communicators, what each rank is doing\n"
+    "(its collective and sequence number, or the send or receive it is blocked in) and\n"
+    "for how long, when the store last heard from it, the ranks declared lost and why,\n"
+    "and which ranks the others wait for. Redrawn every second until the job ends.\n"
+    "\n"
+    "  --job PID          the job started by the tutti launch whose pid is PID; needed\n"
+    "                     only when this user runs several (tutti top lists them)\n"
+    "  --store HOST:PORT  the job whose rendezvous store is at HOST:PORT (srun, mpirun,\n"
+    "                     or any job not started by tutti launch), with its secret in\n"
+    "                     TUTTI_SECRET\n"
+    "  --once             draw once and exit, for scripts\n"
+    "  --interval S       seconds between redraws (default 1)\n"
+    "\n"
+    "Without --job or --store, inside a job (TUTTI_ADDR is set) it shows that job, and\n"
+    "elsewhere the one job this user runs with tutti launch.\n";
+
+struct Target {
+  std::string title;
+  std::string address;
+  std::string secret;
+};
+
+struct Options {
+  pid_t job = 0;
+  std::string store;
+  bool once = false;
+  double interval_s = 1.0;
+};
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr, "tutti top: %s\n%s", what.c_str(), kUsage);
+  return kExitUsage;
+}
+
+std::optional<Options> parse(std::span<const std::string> args, int* status) {
+  Options options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      *status = 0;
+      return std::nullopt;
+    } else if (arg == "--once") {
+      options.once = true;
+    } else if (arg == "--job") {
+      const std::string* pid = value();
+      char* end = nullptr;
+      long number = pid ? std::strtol(pid->c_str(), &end, 10) : 0;
+      if (!pid || *end != '\0' || number <= 0) {
+        *status = usage_error("--job needs the pid of a tutti launch (tutti top lists them)");
+        return std::nullopt;
+      }
+      options.job = static_cast<pid_t>(number);
+    } else if (arg == "--store") {
+      const std::string* address = value();
+      if (!address) {
+        *status = usage_error("--store needs HOST:PORT, the job's rendezvous store (its TUTTI_ADDR)");
+        return std::nullopt;
+      }
+      options.store = *address;
+    } else if (arg == "--interval") {
+      const std::string* seconds = value();
+      char* end = nullptr;
+      options.interval_s = seconds ? std::strtod(seconds->c_str(), &end) : 0;
+      if (!seconds || *end != '\0' || !(options.interval_s >= 0.1 && options.interval_s <= 3600)) {
+        *status = usage_error("--interval needs a number of seconds from 0.1 to 3600");
+        return std::nullopt;
+      }
+    } else {
+      *status = usage_error(concat("unknown argument \"", arg, "\""));
+      return std::nullopt;
+    }
+  }
+  if (options.job != 0 && !options.store.empty()) {
+    *status = usage_error("give --job or --store, not both");
+    return std::nullopt;
+  }
+  return options;
+}
+
+std::string describe_job(const JobFile& job) {
+  int64_t age_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count() -
+      job.started_ms;
+  return concat("tutti launch pid ", job.launcher_pid, ": ", job.ranks, job.ranks == 1 ? " rank" : " ranks", " of ",
+                job.command, ", for ", duration_text(age_ms));
+}
+
+// The job to show, or nullopt after saying why there is none.
+std::optional<Target> find_target(const Options& options) {
+  const char* secret = std::getenv("TUTTI_SECRET");
+  if (!options.store.empty())
+    return Target{concat("job with store ", options.store), options.store, secret ? secret : ""};
+  const char* inside = std::getenv("TUTTI_ADDR");
+  if (options.job == 0 && inside != nullptr && *inside != '\0') {
+    return Target{concat("this job (store ", inside, ")"), inside, secret ? secret : ""};
+  }
+  std::vector<JobFile> jobs = running_jobs();
+  if (options.job != 0) {
+    for (const auto& job : jobs) {
+      if (job.launcher_pid == options.job) return Target{describe_job(job), job.store_address, job.secret};
+    }
+    std::fprintf(stderr,
+                 "tutti top: no tutti launch of this user runs with pid %d (it ended, or it is another user's; "
+                 "its job files are in %s)\n",
+                 static_cast<int>(options.job), jobs_folder().c_str());
+    return std::nullopt;
+  }
+  if (jobs.size() == 1) return Target{describe_job(jobs[0]), jobs[0].store_address, jobs[0].secret};
+  if (jobs.empty()) {
+    std::fprintf(stderr,
+                 "tutti top: no job of this user started by tutti launch is running; for a job started by srun "
+                 "or mpirun, give its store: tutti top --store HOST:PORT, with TUTTI_SECRET set\n");
+  } else {
+    std::string list;
+    for (const auto& job : jobs) list += concat("  ", describe_job(job), "\n");
+    std::fprintf(stderr, "tutti top: %zu jobs are running; choose one with --job PID:\n%s", jobs.size(), list.c_str());
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, GroupState> read_groups(store::Client& store) {
+  std::map<std::string, GroupState> groups;
+  for (const auto& line : store.roster("", Deadline::after_ms(kRequestMs))) {
+    auto entry = store::decode_roster_entry(line);
+    if (!entry) continue;
+    GroupState& group = groups[entry->prefix];
+    group.prefix = entry->prefix;
+    group.members.push_back(std::move(*entry));
+  }
+  for (auto& [prefix, group] : groups) {
+    auto deadline = Deadline::after_ms(kRequestMs);
+    const std::string size_key = prefix + "world_size";
+    const std::string count_key = store::lost_count_key(prefix);
+    std::vector<bool> present = store.check({size_key, count_key}, deadline);
+    if (present[0]) group.size = std::atoi(store.get(size_key, deadline).c_str());
+    if (!present[1]) continue;
+    int64_t count = std::atoll(store.get(count_key, deadline).c_str());
+    std::vector<std::string> keys;
+    for (int64_t n = 1; n <= count; ++n) keys.push_back(store::lost_key(prefix, n));
+    std::vector<bool> written = store.check(keys, deadline);
+    std::erase_if(keys, [&, i = size_t{0}](const std::string&) mutable { return !written[i++]; });
+    for (const auto& value : store.multi_get(keys, deadline)) {
+      if (auto event = store::decode_loss_event(value)) group.lost[event->rank] = *event;
+    }
+  }
+  return groups;
+}
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int top_main(std::span<const std::string> args) {
+  int status = 0;
+  std::optional<Options> options = parse(args, &status);
+  if (!options) return status;
+  std::optional<Target> target = find_target(*options);
+  if (!target) return 1;
+  std::string host, port_text;
+  auto port = rendezvous::split_host_port(target->address, &host, &port_text) ? rendezvous::parse_port(port_text)
+                                                                              : std::nullopt;
+  if (!port) return usage_error(concat("\"", target->address, "\" is not HOST:PORT"));
+
+  auto loop = std::make_shared<loop::Loop>();
+  std::unique_ptr<store::Client> store;
+  try {
+    store = store::Client::connect(loop, host, *port, Deadline::after_ms(kConnectMs), target->secret);
+  } catch (const Error& error) {
+    if (error.status() == Status::kDenied) {
+      std::fprintf(stderr, "tutti top: the job's store at %s turned us away: %s; set TUTTI_SECRET to the job's\n",
+                   target->address.c_str(), error.what());
+    } else {
+      std::fprintf(stderr, "tutti top: cannot reach the job's store at %s (has the job ended?): %s\n",
+                   target->address.c_str(), error.what());
+    }
+    return 1;
+  }
+  const bool color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  for (bool first = true;; first = false) {
+    JobState job;
+    job.title = target->title;
+    try {
+      for (auto& [prefix, group] : read_groups(*store)) job.groups.push_back(std::move(group));
+    } catch (const Error& error) {
+      if (first) {
+        std::fprintf(stderr, "tutti top: the job's store at %s does not answer: %s\n", target->address.c_str(),
+                     error.what());
+        return 1;
+      }
+      std::printf("tutti top: the job has ended (its store at %s went away)\n", target->address.c_str());
+      return 0;
+    }
+    job.now_ms = wall_ms();
+    std::string view = draw(job, color);
+    if (!options->once && isatty(STDOUT_FILENO)) view = "\033[H\033[2J" + view;
+    std::fwrite(view.data(), 1, view.size(), stdout);
+    std::fflush(stdout);
+    if (options->once) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(options->interval_s * 1000)));
+  }
+}
+
+}  // namespace tutti::observe
