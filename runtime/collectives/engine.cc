@@ -9,12 +9,14 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/fingerprint.h"
+#include "runtime/collectives/op_trace.h"
 #include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
+#include "runtime/trace/trace.h"
 #include "runtime/transport/ucx/connect.h"
 
 namespace tutti::collectives {
@@ -26,6 +28,14 @@ constexpr int64_t kExplainLossMs = 1000;
 constexpr int64_t kReportStoreMs = 1000;
 
 // What the operation history keeps of a collective call.
+// Where an algorithm's messages go, for the trace: static strings, which the trace
+// may write after the engine is gone.
+const char* transport_name(Algorithm algorithm) {
+  if (algorithm == Algorithm::kShm) return "shm";
+  if (algorithm == Algorithm::kHierarchical) return "shm+ucx";
+  return "ucx";
+}
+
 health::OpFacts facts_of(const Call& call) {
   health::OpFacts facts;
   facts.name = kind_name(call.kind);
@@ -172,13 +182,24 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
       return executor_->submit([this, call, api, number](work::Work& work) {
         // Bounded like a blocking one: from the moment it is posted.
         int64_t timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
+        if (trace::on()) trace_p2p_begin(setup_.trace_track, call, number);
         in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), p2p_label(api, number, call),
                                       Deadline::after_ms_from(coarse_now_ms(), timeout_ms), timeout_ms, call.kind,
-                                      call.root});
+                                      call.root, number});
         return false;
       });
     }
-    executor_->run([&] { wait_point_to_point(post_point_to_point(call), call, api, number); });
+    executor_->run([&] {
+      if (!trace::on()) return wait_point_to_point(post_point_to_point(call), call, api, number);
+      trace_p2p_begin(setup_.trace_track, call, number);
+      try {
+        wait_point_to_point(post_point_to_point(call), call, api, number);
+      } catch (const Error& error) {
+        trace_p2p_end(setup_.trace_track, call.kind, number, error.status(), error.what());
+        throw;
+      }
+      trace_p2p_end(setup_.trace_track, call.kind, number, Status::kOk, "");
+    });
     return nullptr;
   }
   uint32_t seq = next_seq_++;
@@ -220,11 +241,14 @@ void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
   } else {
     setup_.board->started_now(seq, facts_of(call), now_ms);
   }
+  const bool traced = trace::on();
+  if (traced) trace_collective_begin(setup_.trace_track, call, seq);
   try {
     if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
     dispatch(call, context);
   } catch (const Error& error) {
     setup_.board->finished(error.status());
+    if (traced) trace_collective_end(setup_.trace_track, error.status(), nullptr, nullptr, error.what());
     if (error.status() == Status::kPeerLost) explain_peer_lost(error);
     if (error.status() != Status::kTimeout) throw;
     std::string failed;
@@ -244,6 +268,10 @@ void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
     fail(Status::kTimeout, message);
   }
   setup_.board->finished(Status::kOk);
+  if (traced) {
+    trace_collective_end(setup_.trace_track, Status::kOk, algorithm_name(last_algorithm_),
+                         transport_name(last_algorithm_), "");
+  }
 }
 
 void Engine::explain_peer_lost(const Error& error) {
@@ -264,6 +292,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
   const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr, hierarchy_ != nullptr);
+  last_algorithm_ = algorithm;
   const void* send = call.send;
   void* recv = call.recv;
   auto* shm = shm_.get();
@@ -362,6 +391,9 @@ bool Engine::progress_in_flight() {
     if (!finished && entry.deadline.expired()) {
       finished = true;
       entry.work->complete(Status::kTimeout, p2p_timed_out(entry.label, entry.timeout_ms, entry.kind, entry.peer));
+    }
+    if (finished && trace::on()) {
+      trace_p2p_end(setup_.trace_track, entry.kind, entry.number, entry.work->status(), entry.work->message());
     }
     if (finished) {
       transport_->release(entry.request);

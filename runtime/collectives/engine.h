@@ -70,6 +70,7 @@ class Engine {
     int64_t timeout_ms;
     Kind kind;  // kSend or kRecv
     int peer;
+    uint64_t number;  // of the communicator's sends and receives
   };
 
   Engine() = default;
@@ -116,10 +117,11 @@ class Engine {
     void operator()(unsigned char* memory) const { ::operator delete[](memory, kPrivateAlignment); }
   };
   std::vector<std::unique_ptr<unsigned char[], FreeAligned>> private_allocations_;
-  uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
-  uint64_t next_p2p_ = 1;                     // sends and receives, for messages
-  std::vector<InFlight> in_flight_;           // run lock held
-  std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
+  Algorithm last_algorithm_ = Algorithm::kShm;  // what dispatch chose, for the trace
+  uint32_t next_seq_ = 1;                       // collectives, in issue order; user thread only
+  uint64_t next_p2p_ = 1;                       // sends and receives, for messages
+  std::vector<InFlight> in_flight_;             // run lock held
+  std::unique_ptr<work::Executor> executor_;    // last: stops before the rest goes
 };
 
 }  // namespace tutti::collectives

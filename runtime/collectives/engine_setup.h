@@ -25,6 +25,7 @@ struct EngineSetup {
   int64_t op_timeout_ms = 0;               // until Engine::set_op_timeout
   const Fault* fault = nullptr;            // the communicator's: abort, a lost peer
   health::ActivityBoard* board = nullptr;  // the communicator's; what this rank is doing
+  int trace_track = 0;                     // the communicator's in the trace (trace/trace.h)
 };
 
 }  // namespace tutti::collectives

@@ -6,6 +6,7 @@
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/rendezvous/store_access.h"
+#include "runtime/trace/trace.h"
 
 namespace tutti::comm {
 
@@ -24,6 +25,12 @@ std::string next_world_prefix() {
 std::unique_ptr<Comm> Comm::init(const Options& options, rendezvous::InitCancel* cancel) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
   log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
+  trace::start(plan.rank, process_identity());
+  return trace::span("init", trace::kControlTrack, [&] { return init_as_planned(options, plan, cancel); });
+}
+
+std::unique_ptr<Comm> Comm::init_as_planned(const Options& options, const rendezvous::Plan& plan,
+                                            rendezvous::InitCancel* cancel) {
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
 
   std::unique_ptr<Comm> comm(new Comm());
@@ -51,7 +58,9 @@ std::unique_ptr<Comm> Comm::init(const Options& options, rendezvous::InitCancel*
     }
   } unwatch{cancel};
   if (cancel != nullptr) cancel->watch(comm->store_.get());
-  comm->place_ = rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
+  comm->place_ = trace::span("meeting", trace::kControlTrack, [&] {
+    return rendezvous::meet(*comm->store_, comm->prefix_, plan, process_identity(), deadline, "tutti_comm_init");
+  });
   comm->joined_ = true;
   comm->start_collectives(deadline);
   log::info("joined ", comm->describe(), " through ", plan.init_method, " (launcher: ", plan.launcher, ")");
@@ -66,6 +75,7 @@ Comm::~Comm() {
   device_.reset();
   monitor_.reset();
   engine_.reset();
+  trace::flush();
   if (!joined_ || fault_.status() == Status::kAborted || store_gone) return;
   if (!watched_by_monitor) rendezvous::unwatch(*store_);  // init failed after the meeting
   rendezvous::leave(*store_, prefix_, rank(), size(), waits_for_all_on_leave_, Deadline::after_ms(init_timeout_ms_));
@@ -93,6 +103,7 @@ void Comm::start_collectives(Deadline deadline) {
   setup.fault = &fault_;
   board_ = std::make_unique<health::ActivityBoard>(*store_, prefix_, rank(), size());
   setup.board = board_.get();
+  setup.trace_track = trace::add_track(concat(name_, " (rank ", rank(), " of ", size(), ")"));
   engine_ = collectives::Engine::create(setup, deadline);
 
   health::MonitorSetup watch;
@@ -188,6 +199,7 @@ void Comm::set_op_timeout(int64_t op_timeout_ms) {
 }
 
 void Comm::abort() {
+  trace::instant(trace::kControlTrack, "abort", "control", describe());
   fault_.raise(Status::kAborted, concat(describe(), " was aborted (tutti_comm_abort)"));
   if (engine_) engine_->interrupt();
   store_->shutdown(Status::kAborted, concat("tutti_comm_abort was called on ", describe()));

@@ -87,6 +87,12 @@ class Comm {
   std::string dump() const;
 
  private:
+  // split and shrink, each a span of the trace.
+  std::unique_ptr<Comm> split_now(int color, int key);
+  std::unique_ptr<Comm> shrink_now();
+  // init, once the plan is made and the trace started.
+  static std::unique_ptr<Comm> init_as_planned(const Options& options, const rendezvous::Plan& plan,
+                                               rendezvous::InitCancel* cancel);
   Comm() = default;
   // Throws the fault, if one was raised. The test is inline and the message cold: this
   // runs on every call, where a stack frame for the message's strings costs more than

@@ -13,6 +13,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/store/loss_event.h"
+#include "runtime/trace/trace.h"
 
 namespace tutti::comm {
 namespace {
@@ -44,6 +45,10 @@ void Comm::publish_survivors(store::Client& store, const std::string& prefix, co
 }
 
 std::unique_ptr<Comm> Comm::shrink() {
+  return trace::span("shrink", trace::kControlTrack, [&] { return shrink_now(); });
+}
+
+std::unique_ptr<Comm> Comm::shrink_now() {
   uint64_t number = shrinks_++;
   std::string prefix = concat(prefix_, "shrink.", number, "/");
   auto deadline = Deadline::after_ms(op_timeout_ms_);

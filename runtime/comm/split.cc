@@ -11,6 +11,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
+#include "runtime/trace/trace.h"
 
 namespace tutti::comm {
 namespace {
@@ -47,6 +48,10 @@ void Comm::publish_split(const std::string& prefix, Deadline deadline) {
 }
 
 std::unique_ptr<Comm> Comm::split(int color, int key) {
+  return trace::span("split", trace::kControlTrack, [&] { return split_now(color, key); });
+}
+
+std::unique_ptr<Comm> Comm::split_now(int color, int key) {
   check_usable("tutti_comm_split");
   if (color < -1) {
     fail(Status::kInvalidArgument, concat("tutti_comm_split: color ", color, " on ", describe(),

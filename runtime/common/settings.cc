@@ -57,6 +57,10 @@ constexpr Setting kTable[] = {
      "How long a rank (or the store) may stay silent before it is declared lost and every operation "
      "with it fails with TUTTI_ERR_PEER_LOST; at least two intervals. A rank that computes without "
      "calling tutti keeps beating: heartbeats come from the event loop's thread."},
+    {"TUTTI_TRACE", "string", "",
+     "A folder: every process writes a timeline of its operations and its control plane there "
+     "(rank-R.HOST.PID.json, Chrome trace JSON); tutti launch merges them into timeline.json, and tutti trace "
+     "merges, shows and draws them (docs/trace.md)."},
     {"TUTTI_DUMP_SIGNAL", "string", "",
      "USR1 or USR2: on that signal, every communicator of the process writes its recent operations to "
      "stderr (what tutti_comm_dump writes), e.g. kill -USR1 PID on a hung rank."},

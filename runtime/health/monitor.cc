@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 
@@ -14,6 +15,7 @@
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
 #include "runtime/store/loss_event.h"
+#include "runtime/trace/trace.h"
 
 namespace tutti::health {
 namespace {
@@ -40,7 +42,8 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   void start_on_loop();
   void tick_on_loop();
   void watch_on_loop();
-  void heartbeat_answered_on_loop(Status status, const std::string& message);
+  void heartbeat_answered_on_loop(Status status, const std::string& message, const std::string& store_clock);
+  void trace_heartbeat_on_loop(const std::string& store_clock);
   void event_on_loop(Status status, const std::string& message, const std::string& value);
   void lose_store_on_loop(const std::string& why);
   void stop_on_loop();
@@ -59,8 +62,12 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   std::atomic<bool> store_lost{false};  // written on the loop thread, read by ~Comm
   bool heartbeat_in_flight = false;
-  uint64_t last_answer_ms = 0;  // loop clock
-  uint64_t last_tick_ms = 0;    // loop clock
+  bool said_late = false;         // this heartbeat's lateness is in the trace
+  int64_t heartbeat_sent_ns = 0;  // trace::now_ns()
+  int64_t heartbeat_sent_wall_us = 0;
+  double best_clock_rtt_us = 1e300;  // of the clock samples given to the trace
+  uint64_t last_answer_ms = 0;       // loop clock
+  uint64_t last_tick_ms = 0;         // loop clock
   int64_t next_event = 1;
   std::shared_ptr<State> keep_alive;  // while the timer is open
   std::promise<void> closed;
@@ -90,8 +97,15 @@ void Monitor::State::tick_on_loop() {
   uint64_t due = last_tick_ms + static_cast<uint64_t>(setup.interval_ms);
   if (now > due) last_answer_ms = std::min(now, last_answer_ms + (now - due));
   last_tick_ms = now;
+  // The trace's rings drain here, on the loop, between heartbeats (trace/trace.h).
+  trace::flush();
   if (heartbeat_in_flight) {
     int64_t silent = static_cast<int64_t>(now - last_answer_ms);
+    if (!said_late) {
+      said_late = true;
+      trace::instant(trace::kHealthTrack, "heartbeat late", "health",
+                     concat("the store has not answered the heartbeat for ", duration_text(silent)));
+    }
     if (silent > setup.timeout_ms) {
       lose_store_on_loop(concat("it has not answered for ", duration_text(silent), " (heartbeat timeout ",
                                 duration_text(setup.timeout_ms), "): its process is frozen or cut off"));
@@ -99,16 +113,47 @@ void Monitor::State::tick_on_loop() {
     return;
   }
   heartbeat_in_flight = true;
+  said_late = false;
+  if (trace::on()) {
+    heartbeat_sent_ns = trace::now_ns();
+    heartbeat_sent_wall_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+  }
   setup.store->heartbeat_async(
       setup.timeout_ms, setup.board->current(),
-      [self = shared_from_this()](Status status, const std::string& message, const std::string&) {
-        self->on_loop([status, message](State& state) { state.heartbeat_answered_on_loop(status, message); });
+      [self = shared_from_this()](Status status, const std::string& message, const std::string& store_clock) {
+        self->on_loop([status, message, store_clock](State& state) {
+          state.heartbeat_answered_on_loop(status, message, store_clock);
+        });
       });
 }
 
-void Monitor::State::heartbeat_answered_on_loop(Status status, const std::string& message) {
+// The heartbeat as a span, and, when its round trip is the shortest yet, what it says
+// of this process's clock against the store's: the store read its clock about half a
+// round trip after this one sent.
+void Monitor::State::trace_heartbeat_on_loop(const std::string& store_clock) {
+  if (heartbeat_sent_ns == 0) return;  // sent before tracing began
+  trace::Event event;
+  event.phase = trace::Phase::kComplete;
+  event.ts_ns = heartbeat_sent_ns;
+  event.dur_ns = trace::now_ns() - heartbeat_sent_ns;
+  event.track = trace::kHealthTrack;
+  event.name = "heartbeat";
+  event.cat = "health";
+  const double rtt_us = static_cast<double>(event.dur_ns) / 1000;
+  trace::record(std::move(event));
+  if (store_clock.empty() || rtt_us > best_clock_rtt_us) return;
+  best_clock_rtt_us = rtt_us;
+  const double store_us = std::strtod(store_clock.c_str(), nullptr);
+  trace::clock_sample(store_us - (static_cast<double>(heartbeat_sent_wall_us) + rtt_us / 2), rtt_us);
+}
+
+void Monitor::State::heartbeat_answered_on_loop(Status status, const std::string& message,
+                                                const std::string& store_clock) {
   heartbeat_in_flight = false;
   if (status == Status::kOk) {
+    if (trace::on()) trace_heartbeat_on_loop(store_clock);
     last_answer_ms = uv_now(setup.loop->uv());
   } else if (status != Status::kAborted) {  // kAborted: the client was shut down here
     lose_store_on_loop(message);
@@ -151,6 +196,7 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
     }
   }
   log::warn(setup.where, ": ", why);
+  trace::instant(trace::kHealthTrack, "rank lost", "health", concat(setup.where, ": ", why));
   setup.on_failure(Status::kPeerLost, why);
   watch_on_loop();
 }
@@ -161,6 +207,7 @@ void Monitor::State::lose_store_on_loop(const std::string& why) {
   std::string message =
       concat("the rendezvous store at ", setup.store->address(), ", hosted by ", setup.store_owner, ", is lost: ", why);
   log::warn(setup.where, ": ", message);
+  trace::instant(trace::kHealthTrack, "store lost", "health", concat(setup.where, ": ", message));
   setup.on_failure(Status::kPeerLost, message);
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/store/handshake.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
+#include "runtime/trace/trace.h"
 
 namespace tutti::store {
 namespace {
@@ -574,6 +575,9 @@ class PipelineImpl final : public Pipeline {
     return answers_->slots.at(i).value().reply;
   }
 
+  // What call i is, for messages and the trace: "store get \"key\"".
+  const std::string& what(size_t i) const { return calls_.at(i).what; }
+
  private:
   struct Call {
     std::string what;  // "store get \"key\"", for messages
@@ -677,6 +681,7 @@ class ClientImpl final : public Client {
     Request r = make(Op::kHeartbeat, {});
     r.number = timeout_ms;
     r.value = activity;
+    r.with_value = true;  // the store's clock, for the trace
     run_async("heartbeat", std::move(r), timeout_ms, std::move(done));
   }
 
@@ -695,7 +700,29 @@ class ClientImpl final : public Client {
   Reply one(Deadline deadline, Add add) {
     PipelineImpl calls(core_, deadline);
     size_t i = add(calls);
-    calls.wait(i);
+    if (!trace::on()) {
+      calls.wait(i);
+      return calls.reply(i);
+    }
+    // Traced: the request as a span on the control track, with how it ended.
+    trace::Event event;
+    event.phase = trace::Phase::kComplete;
+    event.name = "store";
+    event.cat = "store";
+    event.text = calls.what(i);
+    event.ts_ns = trace::now_ns();
+    try {
+      calls.wait(i);
+    } catch (const Error& error) {
+      event.dur_ns = trace::now_ns() - event.ts_ns;
+      event.status = static_cast<int32_t>(error.status());
+      event.text += concat(": ", error.what());
+      trace::record(std::move(event));
+      throw;
+    }
+    event.dur_ns = trace::now_ns() - event.ts_ns;
+    event.status = static_cast<int32_t>(Status::kOk);
+    trace::record(std::move(event));
     return calls.reply(i);
   }
   // The same for a request that Pipeline has no name for.

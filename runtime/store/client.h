@@ -114,7 +114,8 @@ class Client {
   virtual std::vector<std::string> roster(const std::string& prefix, Deadline deadline) = 0;
 
   // Asynchronous forms for code on the event loop, which must never block it. done
-  // gets the outcome: status kOk with the value (a GET's; "" for a heartbeat), or the
+  // gets the outcome: status kOk with the value (a GET's; for a heartbeat the store's
+  // wall clock in microseconds since the epoch, or "" from a store that predates it), or the
   // error status and message a blocking call would have thrown. It runs on the loop
   // thread, or on the thread that calls shutdown(), exactly once.
   using Done = std::function<void(Status status, const std::string& message, const std::string& value)>;

@@ -208,6 +208,7 @@ std::string encode(const Request& r) {
   }
   uint16_t flags = 0;
   if (r.op == Op::kWait && r.wait_any) flags = r.with_value ? kFlagWaitAny | kFlagWithValue : kFlagWaitAny;
+  if (r.op == Op::kHeartbeat && r.with_value) flags = kFlagWithValue;
   return frame(r.op, flags, r.id, body);
 }
 
@@ -223,8 +224,10 @@ std::string encode(const Reply& r) {
         put_i64(body, r.max_frame_bytes);
         put_str(body, r.values.at(1));
         break;
-      case Op::kSet:
       case Op::kHeartbeat:
+        if (r.with_value) put_str(body, r.values.at(0));
+        break;
+      case Op::kSet:
       case Op::kMember:
       case Op::kMultiSet: break;
       case Op::kGet:
@@ -246,7 +249,7 @@ std::string encode(const Reply& r) {
       case Op::kRoster: put_strs(body, r.values); break;
     }
   }
-  bool with_value = r.status == Status::kOk && r.op == Op::kWait && r.with_value;
+  bool with_value = r.status == Status::kOk && (r.op == Op::kWait || r.op == Op::kHeartbeat) && r.with_value;
   return frame(r.op, with_value ? kFlagReply | kFlagWithValue : kFlagReply, r.id, body);
 }
 
@@ -289,6 +292,7 @@ Request decode_request(const Frame& f) {
     case Op::kHeartbeat:
       r.number = in.i64();
       r.value = in.str();
+      r.with_value = (f.header.flags & kFlagWithValue) != 0;
       break;
     case Op::kMember:
       r.keys.push_back(in.str());
@@ -325,8 +329,13 @@ Reply decode_reply(const Frame& f) {
         r.max_frame_bytes = in.i64();
         r.values.push_back(in.str());
         break;
-      case Op::kSet:
       case Op::kHeartbeat:
+        if (f.header.flags & kFlagWithValue) {
+          r.with_value = true;
+          r.values.push_back(in.str());
+        }
+        break;
+      case Op::kSet:
       case Op::kMember:
       case Op::kMultiSet: break;
       case Op::kGet:

@@ -89,6 +89,8 @@ constexpr uint16_t kFlagWaitAny = 1u << 1;
 // first, in one round trip). A server that honours it sets it on the reply, whose body
 // then ends with str value; one that predates it ignores it, as below, and its reply
 // has no value (the client then GETs the key).
+// On a HEARTBEAT: answer with the server's wall clock (microseconds since the epoch,
+// as decimal text), by which a rank's trace is aligned with the others' (trace/trace.h).
 constexpr uint16_t kFlagWithValue = 1u << 2;
 // Other flag bits are reserved: senders leave them 0 and receivers ignore them.
 
@@ -110,7 +112,8 @@ struct Request {
   Op op = Op::kHello;
   uint32_t id = 0;
   bool wait_any = false;            // WAIT
-  bool with_value = false;          // WAIT any: the reply carries the present key's value
+  bool with_value = false;          // WAIT any: the reply carries the present key's value;
+                                    // HEARTBEAT: the server's clock
   std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER and ROSTER prefix
   std::vector<std::string> values;  // MULTI_SET, one per key
   std::string value;                // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
@@ -128,7 +131,8 @@ struct Reply {
   std::vector<bool> flags;          // CHECK
   int64_t number = 0;               // ADD value, WAIT index, DELETE existed, HELLO version
   int64_t max_frame_bytes = 0;      // HELLO
-  bool with_value = false;          // WAIT: values[0] is the present key's value
+  bool with_value = false;          // WAIT: values[0] is the present key's value;
+                                    // HEARTBEAT: the server's clock
 };
 
 // What a peer did wrong on the wire; the connection cannot continue after it.

@@ -466,6 +466,12 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
   reply.id = request.id;
   if (request.op == Op::kHeartbeat) {
     liveness_.heartbeat(conn, conn->identity, conn->peer, request.number, request.value, uv_now(loop_->uv()));
+    if (request.with_value) {
+      reply.with_value = true;
+      reply.values = {std::to_string(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count())};
+    }
     if (liveness_.watching() && !uv_is_active(reinterpret_cast<uv_handle_t*>(&sweep_timer_))) {
       uv_timer_start(&sweep_timer_, &ServerCore::on_sweep, kSweepMs, kSweepMs);
     }

@@ -1,0 +1,76 @@
+#include "runtime/collectives/op_trace.h"
+
+#include "runtime/operation/dtype.h"
+#include "runtime/trace/trace.h"
+
+namespace tutti::collectives {
+namespace {
+
+// Unique in the process: asynchronous spans match on it alone.
+int64_t p2p_id(int track, uint64_t number) {
+  return (static_cast<int64_t>(track) << 40) | static_cast<int64_t>(number);
+}
+
+}  // namespace
+
+void trace_collective_begin(int track, const Call& call, uint32_t seq) {
+  trace::Event event;
+  event.phase = trace::Phase::kBegin;
+  event.ts_ns = trace::now_ns();
+  event.track = track;
+  event.name = kind_name(call.kind);
+  event.cat = "collective";
+  event.seq = seq;
+  if (call.kind != Kind::kBarrier) {
+    const Dtype dtype = static_cast<Dtype>(call.dtype);
+    event.dtype = dtype_name(dtype);
+    event.count = static_cast<int64_t>(call.count);
+    event.bytes = static_cast<int64_t>(call.count * dtype_size(dtype));
+  }
+  if (is_reducing(call.kind)) event.op = reduce_op_name(static_cast<ReduceOp>(call.op));
+  if (has_root(call.kind)) event.root = call.root;
+  trace::record(std::move(event));
+}
+
+void trace_collective_end(int track, Status status, const char* algorithm, const char* transport,
+                          const std::string& error) {
+  trace::Event event;
+  event.phase = trace::Phase::kEnd;
+  event.ts_ns = trace::now_ns();
+  event.track = track;
+  event.cat = "collective";
+  event.algorithm = algorithm;
+  event.transport = transport;
+  event.status = static_cast<int32_t>(status);
+  event.text = error;
+  trace::record(std::move(event));
+}
+
+void trace_p2p_begin(int track, const Call& call, uint64_t number) {
+  trace::Event event;
+  event.phase = trace::Phase::kAsyncBegin;
+  event.ts_ns = trace::now_ns();
+  event.track = track;
+  event.name = kind_name(call.kind);
+  event.cat = "p2p";
+  event.id = p2p_id(track, number);
+  event.peer = call.root;
+  event.tag = call.tag;
+  event.bytes = static_cast<int64_t>(call.count * dtype_size(static_cast<Dtype>(call.dtype)));
+  trace::record(std::move(event));
+}
+
+void trace_p2p_end(int track, Kind kind, uint64_t number, Status status, const std::string& error) {
+  trace::Event event;
+  event.phase = trace::Phase::kAsyncEnd;
+  event.ts_ns = trace::now_ns();
+  event.track = track;
+  event.name = kind_name(kind);
+  event.cat = "p2p";
+  event.id = p2p_id(track, number);
+  event.status = static_cast<int32_t>(status);
+  event.text = error;
+  trace::record(std::move(event));
+}
+
+}  // namespace tutti::collectives
