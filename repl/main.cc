@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "launcher/launcher.h"
+#include "observe/trace_command.h"
 #if TUTTI_CLI_LUA
 #include "repl/repl_loop.h"
 #include "repl/script_runner.h"
@@ -66,6 +67,8 @@ int run_launch(Args args) { return tutti::launcher::launch_main(args); }
 #if TUTTI_CLI_LUA
 int run_run(Args args) { return tutti::launcher::run_main(args); }
 #endif
+
+int run_trace(Args args) { return tutti::observe::run_trace(args); }
 
 int run_version(Args) {
   std::printf("tutti %s\n", TUTTI_CLI_VERSION);
@@ -119,6 +122,7 @@ constexpr Command kCommands[] = {
 #if TUTTI_CLI_LUA
     {"run", run_run, "run a Lua script, or the REPL, on N ranks of this machine (tutti run --help)"},
 #endif
+    {"trace", run_trace, "merge, show or draw trace files (tutti trace --help)"},
     {"info", run_info, "print the TUTTI_* settings with their current values"},
     {"version", run_version, "print the version"},
     {"help", run_help, "print this help"},
