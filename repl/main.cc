@@ -16,6 +16,7 @@
 
 #include "launcher/launcher.h"
 #include "observe/top.h"
+#include "observe/trace_command.h"
 #if TUTTI_CLI_LUA
 #include "repl/repl_loop.h"
 #include "repl/script_runner.h"
@@ -70,6 +71,8 @@ int run_top(Args args) { return tutti::observe::top_main(args); }
 int run_run(Args args) { return tutti::launcher::run_main(args); }
 #endif
 
+int run_trace(Args args) { return tutti::observe::run_trace(args); }
+
 int run_version(Args) {
   std::printf("tutti %s\n", TUTTI_CLI_VERSION);
   return 0;
@@ -123,6 +126,7 @@ constexpr Command kCommands[] = {
     {"run", run_run, "run a Lua script, or the REPL, on N ranks of this machine (tutti run --help)"},
 #endif
     {"top", run_top, "show what every rank of a running job is doing (tutti top --help)"},
+    {"trace", run_trace, "merge, show or draw trace files (tutti trace --help)"},
     {"info", run_info, "print the TUTTI_* settings with their current values"},
     {"version", run_version, "print the version"},
     {"help", run_help, "print this help"},

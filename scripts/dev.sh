@@ -13,6 +13,7 @@ packages=(
   libedit-dev libpng-dev tmux python3-numpy python3-pytest python3-torch
   libpmix-dev openmpi-bin slurm-wlm
   man-db dpkg-dev python3-pip python3-setuptools python3-venv abigail-tools
+  nlohmann-json3-dev chromium
 )
 
 install_missing() {

@@ -14,7 +14,7 @@ else
   # Only the files this build compiles have a command line: the stand-ins for CUDA or
   # PMIx are compiled only where those are missing. reduce_op.cc asks the CPU for F16C
   # by a name GCC knows and clang 14 does not.
-  mapfile -t files < <(git ls-files 'runtime/*.cc' 'capi/*.cc' 'launcher/*.cc' 'repl/*.cc' 'bindings/*.cc' |
+  mapfile -t files < <(git ls-files 'runtime/*.cc' 'capi/*.cc' 'launcher/*.cc' 'observe/*.cc' 'repl/*.cc' 'bindings/*.cc' |
                        grep -Ev '^runtime/(device/device_path_absent|rendezvous/pmix_exchange_missing|operation/reduce_op)\.cc$')
 fi
 log=$(mktemp)
