@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
@@ -25,6 +26,7 @@
 #include "launcher/rank_list.h"
 #include "launcher/rank_process.h"
 #include "observe/job_file.h"
+#include "observe/trace_merge.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/log.h"
@@ -130,6 +132,8 @@ class Job {
   bool raise_file_limit();
   void open_loop();
   std::string publish_job_file(uint16_t port) const;
+  bool prepare_trace_folder(const std::string& folder) const;
+  void merge_trace(const std::string& folder) const;
   ExecPlan make_plan(uint16_t port, int stdin_fd) const;
   void spawn_all(const ExecPlan& plan);
   std::vector<int> running_ranks() const;
@@ -188,6 +192,37 @@ bool Job::raise_file_limit() {
     return false;
   }
   return true;
+}
+
+// TUTTI_TRACE names a folder the ranks write their traces to: made if need be, and
+// holding one job's files at a time, so that the merge at the end holds this job only.
+bool Job::prepare_trace_folder(const std::string& folder) const {
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error || access(folder.c_str(), W_OK) != 0) {
+    say(concat("TUTTI_TRACE: cannot write to ", folder, ": ", error ? error.message() : std::strerror(errno),
+               "; the job runs untraced"));
+    return false;
+  }
+  size_t removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (observe::is_rank_file_name(name) || name == "timeline.json")
+      removed += std::filesystem::remove(entry.path(), error);
+  }
+  if (removed > 0) say(concat("TUTTI_TRACE: removed ", removed, " trace files of an earlier job from ", folder));
+  return true;
+}
+
+void Job::merge_trace(const std::string& folder) const {
+  try {
+    observe::MergeReport report = observe::merge_trace_directory(folder);
+    for (const auto& note : report.notes) say(concat("TUTTI_TRACE: ", note));
+    say(concat("TUTTI_TRACE: the job's timeline is ", report.output.string(), " (", report.files, " rank",
+               report.files == 1 ? "" : "s", "; tutti trace show or tutti trace html draw it)"));
+  } catch (const std::exception& error) {
+    say(concat("TUTTI_TRACE: cannot merge the ranks' traces: ", error.what()));
+  }
 }
 
 // For `tutti top` (observe/job_file.h); a job that cannot be found so runs all the same.
@@ -314,6 +349,11 @@ int Job::run() {
     say(concat("cannot open /dev/null for the ranks' stdin: ", std::strerror(errno)));
     return 1;
   }
+  std::string trace_folder = settings::text("TUTTI_TRACE").value_or("");
+  if (!trace_folder.empty() && !prepare_trace_folder(trace_folder)) {
+    unsetenv("TUTTI_TRACE");  // one warning here, rather than one per rank
+    trace_folder.clear();
+  }
   ExecPlan plan = make_plan(port, stdin_fd);
   std::string job_file = publish_job_file(port);
 
@@ -337,6 +377,8 @@ int Job::run() {
     say(concat("removed ", removed, " shared-memory segment", removed == 1 ? "" : "s",
                " from /dev/shm that ranks which died had left there"));
   }
+
+  if (!trace_folder.empty()) merge_trace(trace_folder);
 
   int code = exit_code_ < 0 ? 0 : exit_code_;
   auto elapsed_ms =

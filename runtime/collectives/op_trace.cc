@@ -41,7 +41,7 @@ void trace_collective_end(int track, Status status, const char* algorithm, const
   event.cat = "collective";
   event.algorithm = algorithm;
   event.transport = transport;
-  event.status = static_cast<int32_t>(status);
+  event.status = status;
   event.text = error;
   trace::record(std::move(event));
 }
@@ -68,7 +68,7 @@ void trace_p2p_end(int track, Kind kind, uint64_t number, Status status, const s
   event.name = kind_name(kind);
   event.cat = "p2p";
   event.id = p2p_id(track, number);
-  event.status = static_cast<int32_t>(status);
+  event.status = status;
   event.text = error;
   trace::record(std::move(event));
 }

@@ -103,7 +103,7 @@ void Comm::start_collectives(Deadline deadline) {
   setup.fault = &fault_;
   board_ = std::make_unique<health::ActivityBoard>(*store_, prefix_, rank(), size());
   setup.board = board_.get();
-  setup.trace_track = trace::add_track(concat(name_, " (rank ", rank(), " of ", size(), ")"));
+  setup.trace_track = trace::add_track(name_);
   engine_ = collectives::Engine::create(setup, deadline);
 
   health::MonitorSetup watch;

@@ -715,13 +715,13 @@ class ClientImpl final : public Client {
       calls.wait(i);
     } catch (const Error& error) {
       event.dur_ns = trace::now_ns() - event.ts_ns;
-      event.status = static_cast<int32_t>(error.status());
+      event.status = error.status();
       event.text += concat(": ", error.what());
       trace::record(std::move(event));
       throw;
     }
     event.dur_ns = trace::now_ns() - event.ts_ns;
-    event.status = static_cast<int32_t>(Status::kOk);
+    event.status = Status::kOk;
     trace::record(std::move(event));
     return calls.reply(i);
   }

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "runtime/common/status.h"
 
 namespace tutti::trace {
 
@@ -44,8 +47,8 @@ struct Event {
   const char* op = nullptr;
   const char* algorithm = nullptr;
   const char* transport = nullptr;
-  int32_t status = -1;  // a tutti::Status on ends; -1: none
-  std::string text;     // an error, a loss's reason, a store request's keys
+  std::optional<Status> status;  // how an operation ended
+  std::string text;              // an error, a loss's reason, a store request's keys
 };
 
 }  // namespace tutti::trace

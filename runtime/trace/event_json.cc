@@ -91,9 +91,10 @@ void append_json(const Event& event, int pid, int64_t epoch_ns, std::string* out
   if (event.tag >= 0) append_number("tag", event.tag, &first, out);
   if (event.algorithm) append_text("algorithm", event.algorithm, &first, out);
   if (event.transport) append_text("transport", event.transport, &first, out);
-  if (event.status >= 0) append_text("status", status_word(static_cast<Status>(event.status)), &first, out);
+  if (event.status) append_text("status", status_word(*event.status), &first, out);
   if (!event.text.empty()) {
-    append_text(event.status > 0 ? "error" : "detail", event.text.c_str(), &first, out);
+    const bool failed = event.status && *event.status != Status::kOk;
+    append_text(failed ? "error" : "detail", event.text.c_str(), &first, out);
   }
   *out += "}}";
 }

@@ -65,18 +65,18 @@ auto span(const char* name, int track, Fn&& fn) -> decltype(fn()) {
     if constexpr (std::is_void_v<decltype(fn())>) {
       fn();
       end.ts_ns = now_ns();
-      end.status = static_cast<int32_t>(Status::kOk);
+      end.status = Status::kOk;
       record(std::move(end));
     } else {
       auto result = fn();
       end.ts_ns = now_ns();
-      end.status = static_cast<int32_t>(Status::kOk);
+      end.status = Status::kOk;
       record(std::move(end));
       return result;
     }
   } catch (const Error& error) {
     end.ts_ns = now_ns();
-    end.status = static_cast<int32_t>(error.status());
+    end.status = error.status();
     end.text = error.what();
     record(std::move(end));
     throw;
