@@ -179,7 +179,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   if (is_point_to_point(call.kind)) {
     uint64_t number = next_p2p_++;
     if (async) {
-      return executor_->submit([this, call, api, number](work::Work& work) {
+      auto posted = executor_->submit([this, call, api, number](work::Work& work) {
         // Bounded like a blocking one: from the moment it is posted.
         int64_t timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
         if (trace::on()) trace_p2p_begin(setup_.trace_track, call, number);
@@ -188,6 +188,8 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
                                       call.root, number});
         return false;
       });
+      posted->set_trace_track(setup_.trace_track);
+      return posted;
     }
     executor_->run([&] {
       if (!trace::on()) return wait_point_to_point(post_point_to_point(call), call, api, number);
@@ -205,10 +207,12 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   uint32_t seq = next_seq_++;
   if (async) {
     setup_.board->issued(seq, facts_of(call), coarse_now_ms());
-    return executor_->submit([this, call, seq](work::Work&) {
+    auto work = executor_->submit([this, call, seq](work::Work&) {
       run_collective(call, seq, true);
       return true;
     });
+    work->set_trace_track(setup_.trace_track);
+    return work;
   }
   executor_->run([&] { run_collective(call, seq, false); });
   return nullptr;

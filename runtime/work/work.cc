@@ -1,7 +1,10 @@
 #include "runtime/work/work.h"
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+
+#include "runtime/trace/trace.h"
 
 namespace tutti::work {
 
@@ -17,7 +20,30 @@ void Work::complete(Status status, std::string message) {
 }
 
 bool Work::wait_for(int64_t timeout_ms) {
+  // A Work already done is no wait (bindings read a status so).
   if (done()) return true;
+  if (!trace::on()) return wait_untraced(timeout_ms);
+  // Traced: a wait that blocks, as an asynchronous span (several threads may wait on
+  // one communicator's operations at once); it ends INPROGRESS when it timed out.
+  static std::atomic<int64_t> waits{0};
+  trace::Event begin;
+  begin.phase = trace::Phase::kAsyncBegin;
+  begin.ts_ns = trace::now_ns();
+  begin.track = trace_track_;
+  begin.name = "wait";
+  begin.cat = "wait";
+  begin.id = (int64_t{1} << 62) | waits.fetch_add(1, std::memory_order_relaxed);
+  trace::Event end = begin;
+  trace::record(std::move(begin));
+  const bool ended = wait_untraced(timeout_ms);
+  end.phase = trace::Phase::kAsyncEnd;
+  end.ts_ns = trace::now_ns();
+  end.status = ended ? status_ : Status::kInProgress;
+  trace::record(std::move(end));
+  return ended;
+}
+
+bool Work::wait_untraced(int64_t timeout_ms) {
   // Beyond this, a wait is as good as one until done, which the operation's own timeout
   // bounds; and milliseconds(INT64_MAX) overflows the nanoseconds that wait_for counts
   // in, so that the wait would end at once.

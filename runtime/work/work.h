@@ -36,6 +36,9 @@ class Work : public std::enable_shared_from_this<Work> {
   bool wait_for(int64_t timeout_ms);
   static constexpr int64_t kLongestWaitMs = int64_t{1} << 40;  // 35 years
 
+  // The trace's track for this operation's waits (trace/trace.h): its communicator's.
+  void set_trace_track(int track) { trace_track_ = track; }
+
   // A device operation's fence (nullptr for host operations).
   Fence* fence() const { return fence_.get(); }
 
@@ -44,6 +47,7 @@ class Work : public std::enable_shared_from_this<Work> {
   const std::string& message() const { return message_; }
 
  private:
+  bool wait_untraced(int64_t timeout_ms);
   bool wait_for_fence(int64_t timeout_ms);
 
   std::atomic<bool> done_{false};
@@ -52,6 +56,7 @@ class Work : public std::enable_shared_from_this<Work> {
   Status status_ = Status::kOk;
   std::string message_;
   std::shared_ptr<Fence> fence_;  // device operations only
+  int trace_track_ = 0;
 };
 
 }  // namespace tutti::work

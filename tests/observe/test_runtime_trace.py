@@ -82,7 +82,17 @@ def test_each_rank_writes_a_valid_trace_with_one_pair_per_operation(job):
         reduce = next(e for e in begins if e["name"] == "reduce")
         assert reduce["args"] == {"seq": 2, "bytes": 32, "count": 8, "dtype": "float32", "op": "sum", "root": 0}
         p2p = Counter((e["ph"], e["name"]) for e in trace_events if e.get("cat") == "p2p")
-        assert p2p == {("b", "send"): 2, ("e", "send"): 2, ("b", "recv"): 2, ("e", "recv"): 2}, p2p
+        extra = {0: ("recv", 1), 1: ("send", 1)}.get(rank)  # rank 1's late send to rank 0
+        expected = Counter({("b", "send"): 2, ("e", "send"): 2, ("b", "recv"): 2, ("e", "recv"): 2})
+        if extra:
+            expected[("b", extra[0])] += 1
+            expected[("e", extra[0])] += 1
+        assert p2p == expected, p2p
+        # Waits that blocked: rank 0's on rank 1, which computes first, surely; others may
+        # find their operation done, which is no wait.
+        waits = [e for e in trace_events if e.get("cat") == "wait"]
+        assert all(e["args"]["status"] == "OK" for e in waits if e["ph"] == "e"), waits
+        assert len(waits) >= (2 if rank == 0 else 0), waits
         control = Counter(e["name"] for e in trace_events if e["ph"] == "B" and e.get("cat") == "control")
         assert control["init"] == 1 and control["meeting"] == 1 and control["split"] == 1, control
         assert any(e["ph"] == "X" and e.get("cat") == "store" for e in trace_events)
@@ -107,7 +117,7 @@ def test_the_launcher_merges_a_timeline_in_which_receives_end_after_their_sends_
             key = (e["pid"], b["args"]["peer"], b["args"]["tag"]) if b["name"] == "send" else \
                   (b["args"]["peer"], e["pid"], b["args"]["tag"])
             (sends if b["name"] == "send" else receives)[key].append((b["ts"], e["ts"]))
-    assert len(sends) == 8 and sends.keys() == receives.keys(), (sends, receives)
+    assert len(sends) == 9 and sends.keys() == receives.keys(), (sends, receives)
     for key, sent in sends.items():
         received = receives[key]
         assert len(sent) == len(received) == 1, key

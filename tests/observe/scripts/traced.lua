@@ -38,6 +38,14 @@ local receiving = tutti.irecv(incoming, from, 6)
 local sending = tutti.isend(t, to, 6)
 receiving:wait()
 sending:wait()
+-- A wait that surely waits: rank 1 computes for 200 ms before it sends.
+if rank == 0 then
+  tutti.irecv(incoming, 1, 7):wait()
+elseif rank == 1 then
+  local until_time = os.clock() + 0.2
+  while os.clock() < until_time do end
+  tutti.send(t, 0, 7)
+end
 
 local split_collectives = 1
 do
