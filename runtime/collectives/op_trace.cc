@@ -16,8 +16,8 @@ int64_t p2p_id(int track, uint64_t number) {
 void trace_collective_begin(int track, const Call& call, uint32_t seq) {
   trace::Event event;
   event.phase = trace::Phase::kBegin;
-  event.ts_ns = trace::now_ns();
-  event.track = track;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(track);
   event.name = kind_name(call.kind);
   event.cat = "collective";
   event.seq = seq;
@@ -29,48 +29,54 @@ void trace_collective_begin(int track, const Call& call, uint32_t seq) {
   }
   if (is_reducing(call.kind)) event.op = reduce_op_name(static_cast<ReduceOp>(call.op));
   if (has_root(call.kind)) event.root = call.root;
-  trace::record(std::move(event));
+  trace::record(event);
 }
 
 void trace_collective_end(int track, Status status, const char* algorithm, const char* transport,
                           const std::string& error) {
   trace::Event event;
   event.phase = trace::Phase::kEnd;
-  event.ts_ns = trace::now_ns();
-  event.track = track;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(track);
   event.cat = "collective";
   event.algorithm = algorithm;
   event.transport = transport;
-  event.status = status;
-  event.text = error;
-  trace::record(std::move(event));
+  event.ended(status);
+  if (error.empty()) {
+    trace::record(event);
+  } else {
+    trace::record(event, error);
+  }
 }
 
 void trace_p2p_begin(int track, const Call& call, uint64_t number) {
   trace::Event event;
   event.phase = trace::Phase::kAsyncBegin;
-  event.ts_ns = trace::now_ns();
-  event.track = track;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(track);
   event.name = kind_name(call.kind);
   event.cat = "p2p";
   event.id = p2p_id(track, number);
   event.peer = call.root;
   event.tag = call.tag;
   event.bytes = static_cast<int64_t>(call.count * dtype_size(static_cast<Dtype>(call.dtype)));
-  trace::record(std::move(event));
+  trace::record(event);
 }
 
 void trace_p2p_end(int track, Kind kind, uint64_t number, Status status, const std::string& error) {
   trace::Event event;
   event.phase = trace::Phase::kAsyncEnd;
-  event.ts_ns = trace::now_ns();
-  event.track = track;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(track);
   event.name = kind_name(kind);
   event.cat = "p2p";
   event.id = p2p_id(track, number);
-  event.status = status;
-  event.text = error;
-  trace::record(std::move(event));
+  event.ended(status);
+  if (error.empty()) {
+    trace::record(event);
+  } else {
+    trace::record(event, error);
+  }
 }
 
 }  // namespace tutti::collectives

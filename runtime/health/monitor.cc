@@ -62,8 +62,8 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   std::atomic<bool> store_lost{false};  // written on the loop thread, read by ~Comm
   bool heartbeat_in_flight = false;
-  bool said_late = false;         // this heartbeat's lateness is in the trace
-  int64_t heartbeat_sent_ns = 0;  // trace::now_ns()
+  bool said_late = false;       // this heartbeat's lateness is in the trace
+  uint64_t heartbeat_sent = 0;  // trace::stamp()
   int64_t heartbeat_sent_wall_us = 0;
   double best_clock_rtt_us = 1e300;  // of the clock samples given to the trace
   uint64_t last_answer_ms = 0;       // loop clock
@@ -115,7 +115,7 @@ void Monitor::State::tick_on_loop() {
   heartbeat_in_flight = true;
   said_late = false;
   if (trace::on()) {
-    heartbeat_sent_ns = trace::now_ns();
+    heartbeat_sent = trace::stamp();
     heartbeat_sent_wall_us =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count();
@@ -133,16 +133,16 @@ void Monitor::State::tick_on_loop() {
 // of this process's clock against the store's: the store read its clock about half a
 // round trip after this one sent.
 void Monitor::State::trace_heartbeat_on_loop(const std::string& store_clock) {
-  if (heartbeat_sent_ns == 0) return;  // sent before tracing began
+  if (heartbeat_sent == 0) return;  // sent before tracing began
   trace::Event event;
   event.phase = trace::Phase::kComplete;
-  event.ts_ns = heartbeat_sent_ns;
-  event.dur_ns = trace::now_ns() - heartbeat_sent_ns;
+  event.stamp = heartbeat_sent;
+  event.length = trace::stamp() - heartbeat_sent;
   event.track = trace::kHealthTrack;
   event.name = "heartbeat";
   event.cat = "health";
-  const double rtt_us = static_cast<double>(event.dur_ns) / 1000;
-  trace::record(std::move(event));
+  const double rtt_us = trace::micros_between(heartbeat_sent, heartbeat_sent + event.length);
+  trace::record(event);
   if (store_clock.empty() || rtt_us > best_clock_rtt_us) return;
   best_clock_rtt_us = rtt_us;
   const double store_us = std::strtod(store_clock.c_str(), nullptr);

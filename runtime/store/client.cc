@@ -709,20 +709,18 @@ class ClientImpl final : public Client {
     event.phase = trace::Phase::kComplete;
     event.name = "store";
     event.cat = "store";
-    event.text = calls.what(i);
-    event.ts_ns = trace::now_ns();
+    event.stamp = trace::stamp();
     try {
       calls.wait(i);
     } catch (const Error& error) {
-      event.dur_ns = trace::now_ns() - event.ts_ns;
-      event.status = error.status();
-      event.text += concat(": ", error.what());
-      trace::record(std::move(event));
+      event.length = trace::stamp() - event.stamp;
+      event.ended(error.status());
+      trace::record(event, concat(calls.what(i), ": ", error.what()));
       throw;
     }
-    event.dur_ns = trace::now_ns() - event.ts_ns;
-    event.status = Status::kOk;
-    trace::record(std::move(event));
+    event.length = trace::stamp() - event.stamp;
+    event.ended(Status::kOk);
+    trace::record(event, calls.what(i));
     return calls.reply(i);
   }
   // The same for a request that Pipeline has no name for.

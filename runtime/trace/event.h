@@ -1,11 +1,10 @@
-// One trace event, as the running code records it: fixed fields and static strings, so
-// that recording one is a few stores into a per-thread ring (recorder.h); the text of
-// an error or a loss, the only string that is not static, is set on failure paths only.
+// One trace event, as the running code records it: plain fields and static strings, so
+// that recording one is a clock read and a copy into a per-thread ring (trace.h). The
+// text of an error, a loss or a store request's keys, the only string that is not
+// static, goes with the event on a slower path (record with text, in trace.h).
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
 
 #include "runtime/common/status.h"
 
@@ -29,26 +28,31 @@ constexpr int kControlTrack = 0;
 constexpr int kHealthTrack = 1;
 
 struct Event {
-  int64_t ts_ns = 0;   // now_ns() (trace.h)
-  int64_t dur_ns = 0;  // kComplete
+  uint64_t stamp = 0;   // stamp() (trace.h) when it happened, or began (kComplete)
+  uint64_t length = 0;  // kComplete: its length, in stamps
   const char* name = "";
   const char* cat = "";  // collective, p2p, wait, control, store, health
-  int track = kControlTrack;
-  Phase phase = Phase::kInstant;
   // Arguments, written when set (>= 0, non-null).
-  int64_t seq = -1;
-  int64_t bytes = -1;
-  int64_t count = -1;
-  int32_t root = -1;
-  int32_t peer = -1;
-  int32_t tag = -1;
-  int64_t id = -1;  // kAsyncBegin/kAsyncEnd
   const char* dtype = nullptr;
   const char* op = nullptr;
   const char* algorithm = nullptr;
   const char* transport = nullptr;
-  std::optional<Status> status;  // how an operation ended
-  std::string text;              // an error, a loss's reason, a store request's keys
+  int64_t seq = -1;
+  int64_t bytes = -1;
+  int64_t count = -1;
+  int64_t id = -1;  // kAsyncBegin/kAsyncEnd
+  int32_t root = -1;
+  int32_t peer = -1;
+  int32_t tag = -1;
+  int16_t track = kControlTrack;
+  Phase phase = Phase::kInstant;
+  bool has_status = false;  // how an operation ended: status
+  Status status = Status::kOk;
+
+  void ended(Status how) {
+    has_status = true;
+    status = how;
+  }
 };
 
 }  // namespace tutti::trace

@@ -23,13 +23,6 @@ void append_text(const char* name, const char* value, bool* first, std::string* 
   *first = false;
 }
 
-// Microseconds with three decimals, from nanoseconds.
-void append_micros(int64_t ns, std::string* out) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%" PRId64 ".%03" PRId64, ns / 1000, (ns < 0 ? -ns : ns) % 1000);
-  *out += text;
-}
-
 }  // namespace
 
 void append_json_string(const std::string& text, std::string* out) {
@@ -54,15 +47,15 @@ void append_json_string(const std::string& text, std::string* out) {
   out->push_back('"');
 }
 
-void append_json(const Event& event, int pid, int64_t epoch_ns, std::string* out) {
-  char head[96];
-  std::snprintf(head, sizeof head, "{\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":", static_cast<char>(event.phase), pid,
-                event.track);
-  *out += head;
-  append_micros(event.ts_ns - epoch_ns, out);
+void append_json(const Event& event, int pid, double ts_us, double length_us, const std::string& text,
+                 std::string* out) {
+  char head[160];
+  int n = std::snprintf(head, sizeof head, "{\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f",
+                        static_cast<char>(event.phase), pid, event.track, ts_us);
+  out->append(head, static_cast<size_t>(n));
   if (event.phase == Phase::kComplete) {
-    *out += ",\"dur\":";
-    append_micros(event.dur_ns < 0 ? 0 : event.dur_ns, out);
+    n = std::snprintf(head, sizeof head, ",\"dur\":%.3f", length_us < 0 ? 0.0 : length_us);
+    out->append(head, static_cast<size_t>(n));
   }
   if (event.phase != Phase::kEnd) {
     *out += ",\"name\":";
@@ -70,9 +63,8 @@ void append_json(const Event& event, int pid, int64_t epoch_ns, std::string* out
   }
   if (event.phase == Phase::kAsyncBegin || event.phase == Phase::kAsyncEnd) {
     // b/e pairs match on cat and id (an e repeats its b's name, for viewers).
-    char id[40];
-    std::snprintf(id, sizeof id, ",\"id\":\"0x%" PRIx64 "\"", static_cast<uint64_t>(event.id));
-    *out += id;
+    n = std::snprintf(head, sizeof head, ",\"id\":\"0x%" PRIx64 "\"", static_cast<uint64_t>(event.id));
+    out->append(head, static_cast<size_t>(n));
   }
   if (*event.cat != '\0') {
     *out += ",\"cat\":";
@@ -91,10 +83,10 @@ void append_json(const Event& event, int pid, int64_t epoch_ns, std::string* out
   if (event.tag >= 0) append_number("tag", event.tag, &first, out);
   if (event.algorithm) append_text("algorithm", event.algorithm, &first, out);
   if (event.transport) append_text("transport", event.transport, &first, out);
-  if (event.status) append_text("status", status_word(*event.status), &first, out);
-  if (!event.text.empty()) {
-    const bool failed = event.status && *event.status != Status::kOk;
-    append_text(failed ? "error" : "detail", event.text.c_str(), &first, out);
+  if (event.has_status) append_text("status", status_word(event.status), &first, out);
+  if (!text.empty()) {
+    const bool failed = event.has_status && event.status != Status::kOk;
+    append_text(failed ? "error" : "detail", text.c_str(), &first, out);
   }
   *out += "}}";
 }

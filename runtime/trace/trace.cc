@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/common/concat.h"
@@ -19,12 +20,26 @@
 
 namespace tutti::trace {
 namespace detail {
+
 std::atomic<bool> on{false};
+
+uint64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000 + static_cast<uint64_t>(now.tv_nsec);
+}
+
 }  // namespace detail
 
 namespace {
 
-constexpr size_t kRingEvents = 4096;
+// 8,192 events of 120 bytes: about 1 MB per recording thread (a user's thread, an
+// executor's, the event loop's), drained at each heartbeat.
+constexpr uint64_t kRingEvents = 8192;
+// Room kept for the ends of the spans open on a thread: a begin, an X or an instant is
+// dropped when the ring holds more than kRingEvents - kReserve, so that an end always
+// finds room. Deeper nesting than this drops the deeper spans.
+constexpr uint64_t kReserve = 64;
 
 // One thread's events, written by that thread only (head) and read under the
 // session's mutex (tail): a single-producer ring without locks on the producer's side.
@@ -34,19 +49,35 @@ struct Ring {
   std::atomic<uint64_t> tail{0};
 };
 
+// A recording thread's state: its ring, and which of its open spans were kept (a bit
+// per depth), so that the end of a dropped begin is dropped too.
+struct ThreadState {
+  std::shared_ptr<Ring> ring;
+  uint64_t kept = 0;
+  int depth = 0;
+};
+
 struct Session {
   std::mutex mutex;  // everything below, and the rings' tails
   bool started = false;
   FILE* file = nullptr;
   std::string path;
   int pid = 0;  // the rank: one Chrome trace "process" per rank
-  int64_t epoch_ns = 0;
+  // Stamps to microseconds since the epoch: stamp0 is the epoch, ns_per_stamp measured
+  // against the monotonic clock since (refined at each drain).
+  uint64_t stamp0 = 0;
+  uint64_t monotonic0 = 0;
+  double epoch_fraction_us = 0;  // the epoch's wall clock past its whole microsecond
+  std::atomic<double> ns_per_stamp{1.0};
   int next_track = kHealthTrack + 1;
   std::vector<std::shared_ptr<Ring>> rings;
   std::string buffer;
   bool first_line = true;
-  uint64_t self_drains = 0;  // rings drained by their own thread, full between flushes
+  std::unordered_set<int64_t> dropped_async;  // asynchronous begins dropped, whose ends must go too
+  std::atomic<bool> any_dropped_async{false};
 };
+
+std::atomic<uint64_t> dropped{0};
 
 // Never destroyed: threads may still record while the process exits.
 Session& session() {
@@ -54,16 +85,22 @@ Session& session() {
   return *instance;
 }
 
-thread_local std::shared_ptr<Ring> t_ring;
+// The hot path reads a plain pointer (one TLS lookup, no guard); the owner, touched
+// once per thread, frees the state as the thread ends, and the session's reference
+// keeps its ring until drained.
+thread_local ThreadState* t_state = nullptr;
+thread_local std::unique_ptr<ThreadState> t_owner;
 
-Ring& own_ring() {
-  if (!t_ring) {
-    t_ring = std::make_shared<Ring>();
+ThreadState& own_state() {
+  if (t_state == nullptr) [[unlikely]] {
+    t_owner = std::make_unique<ThreadState>();
+    t_owner->ring = std::make_shared<Ring>();
+    t_state = t_owner.get();
     Session& s = session();
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.rings.push_back(t_ring);
+    s.rings.push_back(t_owner->ring);
   }
-  return *t_ring;
+  return *t_state;
 }
 
 void add_line_locked(Session& s, const std::string& json) {
@@ -78,17 +115,27 @@ void add_metadata_locked(Session& s, int track, const char* name, const std::str
                             args, "}}"));
 }
 
+void recalibrate_locked(Session& s) {
+  const uint64_t stamps = stamp() - s.stamp0;
+  const uint64_t ns = detail::monotonic_ns() - s.monotonic0;
+  if (ns > 10'000'000 && stamps > 0) s.ns_per_stamp.store(static_cast<double>(ns) / static_cast<double>(stamps));
+}
+
+double micros_since_epoch(const Session& s, uint64_t at) {
+  return s.epoch_fraction_us + static_cast<double>(static_cast<int64_t>(at - s.stamp0)) * s.ns_per_stamp.load() / 1000;
+}
+
+void add_event_locked(Session& s, const Event& event, const std::string& text) {
+  std::string line;
+  append_json(event, s.pid, micros_since_epoch(s, event.stamp),
+              static_cast<double>(event.length) * s.ns_per_stamp.load() / 1000, text, &line);
+  add_line_locked(s, line);
+}
+
 void drain_locked(Session& s, Ring& ring) {
   uint64_t tail = ring.tail.load(std::memory_order_relaxed);
   const uint64_t head = ring.head.load(std::memory_order_acquire);
-  std::string line;
-  for (; tail != head; ++tail) {
-    Event& event = ring.slots[tail % kRingEvents];
-    line.clear();
-    append_json(event, s.pid, s.epoch_ns, &line);
-    add_line_locked(s, line);
-    event.text.clear();
-  }
+  for (; tail != head; ++tail) add_event_locked(s, ring.slots[tail % kRingEvents], "");
   ring.tail.store(tail, std::memory_order_release);
 }
 
@@ -100,28 +147,61 @@ void write_out_locked(Session& s) {
 }
 
 bool make_folder(const std::string& path) {
-  std::string partial;
   for (size_t at = 0; at != std::string::npos;) {
     at = path.find('/', at + 1);
-    partial = path.substr(0, at);
+    std::string partial = path.substr(0, at);
     if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) return false;
   }
   return true;
 }
 
-int64_t wall_us() {
+int64_t wall_ns() {
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// Whether event is dropped: the ring is full (but for the ends of spans it kept), or it
+// ends a span whose begin was dropped.
+bool dropping(const Event& event, uint64_t used, ThreadState& nesting) {
+  const bool room = used < kRingEvents - kReserve;
+  switch (event.phase) {
+    case Phase::kBegin: {
+      const bool kept = room && nesting.depth < static_cast<int>(kReserve);
+      if (nesting.depth < 64) {
+        nesting.kept =
+            kept ? nesting.kept | (uint64_t{1} << nesting.depth) : nesting.kept & ~(uint64_t{1} << nesting.depth);
+      }
+      ++nesting.depth;
+      return !kept;
+    }
+    case Phase::kEnd: {
+      if (nesting.depth == 0) return true;  // a begin before tracing started
+      --nesting.depth;
+      return nesting.depth >= 64 || (nesting.kept & (uint64_t{1} << nesting.depth)) == 0;
+    }
+    case Phase::kAsyncBegin:
+      if (room) return false;
+      {
+        Session& s = session();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.dropped_async.insert(event.id);
+        s.any_dropped_async.store(true, std::memory_order_relaxed);
+      }
+      return true;
+    case Phase::kAsyncEnd: {
+      Session& s = session();
+      if (s.any_dropped_async.load(std::memory_order_relaxed)) {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.dropped_async.erase(event.id) > 0) return true;
+      }
+      return used >= kRingEvents;
+    }
+    default: return !room;
+  }
 }
 
 }  // namespace
-
-int64_t now_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-}
 
 bool start(int rank, const std::string& identity) {
   Session& s = session();
@@ -138,8 +218,16 @@ bool start(int rank, const std::string& identity) {
     return false;
   }
   s.pid = rank;
-  s.epoch_ns = now_ns();
-  const int64_t epoch_us = wall_us();
+  // A first measure of the stamps' rate, over 2 ms; each drain refines it.
+  s.stamp0 = stamp();
+  s.monotonic0 = detail::monotonic_ns();
+  const int64_t epoch_ns = wall_ns();
+  const int64_t epoch_us = epoch_ns / 1000;
+  s.epoch_fraction_us = static_cast<double>(epoch_ns % 1000) / 1000;
+  while (detail::monotonic_ns() - s.monotonic0 < 2'000'000) {
+  }
+  s.ns_per_stamp.store(static_cast<double>(detail::monotonic_ns() - s.monotonic0) /
+                       static_cast<double>(stamp() - s.stamp0));
   s.buffer = "{\"traceEvents\":[\n";
   std::string name;
   append_json_string(concat("rank ", rank, " (", identity, ")"), &name);
@@ -172,29 +260,39 @@ int add_track(const std::string& name) {
   return track;
 }
 
-void record(Event&& event) {
-  Ring& ring = own_ring();
+void record(const Event& event) {
+  ThreadState& state = own_state();
+  Ring& ring = *state.ring;
   const uint64_t head = ring.head.load(std::memory_order_relaxed);
-  if (head - ring.tail.load(std::memory_order_acquire) >= kRingEvents) [[unlikely]] {
-    Session& s = session();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    drain_locked(s, ring);
-    ++s.self_drains;
+  if (dropping(event, head - ring.tail.load(std::memory_order_acquire), state)) [[unlikely]] {
+    dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  ring.slots[head % kRingEvents] = std::move(event);
+  ring.slots[head % kRingEvents] = event;
   ring.head.store(head + 1, std::memory_order_release);
 }
 
-void instant(int track, const char* name, const char* cat, std::string text) {
+void record(const Event& event, const std::string& text) {
+  ThreadState& state = own_state();
+  Ring& ring = *state.ring;
+  if (dropping(event, 0, state)) return;  // only the end of a dropped begin
+  Session& s = session();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.file == nullptr) return;
+  recalibrate_locked(s);
+  drain_locked(s, ring);  // this thread's earlier events first
+  add_event_locked(s, event, text);
+}
+
+void instant(int track, const char* name, const char* cat, const std::string& text) {
   if (!on()) return;
   Event event;
   event.phase = Phase::kInstant;
-  event.ts_ns = now_ns();
-  event.track = track;
+  event.stamp = stamp();
+  event.track = static_cast<int16_t>(track);
   event.name = name;
   event.cat = cat;
-  event.text = std::move(text);
-  record(std::move(event));
+  record(event, text);
 }
 
 void clock_sample(double offset_us, double rtt_us) {
@@ -206,10 +304,15 @@ void clock_sample(double offset_us, double rtt_us) {
   add_metadata_locked(s, kControlTrack, "tutti_clock", args);
 }
 
+double micros_between(uint64_t from, uint64_t to) {
+  return static_cast<double>(static_cast<int64_t>(to - from)) * session().ns_per_stamp.load() / 1000;
+}
+
 void flush() {
   if (!on()) return;
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
+  recalibrate_locked(s);
   for (auto& ring : s.rings) drain_locked(s, *ring);
   // The rings of threads that ended are empty now, and no one else holds them.
   std::erase_if(s.rings, [](const std::shared_ptr<Ring>& ring) { return ring.use_count() == 1; });
@@ -221,12 +324,19 @@ void finish() {
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.file == nullptr) return;
   detail::on.store(false, std::memory_order_release);
+  recalibrate_locked(s);
   for (auto& ring : s.rings) drain_locked(s, *ring);
-  add_metadata_locked(s, kControlTrack, "tutti_trace_end", concat("\"self_drains\":", s.self_drains));
+  const uint64_t lost = dropped.load();
+  add_metadata_locked(s, kControlTrack, "tutti_trace_end", concat("\"dropped\":", lost));
   s.buffer += "],\"displayTimeUnit\":\"ms\"}\n";
   write_out_locked(s);
   std::fclose(s.file);
   s.file = nullptr;
+  if (lost > 0) {
+    log::warn("TUTTI_TRACE: ", lost, " events of ", s.path,
+              " were dropped: this rank recorded faster than its event loop wrote them (at each heartbeat, ",
+              kRingEvents, " events per thread at most); the operations around them are in the trace");
+  }
 }
 
 }  // namespace tutti::trace

@@ -26,20 +26,19 @@ bool Work::wait_for(int64_t timeout_ms) {
   // Traced: a wait that blocks, as an asynchronous span (several threads may wait on
   // one communicator's operations at once); it ends INPROGRESS when it timed out.
   static std::atomic<int64_t> waits{0};
-  trace::Event begin;
-  begin.phase = trace::Phase::kAsyncBegin;
-  begin.ts_ns = trace::now_ns();
-  begin.track = trace_track_;
-  begin.name = "wait";
-  begin.cat = "wait";
-  begin.id = (int64_t{1} << 62) | waits.fetch_add(1, std::memory_order_relaxed);
-  trace::Event end = begin;
-  trace::record(std::move(begin));
+  trace::Event event;
+  event.phase = trace::Phase::kAsyncBegin;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(trace_track_);
+  event.name = "wait";
+  event.cat = "wait";
+  event.id = (int64_t{1} << 62) | waits.fetch_add(1, std::memory_order_relaxed);
+  trace::record(event);
   const bool ended = wait_untraced(timeout_ms);
-  end.phase = trace::Phase::kAsyncEnd;
-  end.ts_ns = trace::now_ns();
-  end.status = ended ? status_ : Status::kInProgress;
-  trace::record(std::move(end));
+  event.phase = trace::Phase::kAsyncEnd;
+  event.stamp = trace::stamp();
+  event.ended(ended ? status_ : Status::kInProgress);
+  trace::record(event);
   return ended;
 }
 

@@ -124,6 +124,26 @@ def test_the_launcher_merges_a_timeline_in_which_receives_end_after_their_sends_
         assert received[0][1] >= sent[0][0], f"the recv of {key} ends at {received[0][1]} before its send begins"
 
 
+def test_a_ring_that_fills_drops_whole_operations_and_says_so(tmp_path):
+    # 20,000 all_reduces between two heartbeats: more events than a ring holds.
+    script = tmp_path / "burst.lua"
+    script.write_text("local t = tutti.ones(2)\nfor _ = 1, 20000 do tutti.all_reduce(t) end\nprint('done')\n")
+    trace = tmp_path / "trace"
+    result = subprocess.run([TUTTI, "run", "-n", "2", str(script)], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, TUTTI_TRACE=str(trace), TUTTI_HEARTBEAT_INTERVAL_MS="60000",
+                                     TUTTI_HEARTBEAT_TIMEOUT_MS="120000"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr.count("were dropped: this rank recorded faster than its event loop wrote them") == 2, \
+        result.stderr
+    for path in sorted(trace.glob("rank-*.json")):
+        check(path)  # every begin still has its end
+        trace_events = events(path)
+        end = next(e for e in trace_events if e["ph"] == "M" and e["name"] == "tutti_trace_end")
+        kept = sum(1 for e in trace_events if e["ph"] == "B" and e.get("cat") == "collective")
+        assert end["args"]["dropped"] > 0 and 1000 < kept < 20000, (end, kept)
+        assert end["args"]["dropped"] == 2 * (20000 - kept), (end, kept)
+
+
 def test_an_unwritable_folder_is_one_warning_and_the_job_runs_untraced(tmp_path):
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
