@@ -1,14 +1,17 @@
 #include "runtime/rendezvous/meeting.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <thread>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/common/settings.h"
 #include "runtime/store/loss_event.h"
 #include "runtime/store/server.h"
 
@@ -82,6 +85,41 @@ std::string missing_ranks(const std::string& list, int world_size, const char* v
               missing.empty() ? std::string()
                               : concat("; ", missing_ranks(missing, plan.world_size, "had not arrived yet", "had")),
               "; see that rank's own output for why it ended"));
+}
+
+// The store's last denial of a connection (store::kDeniedKey), as a clause for a
+// message about ranks that have not arrived: "; the store denied the connection from
+// 127.0.0.1:5012 4 s ago: it sent no credentials; ...". "" when there was none.
+std::string denial_clause(store::Client& store) {
+  try {
+    const auto deadline = Deadline::after_ms(kDiagnosisMs);
+    if (!store.check({store::kDeniedKey}, deadline)[0]) return "";
+    std::string text = store.get(store::kDeniedKey, deadline);
+    size_t newline = text.find('\n');
+    int64_t at_ms = std::atoll(text.substr(0, newline).c_str());
+    int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    return concat("; the store denied the connection from ", text.substr(newline + 1), ", ",
+                  duration_text(std::max<int64_t>(0, now_ms - at_ms)),
+                  " ago: a rank started without the job's secret is denied so, and never arrives; give every "
+                  "rank the same TUTTI_SECRET");
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+// A meeting that waits long says so, at growing intervals (TUTTI_WAIT_REPORT_MS, then
+// doubling), naming the ranks that have not arrived: init may take its whole timeout,
+// two minutes by default, and a silent one looks hung.
+void report_arrival_wait(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& where,
+                         int64_t waited_ms, Deadline deadline, const char* api) {
+  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  log::warn(api, ": rank ", plan.rank, " has waited ", duration_text(waited_ms), " ", where, " for ",
+            missing.empty() ? std::string("the last ranks to arrive")
+                            : missing_ranks(missing, plan.world_size, "to arrive", "came"),
+            "; it gives up in ", duration_text(deadline.remaining_ms()), " (TUTTI_INIT_TIMEOUT_MS)",
+            denial_clause(store));
 }
 
 // The store turned a connection away for want of room: the rank behind it can never
@@ -256,6 +294,13 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                                   prefix + "abort", store::lost_key(prefix, 1), store::kRefusedKey});
   arrive->wait(arrived);
   if (arrive->number(arrived) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
+  const int64_t first_report_ms =
+      settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
+  for (int64_t waited_ms = 0, next_ms = first_report_ms; first_report_ms > 0 && !deadline.expired(); next_ms *= 2) {
+    if (arrive->answered_by(ended, Deadline::after_ms(next_ms - waited_ms))) break;
+    waited_ms = next_ms;
+    if (!deadline.expired()) report_arrival_wait(store, prefix, plan, where, waited_ms, deadline, api);
+  }
   try {
     arrive->wait(ended);
   } catch (const Error& error) {
@@ -266,7 +311,8 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                 missing.empty() ? std::string("some ranks never arrived (the store could not say which)")
                                 : missing_ranks(missing, plan.world_size, "never arrived", "came"),
                 "; start every rank with the same init method and world size, or raise "
-                "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)"));
+                "config.init_timeout_ms (TUTTI_INIT_TIMEOUT_MS)",
+                denial_clause(store)));
   }
   int64_t which = arrive->number(ended);
   if (which == 1) fail_from_abort_key(store, prefix, deadline);

@@ -565,6 +565,13 @@ class PipelineImpl final : public Pipeline {
     for (size_t i = 0; i < calls_.size(); ++i) wait(i);
   }
 
+  bool answered_by(size_t i, Deadline until) override {
+    if (i >= ids_.size()) send();
+    std::unique_lock<std::mutex> lock(answers_->mutex);
+    return answers_->arrived.wait_until(lock, std::min(until.at(), deadline_.at()),
+                                        [&] { return answers_->slots.at(i).has_value(); });
+  }
+
   int64_t number(size_t i) const override { return reply(i).number; }
   const std::string& value(size_t i) const override { return reply(i).values.at(0); }
   const std::vector<std::string>& values(size_t i) const override { return reply(i).values; }

@@ -52,6 +52,10 @@ class Pipeline {
   virtual void wait(size_t i) = 0;
   // wait() for every request, in order: throws the first failure.
   virtual void wait_all() = 0;
+  // Waits at most until `until` (and the pipeline's deadline) for request i's answer,
+  // sending what is unsent first; true once it is in, for wait() to read. For a long
+  // wait that says what it waits for as it goes.
+  virtual bool answered_by(size_t i, Deadline until) = 0;
 
   // Answers, once waited for: ADD's number, WAIT_ANY's and GET_ANY's index; GET_ANY's
   // and COMPARE_SET's value; MULTI_GET's values.

@@ -187,7 +187,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_check_t flush_check_;
   uv_idle_t flush_idle_;
   KeySpace keys_;
-  Liveness liveness_{keys_, kSweepMs};
+  Liveness liveness_{keys_, kSweepMs, limits_.log_losses};
   std::unordered_set<Connection*> connections_;  // refused ones included, until they close
   size_t refused_open_ = 0;                      // of connections_, those refused
   // How many connections it serves: max_connections, or fewer where this process's
@@ -502,6 +502,14 @@ void ServerCore::sweep_on_loop() {
 
 void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
   log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake->why());
+  Request set;
+  set.op = Op::kSet;
+  set.keys = {kDeniedKey};
+  set.value =
+      concat(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                 .count(),
+             "\n", conn->peer, ": ", conn->handshake->why());
+  keys_.handle(set);
   ++denied_;
   ++dropped_;
   turn_away_on_loop(conn, reply);

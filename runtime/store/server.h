@@ -34,6 +34,11 @@ struct ServerLimits {
   // From accept to the end of HELLO (and of authentication): a peer that connects and
   // says nothing holds a descriptor of a limited supply, so it gets this long.
   uint64_t handshake_timeout_ms = 10000;
+  // Whether a rank it declares lost is logged here too. tutti launch's store leaves it
+  // to the ranks, which say it with what the lost rank was doing, and to the launcher,
+  // which reports every rank's exit: a line of its own would repeat them, and call
+  // "lost" the ranks the launcher itself stopped.
+  bool log_losses = true;
 };
 
 struct ServerStats {
@@ -58,6 +63,13 @@ struct ServerStats {
 // The connection itself is answered with the same reason and closed: never a silent
 // close.
 constexpr const char* kRefusedKey = "tutti.store/refused";
+
+// The store's last denial of a connection that failed authentication: "<ms since the
+// epoch>\n<peer>: <why>". A rank started without the job's secret (TUTTI_SECRET) is
+// denied before it can claim its rank, so the others see it as a rank that never
+// arrives; their wait reports and timeouts name this denial as the likely cause. It
+// does not fail the meeting at once: a stranger on the machine could then fail any job.
+constexpr const char* kDeniedKey = "tutti.store/denied";
 
 class Server {
  public:

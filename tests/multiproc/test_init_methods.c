@@ -216,3 +216,39 @@ Test(init_methods, the_store_host_says_whom_its_destroy_waits_for, .timeout = 60
   free(output);
   tt_cleanup_all(ranks, 2);
 }
+
+/* A rank without the job's secret is denied before it can claim its rank: the others'
+ * wait says, at TUTTI_WAIT_REPORT_MS, which rank has not arrived and that the store
+ * denied a connection, and so does their timeout; the denied rank says why itself. */
+Test(init_methods, a_rank_denied_at_the_rendezvous_is_named_while_the_others_wait, .timeout = 60) {
+  tt_rank_setup setups[3];
+  tt_process ranks[3];
+  int port = tt_free_port();
+  for (int rank = 0; rank < 3; ++rank) {
+    tt_setup_init(&setups[rank], RANK_PROGRAM);
+    tcp_method(&setups[rank], rank, 3, port, NULL);
+    tt_setup_arg(&setups[rank], "--no-split");
+    tt_setup_env(&setups[rank], "TUTTI_SECRET=%s", rank == 2 ? "not-the-job-secret" : "0123456789abcdef");
+    tt_setup_env(&setups[rank], "TUTTI_WAIT_REPORT_MS=500");
+    tt_setup_env(&setups[rank], "TUTTI_INIT_TIMEOUT_MS=%d", tt_timeout_ms(2500));
+    cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
+    if (rank == 0) tt_wait_for_port(port, tt_timeout_ms(10000));
+  }
+  tt_wait_all(ranks, 3, tt_timeout_ms(30000));
+  for (int rank = 0; rank < 3; ++rank) {
+    char* output = tt_output(&ranks[rank]);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code != 0, "rank %d should fail:\n%s", rank, output);
+    if (rank == 2) {
+      cr_expect(strstr(output, "DENIED") != NULL || strstr(output, "denied") != NULL, "rank 2:\n%s", output);
+    } else {
+      cr_expect(strstr(output, "has waited 500 ms at the rendezvous") != NULL &&
+                    strstr(output, "for rank 2 to arrive (2 of 3 came)") != NULL,
+                "rank %d did not say whom it waits for:\n%s", rank, output);
+      cr_expect(tt_count(output, "the store denied the connection from 127.0.0.1:") >= 2,
+                "rank %d's report and timeout should name the denial:\n%s", rank, output);
+      cr_expect(strstr(output, "rank 2 never arrived (2 of 3 came)") != NULL, "rank %d:\n%s", rank, output);
+    }
+    free(output);
+  }
+  tt_cleanup_all(ranks, 3);
+}
