@@ -335,7 +335,9 @@ int Job::run() {
     secret_ = settings::text("TUTTI_SECRET").value_or("");
     if (secret_.empty()) secret_ = store::auth::random_secret_hex();
     store_loop = std::make_shared<loop::Loop>();
-    server = store::Server::start(store_loop, kStoreHost, 0, {}, secret_);
+    store::ServerLimits limits;
+    limits.log_losses = false;  // the ranks and the launcher say it (ServerLimits)
+    server = store::Server::start(store_loop, kStoreHost, 0, limits, secret_);
   } catch (const std::exception& error) {
     say(concat("cannot start the rendezvous store on ", kStoreHost, ": ", error.what()));
     return 1;

@@ -19,8 +19,8 @@ constexpr uint64_t kStallWorthNamingMs = 500;
 
 }  // namespace
 
-Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms)
-    : keys_(keys), sweep_interval_ms_(sweep_interval_ms), own_identity_(process_identity()) {}
+Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses)
+    : keys_(keys), sweep_interval_ms_(sweep_interval_ms), own_identity_(process_identity()), log_losses_(log_losses) {}
 
 void Liveness::heard_from(const void* conn, uint64_t now_ms) {
   auto it = entries_.find(conn);
@@ -165,7 +165,7 @@ void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint6
   event.activity_age_ms = entry.activity.empty() ? -1 : static_cast<int64_t>(now_ms - entry.activity_ms);
   // Said once, by the rank it has in the first communicator it joined (its world); the
   // store's key prefixes are its own business, not the reader's.
-  if (!entry.groups.empty()) {
+  if (!entry.groups.empty() && log_losses_) {
     log::warn("rendezvous store: rank ", entry.groups.front().second, " (", entry.identity, " at ", entry.address,
               ") is lost: ", reason);
   }

@@ -33,7 +33,8 @@ class Liveness {
  public:
   // sweep_interval_ms: how often the caller sweeps; a sweep later than that finds the
   // store's loop stalled.
-  Liveness(KeySpace& keys, uint64_t sweep_interval_ms);
+  // log_losses: whether each loss is logged here too (ServerLimits::log_losses).
+  Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses = true);
 
   // Any frame from conn counts as a sign of life.
   void heard_from(const void* conn, uint64_t now_ms);
@@ -98,6 +99,7 @@ class Liveness {
   const uint64_t sweep_interval_ms_;
   uint64_t last_sweep_ms_ = 0;      // or when watching last began
   const std::string own_identity_;  // this process's "host:pid", as its clients say HELLO
+  const bool log_losses_;
 };
 
 }  // namespace tutti::store
