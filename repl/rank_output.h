@@ -1,6 +1,7 @@
 // How rank 0 shows what every rank printed for one statement: in rank order, each
 // line tagged with the ranks that printed it, ranks whose whole output is the same
-// folded into one group: "[0-3] 4", or "[0,2] even" then "[1,3] odd"; then the
+// folded into one group: "[0-3] 4", or "[0,2] even" then "[1,3] odd", messages that
+// differ only in naming their own rank too ("[1,3] tutti: rank 1,3 of 4: ..."); then the
 // pictures that t:show() drew, side by side, rank by rank.
 #pragma once
 

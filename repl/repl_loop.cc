@@ -165,6 +165,8 @@ Report Session::execute(const std::string& chunk) {
   if (status == LUA_OK) status = print_results(L_);
   interrupted_ = interrupts_.end_statement();
   std::string error = status == LUA_OK ? std::string() : pop_error(L_);
+  // A bad argument says where it was, on the line typed: its traceback adds nothing.
+  if (error.find("bad argument #") != std::string::npos) error = error.substr(0, error.find("\nstack traceback:"));
   report.output = capture_.end();
   report.pictures = std::move(capture_.pictures());
   lua_settop(L_, 0);

@@ -36,6 +36,18 @@ Test(rank_output, ranks_that_printed_nothing_are_left_out) {
   expect_text(group_by_rank({}), "");
 }
 
+Test(rank_output, messages_that_differ_only_in_their_own_rank_fold_naming_the_ranks) {
+  expect_text(group_by_rank({"", "tutti: rank 1 of 4: boom\n", "", "tutti: rank 3 of 4: boom\n"}),
+              "[1,3] tutti: rank 1,3 of 4: boom\n");
+  expect_text(group_by_rank({"TIMEOUT: all_reduce #4 on comm \"world\" (rank 0 of 3) timed out\n",
+                             "TIMEOUT: all_reduce #4 on comm \"world\" (rank 1 of 3) timed out\n", "boom\n"}),
+              "[0,1] TIMEOUT: all_reduce #4 on comm \"world\" (rank 0,1 of 3) timed out\n[2] boom\n");
+  // Other mentions of ranks are text like any other.
+  expect_text(group_by_rank({"waits for rank 1 of 2\n", "waits for rank 1 of 2\n"}), "[0,1] waits for rank 1 of 2\n");
+  expect_text(group_by_rank({"tutti: rank 0 of 2: x\n", "tutti: rank 1 of 2: y\n"}),
+              "[0] tutti: rank 0 of 2: x\n[1] tutti: rank 1 of 2: y\n");
+}
+
 Test(rank_output, pictures_come_side_by_side_under_their_ranks) {
   expect_text(pictures_side_by_side({{"ab\ncd\n"}, {}, {"ef\n"}}), "rank 0   rank 2\nab       ef\ncd\n");
   // The second pictures make a second row.
