@@ -10,7 +10,7 @@ import warnings
 
 from . import _buffers, _capi
 from .collectives import Collectives, int32
-from .errors import check, error_for, invalid
+from .errors import check, error_for, invalid, last_error
 from .work import Work, timeout_ms
 
 
@@ -219,7 +219,7 @@ class Comm(Collectives):
                 status = _capi.lib.tutti_comm_set_device(handle, device.index)
             if status != _capi.OK:
                 raise error_for(status, f"{api}: {named[0][0]} is on {device}, but "
-                                        f"{_capi.last_error()}")
+                                        f"{last_error()}")
             self._cuda_device = device.index
         elif device.index != self._cuda_device:
             raise invalid(
@@ -281,5 +281,5 @@ def _settle(orphan):
             on_success()
     else:
         warnings.warn(f"{api}, whose Work was dropped before it finished, failed: "
-                      f"{error_for(status, _capi.last_error())}", RuntimeWarning, stacklevel=2)
+                      f"{error_for(status, last_error())}", RuntimeWarning, stacklevel=2)
     _capi.lib.tutti_work_release(work)

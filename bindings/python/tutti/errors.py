@@ -8,6 +8,8 @@ caller catches one family. Where a Python built-in means the same thing, the cla
 derives from it too (TuttiTimeout is a TimeoutError, TuttiInvalidArgument a
 ValueError), so code written against the built-ins keeps working.
 """
+import re
+
 from . import _capi
 
 
@@ -89,11 +91,41 @@ def error_for(status, message):
     return _BY_STATUS.get(status, TuttiError)(status, message)
 
 
+# The C API's names, as a Python caller knows them: the library's messages name the C
+# function that failed ("tutti_comm_shrink: ...") and the config fields to change
+# ("raise config.init_timeout_ms").
+_C_NAME = re.compile(r"\btutti_(comm_|work_)?([a-z0-9_]+)\b")
+_CONFIG_FIELD = re.compile(r"\bconfig\.(init_timeout_ms|op_timeout_ms|rank|world_size|init_method|name)\b")
+_INIT_ARGUMENT = {"init_timeout_ms": "init_timeout", "op_timeout_ms": "timeout"}
+
+
+def _python_name(match):
+    kind, name = match.group(1), match.group(2)
+    if kind == "comm_":
+        return "tutti.init" if name == "init" else f"Comm.{name}"
+    if kind == "work_":
+        return f"Work.{name}"
+    return f"tutti.{name}"
+
+
+def in_python_terms(message):
+    """message with tutti.h's names turned into this package's: tutti_comm_init becomes
+    tutti.init, tutti_comm_shrink Comm.shrink, tutti_all_reduce tutti.all_reduce, and
+    config.init_timeout_ms tutti.init(init_timeout=...)."""
+    message = _C_NAME.sub(_python_name, message)
+    return _CONFIG_FIELD.sub(
+        lambda m: f"tutti.init({_INIT_ARGUMENT.get(m.group(1), m.group(1))}=...)", message)
+
+
+def last_error():
+    """This thread's tutti_last_error(), in Python's names."""
+    return in_python_terms(_capi.last_error())
+
+
 def check(status):
-    """Raises the status's exception, with this thread's tutti_last_error(), unless OK."""
+    """Raises the status's exception, with last_error(), unless OK."""
     if status != _capi.OK:
-        message = _capi.last_error() or _capi.lib.tutti_status_string(status).decode()
-        raise error_for(status, message)
+        raise error_for(status, last_error() or _capi.lib.tutti_status_string(status).decode())
 
 
 def invalid(message):

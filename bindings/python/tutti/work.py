@@ -22,7 +22,7 @@ import datetime
 import sys
 
 from . import _capi
-from .errors import TuttiTimeout, check, error_for, invalid
+from .errors import TuttiTimeout, check, error_for, invalid, last_error
 
 
 def timeout_ms(timeout, api):
@@ -67,7 +67,7 @@ class Work:
             if status == _capi.INPROGRESS:
                 # This wait's own time ran out, not the operation's: torch raises here
                 # too, and the operation goes on.
-                raise TuttiTimeout(_capi.ERR_TIMEOUT, _capi.last_error())
+                raise TuttiTimeout(_capi.ERR_TIMEOUT, last_error())
             self._finish(status)
         if self._error is not None:
             raise self._error
@@ -121,7 +121,7 @@ class Work:
         # The message belongs to this thread's last failure: read it before anything else
         # can fail and overwrite it.
         if status != _capi.OK:
-            self._error = error_for(status, _capi.last_error())
+            self._error = error_for(status, last_error())
         _capi.lib.tutti_work_release(self._handle)
         self._handle = None
         if status == _capi.OK and self._on_success is not None:

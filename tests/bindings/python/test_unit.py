@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import tutti
+from ports import free_port
 from tutti import _capi
 
 
@@ -375,7 +376,7 @@ def test_mixed_devices_are_refused_naming_each_argument():
 def test_cuda_tensor_without_cuda():
     with tutti.split(0) as comm:
         with pytest.raises(tutti.TuttiUnsupported, match="tutti.all_reduce: tensor is on cuda:0, "
-                                                         "but tutti_comm_set_memory: CUDA is not "
+                                                         "but Comm.set_memory: CUDA is not "
                                                          "available"):
             comm.all_reduce(fake(torch.zeros(4)))
         comm.all_reduce(torch.zeros(4))
@@ -399,8 +400,8 @@ def test_mismatched_sizes():
 
 
 def test_library_refuses_bad_roots_and_ops():
-    message = expect_invalid("tutti_broadcast", tutti.broadcast, torch.zeros(2), src=3)
-    assert "3" in message
+    message = expect_invalid("tutti.broadcast", tutti.broadcast, torch.zeros(2), src=3)
+    assert "3" in message and "tutti_broadcast" not in message
     expect_invalid("op is 'median'", tutti.all_reduce, torch.zeros(2), op="median")
     expect_invalid("op is 3", tutti.all_reduce, torch.zeros(2), op=3)
     expect_invalid("src is 1.5", tutti.broadcast, torch.zeros(2), src=1.5)
@@ -426,6 +427,28 @@ def test_use_after_destroy():
     assert tutti.split(None) is None
     expect_invalid("color is -5", tutti.split, -5)
     expect_invalid(r"ranks \[0, 0\] must be distinct", tutti.new_group, [0, 0])
+
+
+def test_library_messages_use_python_names():
+    from tutti.errors import in_python_terms
+    assert in_python_terms("tutti_comm_init: rank 1 timed out; raise config.init_timeout_ms "
+                           "(TUTTI_INIT_TIMEOUT_MS)") == \
+        "tutti.init: rank 1 timed out; raise tutti.init(init_timeout=...) (TUTTI_INIT_TIMEOUT_MS)"
+    assert in_python_terms("tutti_comm_shrink: comm \"world\" is unusable; tutti_comm_destroy it") == \
+        "Comm.shrink: comm \"world\" is unusable; Comm.destroy it"
+    assert in_python_terms("tutti_all_reduce #3 and tutti_work_wait, config.op_timeout_ms") == \
+        "tutti.all_reduce #3 and Work.wait, tutti.init(timeout=...)"
+    # A rank that never came, through the library: the message names tutti.init and
+    # its argument.
+    result = run_python("import tutti\n"
+                        "try:\n"
+                        f"    tutti.init(init_method='tcp://127.0.0.1:{free_port()}', rank=0, world_size=2,\n"
+                        "               init_timeout=0.5)\n"
+                        "except tutti.TuttiError as error:\n"
+                        "    print(error)\n")
+    assert result.stdout.startswith("tutti.init: rank 0 timed out") and "rank 1 never arrived" in result.stdout, \
+        result.stdout + result.stderr
+    assert "tutti.init(init_timeout=...)" in result.stdout and "config." not in result.stdout, result.stdout
 
 
 def test_init_twice():
