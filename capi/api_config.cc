@@ -53,6 +53,7 @@ comm::Options comm_options(const tutti_config* caller) {
   if (options.name.empty()) {
     fail(Status::kInvalidArgument, "tutti_comm_init: config.name is empty; give a name, or NULL for \"world\"");
   }
+  if (config.trace) options.trace_folder = config.trace;
   options.init_timeout_ms = resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS",
                                             settings::kDefaultInitTimeoutMs);
   options.op_timeout_ms =
@@ -82,6 +83,7 @@ TUTTI_API tutti_status tutti_config_init(tutti_config* config, size_t config_siz
   defaults.init_timeout_ms = -1;
   defaults.op_timeout_ms = -1;
   defaults.name = nullptr;
+  defaults.trace = nullptr;
   // Write no more than the caller's struct holds: it may come from an older tutti.h.
   std::memcpy(config, &defaults, defaults.struct_size);
   return TUTTI_OK;

@@ -124,6 +124,11 @@ typedef struct tutti_config {
   int64_t op_timeout_ms;
   /* A name for messages and logs; NULL: "world". Copied during tutti_comm_init. */
   const char* name;
+  /* A folder where this process writes a timeline of its operations (Chrome trace
+   * JSON, one file per process; docs/trace.md); NULL takes TUTTI_TRACE, else no trace.
+   * TUTTI_TRACE, when set, wins. The process's first tutti_comm_init starts the trace:
+   * later ones write to it. Copied during tutti_comm_init. */
+  const char* trace;
 } tutti_config;
 
 /* Fills config with defaults; pass sizeof(tutti_config) as config_size, so that a

@@ -25,7 +25,7 @@ std::string next_world_prefix() {
 std::unique_ptr<Comm> Comm::init(const Options& options, rendezvous::InitCancel* cancel) {
   rendezvous::Plan plan = rendezvous::make_plan(options.request, rendezvous::process_environment());
   log::set_identity(concat("rank ", plan.rank, "/", plan.world_size));
-  trace::start(plan.rank, process_identity());
+  trace::start(plan.rank, process_identity(), options.trace_folder);
   return trace::span("init", trace::kControlTrack, [&] { return init_as_planned(options, plan, cancel); });
 }
 

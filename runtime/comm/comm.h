@@ -29,6 +29,7 @@ struct Options {
   std::string name = "world";
   int64_t init_timeout_ms = settings::kDefaultInitTimeoutMs;
   int64_t op_timeout_ms = settings::kDefaultOpTimeoutMs;
+  std::string trace_folder;  // config.trace; TUTTI_TRACE wins, "" without it: no trace
 };
 
 class Comm {

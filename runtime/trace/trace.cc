@@ -203,12 +203,12 @@ bool dropping(const Event& event, uint64_t used, ThreadState& nesting) {
 
 }  // namespace
 
-bool start(int rank, const std::string& identity) {
+bool start(int rank, const std::string& identity, const std::string& configured) {
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.started) return on();
   s.started = true;
-  std::string folder = settings::text("TUTTI_TRACE").value_or("");
+  std::string folder = settings::text("TUTTI_TRACE").value_or(configured);
   if (folder.empty()) return false;
   std::string host = identity.substr(0, identity.rfind(':'));
   s.path = concat(folder, "/rank-", rank, ".", host, ".", getpid(), ".json");

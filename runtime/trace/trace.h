@@ -45,10 +45,10 @@ inline uint64_t stamp() {
 #endif
 }
 
-// Starts this process's trace if TUTTI_TRACE names a folder, as rank `rank` (of its
-// first world) of identity "host:pid"; later calls do nothing. A folder that cannot be
-// written is one warning, and the process runs untraced. Returns on().
-bool start(int rank, const std::string& identity);
+// Starts this process's trace if TUTTI_TRACE, else configured, names a folder, as rank
+// `rank` (of its first world) of identity "host:pid"; later calls do nothing. A folder
+// that cannot be written is one warning, and the process runs untraced. Returns on().
+bool start(int rank, const std::string& identity, const std::string& configured = "");
 
 // A track for a communicator, named for people ("world", "world.split0.color1").
 // kControlTrack when tracing is off.

@@ -38,6 +38,6 @@ static void clear_launcher_environment(void) {
       "TUTTI_RANK",           "TUTTI_WORLD_SIZE",     "TUTTI_ADDR",  "TUTTI_INIT_METHOD", "RANK",
       "WORLD_SIZE",           "MASTER_ADDR",          "MASTER_PORT", "SLURM_PROCID",      "SLURM_NTASKS",
       "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",    "PMI_SIZE",          "TUTTI_INIT_TIMEOUT_MS",
-      "TUTTI_OP_TIMEOUT_MS"};
+      "TUTTI_OP_TIMEOUT_MS",  "TUTTI_TRACE"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) unsetenv(names[i]);
 }

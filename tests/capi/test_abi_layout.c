@@ -15,7 +15,8 @@ Test(abi_layout, config_fields_keep_their_offsets) {
   cr_expect_eq(offsetof(tutti_config, init_timeout_ms), 32);
   cr_expect_eq(offsetof(tutti_config, op_timeout_ms), 40);
   cr_expect_eq(offsetof(tutti_config, name), 48);
-  cr_expect_eq(sizeof(tutti_config), 56);
+  cr_expect_eq(offsetof(tutti_config, trace), 56);
+  cr_expect_eq(sizeof(tutti_config), 64);
 }
 
 Test(abi_layout, status_values_are_stable) {

@@ -15,6 +15,26 @@ Test(comm, config_init_fills_defaults) {
   cr_expect_eq(config.init_timeout_ms, -1);
   cr_expect_eq(config.op_timeout_ms, -1);
   cr_expect_null(config.name);
+  cr_expect_null(config.trace);
+}
+
+/* config.trace starts the process's trace there: the world's collectives are in the
+ * file once the world is destroyed (its end drains the trace). */
+Test(comm, config_trace_names_the_trace_folder, .timeout = 30) {
+  char folder[] = "/tmp/tutti-capi-trace-XXXXXX";
+  cr_assert_not_null(mkdtemp(folder));
+  tutti_config config = solo_config();
+  config.trace = folder;
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  float x[2] = {1, 2};
+  cr_assert_eq(tutti_all_reduce(comm, x, x, 2, TUTTI_DTYPE_FLOAT32, TUTTI_OP_SUM, NULL), TUTTI_OK);
+  cr_assert_eq(tutti_comm_destroy(comm), TUTTI_OK);
+  char command[256];
+  snprintf(command, sizeof command, "grep -l '\"name\":\"all_reduce\"' %s/rank-0.*.json > /dev/null", folder);
+  cr_expect_eq(system(command), 0, "no all_reduce in a trace file under %s", folder);
+  snprintf(command, sizeof command, "rm -rf %s", folder);
+  cr_expect_eq(system(command), 0);
 }
 
 Test(comm, config_init_never_writes_past_an_older_callers_struct) {

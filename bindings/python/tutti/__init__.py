@@ -52,7 +52,7 @@ def version():
 
 
 def init(init_method=None, rank=None, world_size=None, timeout=None, init_timeout=None,
-         name=None):
+         name=None, trace=None):
     """Joins the job and returns the world Comm; collective over every rank.
 
     Every argument defaults to the environment, as tutti_comm_init reads it:
@@ -60,13 +60,14 @@ def init(init_method=None, rank=None, world_size=None, timeout=None, init_timeou
     env://, the launcher's variables); rank and world_size (the launcher's); timeout,
     how long each operation may take (seconds or a timedelta; TUTTI_OP_TIMEOUT_MS, else
     300 s); init_timeout, how long the rendezvous may take (TUTTI_INIT_TIMEOUT_MS, else
-    120 s); name, the communicator's name in messages ("world")."""
+    120 s); name, the communicator's name in messages ("world"); trace, a folder where
+    this process writes a timeline of its operations (TUTTI_TRACE, which wins; docs/trace.md)."""
     global _world
     api = "tutti.init"
     if _world is not None:
         raise invalid(f"{api}: tutti is already initialised ({_world!r}); call tutti.destroy() "
                       f"first to join another job")
-    _world = connect(api, init_method, rank, world_size, timeout, init_timeout, name)
+    _world = connect(api, init_method, rank, world_size, timeout, init_timeout, name, trace)
     return _world
 
 

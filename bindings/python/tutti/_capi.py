@@ -86,6 +86,7 @@ class tutti_config(ctypes.Structure):
         ("init_timeout_ms", ctypes.c_int64),
         ("op_timeout_ms", ctypes.c_int64),
         ("name", ctypes.c_char_p),
+        ("trace", ctypes.c_char_p),
     ]
 
 

@@ -5,6 +5,7 @@ Using it after that raises TuttiInvalidArgument rather than handing the library 
 dead pointer. Every operation and Work keeps the Comm alive while it runs.
 """
 import ctypes
+import os
 import sys
 import warnings
 
@@ -15,7 +16,7 @@ from .work import Work, timeout_ms
 
 
 def connect(api, init_method=None, rank=None, world_size=None, timeout=None, init_timeout=None,
-            name=None):
+            name=None, trace=None):
     """A new Comm from tutti_comm_init: tutti.init's arguments (None: the environment's),
     messages naming `api`. Collective over every rank of the job it joins."""
     config = _capi.tutti_config()
@@ -32,6 +33,8 @@ def connect(api, init_method=None, rank=None, world_size=None, timeout=None, ini
         config.init_timeout_ms = timeout_ms(init_timeout, api)
     if name is not None:
         config.name = str(name).encode()
+    if trace is not None:
+        config.trace = os.fspath(trace).encode()
     handle = _capi.comm_p()
     status = _capi.lib.tutti_comm_init(config, ctypes.byref(handle))
     global _inits

@@ -132,8 +132,9 @@ void config_copies(tutti::Comm&) {
   CHECK(std::string(b.init_method) == "tcp://127.0.0.1:1", "the copy keeps the init method");
   CHECK(a.rank == 2 && a.world_size == 3 && a.op_timeout_ms == -1, "fields set and defaults kept");
   const tutti_config defaults = tutti::Config().c_config();
-  CHECK(defaults.name == nullptr && defaults.init_method == nullptr && defaults.rank == -1,
+  CHECK(defaults.name == nullptr && defaults.init_method == nullptr && defaults.rank == -1 && defaults.trace == nullptr,
         "a fresh Config holds tutti_config_init's defaults");
+  CHECK(std::string(tutti::Config().trace("/tmp/t").c_config().trace) == "/tmp/t", "the trace folder");
 }
 
 }  // namespace

@@ -451,6 +451,16 @@ def test_library_messages_use_python_names():
     assert "tutti.init(init_timeout=...)" in result.stdout and "config." not in result.stdout, result.stdout
 
 
+def test_init_trace_argument(tmp_path):
+    result = run_python("import tutti, numpy\n"
+                        f"tutti.init(trace={str(tmp_path)!r})\n"
+                        "tutti.all_reduce(numpy.ones(2))\n"
+                        "tutti.destroy()\n")
+    assert result.returncode == 0, result.stderr
+    files = list(tmp_path.glob("rank-0.*.json"))
+    assert len(files) == 1 and '"name":"all_reduce"' in files[0].read_text(), files
+
+
 def test_init_twice():
     expect_invalid("already initialised", tutti.init)
 

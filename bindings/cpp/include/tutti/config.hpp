@@ -47,6 +47,11 @@ class Config {
     name_ = std::move(name);
     return *this;
   }
+  // A folder for this process's trace (TUTTI_TRACE, which wins; docs/trace.md).
+  Config& trace(std::string folder) {
+    trace_ = std::move(folder);
+    return *this;
+  }
 
   // The C struct, its strings pointing into this Config: valid while it lives unchanged.
   // The strings are kept apart and joined only here, so that copies of a Config stay
@@ -55,6 +60,7 @@ class Config {
     tutti_config config = config_;
     config.init_method = init_method_ ? init_method_->c_str() : nullptr;
     config.name = name_ ? name_->c_str() : nullptr;
+    config.trace = trace_ ? trace_->c_str() : nullptr;
     return config;
   }
 
@@ -62,6 +68,7 @@ class Config {
   tutti_config config_{};
   std::optional<std::string> init_method_;
   std::optional<std::string> name_;
+  std::optional<std::string> trace_;
 };
 
 }  // namespace tutti
