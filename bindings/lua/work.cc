@@ -1,5 +1,7 @@
 #include "bindings/lua/work.h"
 
+#include <cstdio>
+
 #include "bindings/lua/args.h"
 #include "bindings/lua/state.h"
 #include "bindings/lua/status.h"
@@ -46,6 +48,17 @@ void settle(lua_State* L, int index, Work* work, tutti_status status) {
 
 // The status of an operation known to have ended.
 tutti_status ended_status(Work* work) { return tutti_work_wait(work->handle, 0); }
+
+// A Work dropped before it finished, whose operation then failed: nobody is left to
+// raise the error, so it is said once on stderr, as Python's binding warns of it (an
+// irecv from a rank that ended, a send cancelled as its communicator was destroyed).
+void warn_of_dropped_failure(Work* work) {
+  if (work->ended) return;
+  tutti_status status = ended_status(work);
+  if (status == TUTTI_OK) return;
+  std::fprintf(stderr, "tutti: a Work dropped before it finished failed: %s: %s\n", tutti_status_name(status),
+               tutti_last_error());
+}
 
 bool has_ended(Work* work) {
   int done = 0;
@@ -109,6 +122,7 @@ int work_gc(lua_State* L) {
     ++orphan_count(L);
     return 0;
   }
+  warn_of_dropped_failure(work);
   settle(L, 1, work, ended_status(work));
   release(work);
   return 0;
@@ -169,6 +183,7 @@ void visit_orphans(lua_State* L, bool wait) {
     auto* work = static_cast<Work*>(lua_touserdata(L, -1));
     if (wait) tutti_work_wait(work->handle, -1);
     if (!has_ended(work)) continue;
+    warn_of_dropped_failure(work);
     settle(L, -1, work, ended_status(work));
     release(work);
     // Clearing a field during the traversal is allowed (lua_next's rule).

@@ -238,3 +238,37 @@ Test(script_runner, runtime_error_without_a_launcher_fails_the_others_collective
   }
   cr_expect_lt(took, tt_timeout_ms(10000), "took %lld ms", took);
 }
+
+/* A receive left unfinished and its Work dropped: under tutti run, srun and mpirun
+ * alike the script ends at once, and rank 0 says that the receive failed: PEER_LOST
+ * when rank 1 had ended first, ABORTED when rank 0's world ended first (which says so
+ * too, naming the receive it cancelled). */
+static void check_dropped_receive(const char* output, const char* prefix) {
+  char said[96];
+  snprintf(said, sizeof said, "%stutti: a Work dropped before it finished failed: TUTTI_ERR_", prefix);
+  cr_expect(strstr(output, said) != NULL && strstr(output, "tutti_recv #1 (peer 1, tag 99)") != NULL,
+            "want \"%s...tutti_recv #1 (peer 1, tag 99)\" in:\n%s", said, output);
+  cr_expect_eq(tt_count(output, "a Work dropped before it finished failed"), 1, "%s", output);
+}
+
+Test(script_runner, a_dropped_receive_that_fails_is_said_under_every_launcher) {
+  const char* args[] = {"run", "-n", "2", SCRIPTS "irecv_left.lua", NULL};
+  tt_process* process = NULL;
+  char* output = run_tutti(&process, args, NULL, 20000);
+  cr_expect_eq(process->exit_code, 0, "%s", output);
+  check_dropped_receive(output, "[0] ");
+  free(output);
+  launcher_env_fn launchers[] = {tt_setup_slurm_env, tt_setup_openmpi_env};
+  for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; ++i) {
+    long long started = now_ms();
+    tt_process* ranks = start_without_launcher(launchers[i], 2, SCRIPTS "irecv_left.lua");
+    cr_assert_eq(tt_wait_all(ranks, 2, tt_timeout_ms(20000)), 2, "the ranks did not all end");
+    cr_expect_lt(now_ms() - started, tt_timeout_ms(10000), "took %lld ms", now_ms() - started);
+    for (int rank = 0; rank < 2; ++rank) {
+      char* rank_output = tt_output(&ranks[rank]);
+      cr_expect_eq(ranks[rank].exit_code, 0, "rank %d:\n%s", rank, rank_output);
+      if (rank == 0) check_dropped_receive(rank_output, "");
+      free(rank_output);
+    }
+  }
+}
