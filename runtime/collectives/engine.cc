@@ -259,8 +259,15 @@ void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
     std::string absent = setup_.board->absent_from(seq, Deadline::after_ms(2000), &failed);
     std::string message;
     if (!absent.empty()) {
-      message = concat(error.what(), ". Ranks that had not joined ", context.name, " #", seq, ": ", absent,
-                       ". Check that every rank makes the same collective calls in the same order, or raise "
+      // The ranks that never came first; then whose data this rank waited for, which is
+      // often only the neighbour that waits for them in turn.
+      std::string what = error.what(), waited;
+      if (size_t at = what.find(" waiting for "); at != std::string::npos) {
+        waited = concat(" This rank was", what.substr(at), ".");
+        what.resize(at);
+      }
+      message = concat(what, "; ranks that had not joined it: ", absent, ".", waited,
+                       " Check that every rank makes the same collective calls in the same order, or raise "
                        "op_timeout_ms (TUTTI_OP_TIMEOUT_MS)");
     } else if (!failed.empty()) {
       message = concat(error.what(), ". Every rank had joined it, but ranks ", failed,

@@ -27,7 +27,7 @@ Test(desync, skipped_collective_names_the_rank_and_what_it_does_instead, .timeou
     cr_assert(tt_rank_line(job.output, rank, "ERROR TUTTI_ERR_TIMEOUT ", line, sizeof line), "rank %d:\n%s", rank,
               tt_excerpt(job.output, kNeedles));
     cr_expect(strstr(line,
-                     "Ranks that had not joined all_reduce #4: 2 (last seen in recv from rank 0 (tag 99), "
+                     " ms; ranks that had not joined it: 2 (last seen in recv from rank 0 (tag 99), "
                      "after all_reduce #3") != NULL,
               "rank %d does not say what rank 2 is doing: %s", rank, line);
     cr_expect(
