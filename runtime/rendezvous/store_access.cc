@@ -79,11 +79,18 @@ StoreAccess reach_store(const std::shared_ptr<loop::Loop>& loop, const Plan& pla
     access.port = found.port;
   }
   step();
-  if (!plan.file_path.empty() && !plan.serve_store) {
-    access.client =
-        connect_through_file(loop, plan.file_path, deadline, plan.secret, &access.host, &access.port, cancelled);
-  } else {
-    access.client = store::Client::connect(loop, access.host, access.port, deadline, plan.secret, cancelled);
+  try {
+    if (!plan.file_path.empty() && !plan.serve_store) {
+      access.client =
+          connect_through_file(loop, plan.file_path, deadline, plan.secret, &access.host, &access.port, cancelled);
+    } else {
+      access.client = store::Client::connect(loop, access.host, access.port, deadline, plan.secret, cancelled);
+    }
+  } catch (const Error& error) {
+    // Said as init's failure, by the rank that had it; a cancel says so itself.
+    if (error.status() == Status::kAborted) throw;
+    fail(error.status(), concat("tutti_comm_init: rank ", plan.rank, " cannot reach the rendezvous store (",
+                                plan.init_method, "): ", error.what()));
   }
   return access;
 }

@@ -449,6 +449,15 @@ def test_library_messages_use_python_names():
     assert result.stdout.startswith("tutti.init: rank 0 timed out") and "rank 1 never arrived" in result.stdout, \
         result.stdout + result.stderr
     assert "tutti.init(init_timeout=...)" in result.stdout and "config." not in result.stdout, result.stdout
+    # A store that is not there: the message says which call and rank could not reach it.
+    result = run_python("import tutti\n"
+                        "try:\n"
+                        f"    tutti.init(init_method='tcp://127.0.0.1:{free_port()}', rank=1, world_size=2,\n"
+                        "               init_timeout=0.3)\n"
+                        "except tutti.TuttiError as error:\n"
+                        "    print(error)\n")
+    assert result.stdout.startswith("tutti.init: rank 1 cannot reach the rendezvous store (tcp://127.0.0.1:"), \
+        result.stdout + result.stderr
 
 
 def test_init_trace_argument(tmp_path):
