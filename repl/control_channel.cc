@@ -71,11 +71,12 @@ ControlChannel::Gathered ControlChannel::gather(const Report& mine) {
   // travels to rank 0 alone, at its own length.
   std::string wire = encode(mine);
   std::vector<int64_t> facts(2 * static_cast<size_t>(size_));
-  int64_t own[2] = {static_cast<int64_t>(wire.size()), mine.comm_failed ? 1 : 0};
+  int64_t own[2] = {static_cast<int64_t>(wire.size()), (mine.comm_failed ? 1 : 0) | (mine.world_ended ? 2 : 0)};
   check(tutti_all_gather(control_, own, facts.data(), 2, TUTTI_DTYPE_INT64, nullptr), "gathering of the results");
   Gathered gathered;
   for (int32_t rank = 0; rank < size_; ++rank) {
-    if (facts[2 * rank + 1] != 0) gathered.comm_failed.push_back(rank);
+    if (facts[2 * rank + 1] & 1) gathered.comm_failed.push_back(rank);
+    if (facts[2 * rank + 1] & 2) gathered.world_ended.push_back(rank);
   }
   if (rank_ != 0) {
     check(tutti_send(control_, wire.data(), wire.size(), TUTTI_DTYPE_UINT8, 0, kReportTag, nullptr),

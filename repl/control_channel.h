@@ -23,6 +23,7 @@ struct Report {
   std::string output;                 // what it printed, then its results, then its error
   std::vector<std::string> pictures;  // what t:show() drew, in order
   bool comm_failed = false;           // the user's communicator failed here, or was aborted
+  bool world_ended = false;           // the statement failed here, and this rank ended its world
 };
 
 class ControlChannel {
@@ -38,6 +39,7 @@ class ControlChannel {
     std::vector<std::string> outputs;
     std::vector<std::vector<std::string>> pictures;
     std::vector<int> comm_failed;  // every rank: the ranks whose report says so
+    std::vector<int> world_ended;  // every rank: the ranks that ended their world
   };
   // Every rank passes its report.
   Gathered gather(const Report& mine);

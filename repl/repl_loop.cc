@@ -172,6 +172,15 @@ Report Session::execute(const std::string& chunk) {
   lua_settop(L_, 0);
   if (!error.empty()) report.output += error + "\n";
   report.comm_failed = interrupted_ || names_a_breaking_status(error);
+  // A statement that failed here may have left the other ranks waiting in a collective
+  // this rank never reached: ending this rank's world fails their wait at once
+  // (PEER_LOST, naming this rank) rather than at the op timeout. Every rank then gets a
+  // fresh world.
+  if (!error.empty() && !report.comm_failed) {
+    interrupts_.abort_on_interrupt(nullptr);
+    tutti_comm_abort(user_);
+    report.world_ended = true;
+  }
   return report;
 }
 
@@ -196,8 +205,8 @@ void Session::run() {
       std::fputs(group_by_rank(gathered.outputs).c_str(), stdout);
       std::fputs(pictures_side_by_side(gathered.pictures).c_str(), stdout);
     }
+    if (!gathered.comm_failed.empty() || !gathered.world_ended.empty()) replace_user_comm();
     if (!gathered.comm_failed.empty()) {
-      replace_user_comm();
       if (rank_ == 0) {
         std::printf("(tutti.world failed or was interrupted on %s; every rank has a fresh one now)\n",
                     launcher::format_ranks(gathered.comm_failed).c_str());

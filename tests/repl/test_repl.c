@@ -298,6 +298,29 @@ Test(repl, a_collective_that_one_rank_skipped_times_out_naming_it) {
 }
 
 /* Ctrl-C gets the ranks blocked in a collective out long before its 10 s timeout. */
+/* A statement that fails on one rank before a collective the others are in: that rank
+ * ends its world, so the others' wait fails at once, naming it, instead of at the op
+ * timeout; then every rank has a fresh world. */
+Test(repl, a_statement_failing_on_one_rank_frees_the_others_at_once) {
+  start(4, "TUTTI_OP_TIMEOUT_MS=30000");
+  learn_rank_pids();
+  type_line("t = tutti.ones{4}");
+  expect("> ", 5000);
+  long long typed = now_ms();
+  type_line("if tutti.rank() == 2 then error('boom') end tutti.all_reduce(t)");
+  size_t output_start = repl.mark;
+  expect("(tutti.world failed or was interrupted on ranks 0, 1, 3; every rank has a fresh one now)\n> ", 15000);
+  long long took = now_ms() - typed;
+  char* output = strndup(repl.screen + output_start, repl.mark - output_start);
+  cr_expect(strstr(output, "[2] stdin:1: boom") != NULL, "%s", output);
+  cr_expect(strstr(output, "TUTTI_ERR_PEER_LOST") != NULL && strstr(output, "rank 2 (host ") != NULL, "%s", output);
+  free(output);
+  cr_expect_lt(took, tt_timeout_ms(10000), "the others waited %lld ms; the op timeout is 30 s", took);
+  type_line("s = tutti.ones{4} tutti.all_reduce(s) return s:sum()");
+  expect("[0-3] 16.0\n> ", 10000);
+  leave();
+}
+
 Test(repl, ctrl_c_gets_ranks_out_of_a_collective) {
   start(4, NULL);
   learn_rank_pids();
