@@ -262,7 +262,11 @@ Test(script_runner, a_dropped_receive_that_fails_is_said_under_every_launcher) {
   for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; ++i) {
     long long started = now_ms();
     tt_process* ranks = start_without_launcher(launchers[i], 2, SCRIPTS "irecv_left.lua");
-    cr_assert_eq(tt_wait_all(ranks, 2, tt_timeout_ms(20000)), 2, "the ranks did not all end");
+    if (tt_wait_all(ranks, 2, tt_timeout_ms(20000)) != 2) {
+      char* outputs[2] = {tt_output(&ranks[0]), tt_output(&ranks[1])};
+      cr_assert_fail("the ranks did not all end (%s):\nrank 0:\n%s\nrank 1:\n%s", i == 0 ? "srun" : "mpirun",
+                     outputs[0], outputs[1]);
+    }
     cr_expect_lt(now_ms() - started, tt_timeout_ms(10000), "took %lld ms", now_ms() - started);
     for (int rank = 0; rank < 2; ++rank) {
       char* rank_output = tt_output(&ranks[rank]);

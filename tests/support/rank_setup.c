@@ -49,5 +49,6 @@ void tt_setup_openmpi_env(tt_rank_setup* setup, int rank, int n, int port) {
   tt_setup_env(setup, "OMPI_COMM_WORLD_SIZE=%d", n);
   tt_setup_env(setup, "OMPI_COMM_WORLD_LOCAL_RANK=%d", rank);
   tt_setup_env(setup, "MASTER_ADDR=127.0.0.1");
-  tt_setup_env(setup, "MASTER_PORT=%d", port);
+  /* MASTER_PORT is torch's store's; tutti's listens on the port after it, the free one. */
+  tt_setup_env(setup, "MASTER_PORT=%d", port - 1);
 }

@@ -23,7 +23,8 @@ __attribute__((format(printf, 2, 3))) void tt_setup_env(tt_rank_setup* setup, co
 /* The variables srun and mpirun give rank `rank` of n on one node, for ranks started
  * by hand as those launchers would start them; rank 0 serves the store on `port`
  * (Slurm: TUTTI_PORT with localhost as the step's node list; Open MPI: MASTER_ADDR
- * and MASTER_PORT, which mpirun does not set). */
+ * and MASTER_PORT = port - 1, which mpirun does not set, tutti's store taking the port
+ * after torch's). */
 void tt_setup_slurm_env(tt_rank_setup* setup, int rank, int n, int port);
 void tt_setup_openmpi_env(tt_rank_setup* setup, int rank, int n, int port);
 

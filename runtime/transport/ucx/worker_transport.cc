@@ -274,6 +274,10 @@ ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
   ucs_status_t status = ucp_ep_create(worker_, &params, &peer.endpoint);
   if (status != UCS_OK) {
     peer.endpoint = nullptr;
+    // No endpoint to watch the peer's health through (an endpoint to a process that is
+    // ending fails, its shared memory gone): its process still says whether it lives,
+    // so that a receive from it fails when it ends rather than at the op timeout.
+    watch_peer_process(peer);
     if (operation != nullptr) {
       operation->completed = true;
       operation->never_started = true;
