@@ -31,6 +31,7 @@
 #include "runtime/common/duration_text.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
+#include "runtime/common/wall_clock.h"
 #include "runtime/loop/loop.h"
 #include "runtime/store/auth.h"
 #include "runtime/store/server.h"
@@ -232,9 +233,7 @@ std::string Job::publish_job_file(uint16_t port) const {
   job.store_address = concat(kStoreHost, ":", port);
   job.secret = secret_;
   job.ranks = options_.ranks;
-  job.started_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  job.started_ms = wall_clock_ms();
   for (const auto& arg : options_.argv) job.command += concat(job.command.empty() ? "" : " ", arg);
   std::string why;
   std::string path = observe::write_job_file(job, &why);

@@ -13,6 +13,7 @@
 #include "runtime/common/deadline.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
+#include "runtime/common/wall_clock.h"
 #include "runtime/loop/loop.h"
 #include "runtime/rendezvous/host_port.h"
 #include "runtime/store/client.h"
@@ -109,10 +110,7 @@ std::optional<Options> parse(std::span<const std::string> args, int* status) {
 }
 
 std::string describe_job(const JobFile& job) {
-  int64_t age_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count() -
-      job.started_ms;
+  int64_t age_ms = wall_clock_ms() - job.started_ms;
   return concat("tutti launch pid ", job.launcher_pid, ": ", job.ranks, job.ranks == 1 ? " rank" : " ranks", " of ",
                 job.command, ", for ", duration_text(age_ms));
 }
@@ -178,11 +176,6 @@ std::map<std::string, GroupState> read_groups(store::Client& store) {
   return groups;
 }
 
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 int top_main(std::span<const std::string> args) {
@@ -225,7 +218,7 @@ int top_main(std::span<const std::string> args) {
       std::printf("tutti top: the job has ended (its store at %s went away)\n", target->address.c_str());
       return 0;
     }
-    job.now_ms = wall_ms();
+    job.now_ms = wall_clock_ms();
     std::string view = draw(job, color);
     if (!options->once && isatty(STDOUT_FILENO)) view = "\033[H\033[2J" + view;
     std::fwrite(view.data(), 1, view.size(), stdout);

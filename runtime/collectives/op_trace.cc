@@ -6,9 +6,17 @@
 namespace tutti::collectives {
 namespace {
 
-// Unique in the process: asynchronous spans match on it alone.
-int64_t p2p_id(int track, uint64_t number) {
-  return (static_cast<int64_t>(track) << 40) | static_cast<int64_t>(number);
+// A send's or receive's begin or end; its id, unique in the process, is what the two
+// match on.
+trace::Event p2p_event(trace::Phase phase, int track, Kind kind, uint64_t number) {
+  trace::Event event;
+  event.phase = phase;
+  event.stamp = trace::stamp();
+  event.track = static_cast<int16_t>(track);
+  event.name = kind_name(kind);
+  event.cat = "p2p";
+  event.id = (static_cast<int64_t>(track) << 40) | static_cast<int64_t>(number);
+  return event;
 }
 
 }  // namespace
@@ -42,21 +50,11 @@ void trace_collective_end(int track, Status status, const char* algorithm, const
   event.algorithm = algorithm;
   event.transport = transport;
   event.ended(status);
-  if (error.empty()) {
-    trace::record(event);
-  } else {
-    trace::record(event, error);
-  }
+  trace::record(event, error);
 }
 
 void trace_p2p_begin(int track, const Call& call, uint64_t number) {
-  trace::Event event;
-  event.phase = trace::Phase::kAsyncBegin;
-  event.stamp = trace::stamp();
-  event.track = static_cast<int16_t>(track);
-  event.name = kind_name(call.kind);
-  event.cat = "p2p";
-  event.id = p2p_id(track, number);
+  trace::Event event = p2p_event(trace::Phase::kAsyncBegin, track, call.kind, number);
   event.peer = call.root;
   event.tag = call.tag;
   event.bytes = static_cast<int64_t>(call.count * dtype_size(static_cast<Dtype>(call.dtype)));
@@ -64,19 +62,9 @@ void trace_p2p_begin(int track, const Call& call, uint64_t number) {
 }
 
 void trace_p2p_end(int track, Kind kind, uint64_t number, Status status, const std::string& error) {
-  trace::Event event;
-  event.phase = trace::Phase::kAsyncEnd;
-  event.stamp = trace::stamp();
-  event.track = static_cast<int16_t>(track);
-  event.name = kind_name(kind);
-  event.cat = "p2p";
-  event.id = p2p_id(track, number);
+  trace::Event event = p2p_event(trace::Phase::kAsyncEnd, track, kind, number);
   event.ended(status);
-  if (error.empty()) {
-    trace::record(event);
-  } else {
-    trace::record(event, error);
-  }
+  trace::record(event, error);
 }
 
 }  // namespace tutti::collectives

@@ -14,6 +14,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
+#include "runtime/common/wall_clock.h"
 #include "runtime/store/loss_event.h"
 #include "runtime/trace/trace.h"
 
@@ -116,9 +117,7 @@ void Monitor::State::tick_on_loop() {
   said_late = false;
   if (trace::on()) {
     heartbeat_sent = trace::stamp();
-    heartbeat_sent_wall_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    heartbeat_sent_wall_us = wall_clock_us();
   }
   setup.store->heartbeat_async(
       setup.timeout_ms, setup.board->current(),

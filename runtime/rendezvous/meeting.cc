@@ -12,6 +12,7 @@
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
+#include "runtime/common/wall_clock.h"
 #include "runtime/store/loss_event.h"
 #include "runtime/store/server.h"
 
@@ -97,9 +98,7 @@ std::string denial_clause(store::Client& store) {
     std::string text = store.get(store::kDeniedKey, deadline);
     size_t newline = text.find('\n');
     int64_t at_ms = std::atoll(text.substr(0, newline).c_str());
-    int64_t now_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    int64_t now_ms = wall_clock_ms();
     return concat("; the store denied the connection from ", text.substr(newline + 1), ", ",
                   duration_text(std::max<int64_t>(0, now_ms - at_ms)),
                   " ago: a rank started without the job's secret is denied so, and never arrives; give every "

@@ -18,6 +18,7 @@
 
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/common/wall_clock.h"
 #include "runtime/store/handshake.h"
 #include "runtime/store/key_space.h"
 #include "runtime/store/listeners.h"
@@ -468,9 +469,7 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
     liveness_.heartbeat(conn, conn->identity, conn->peer, request.number, request.value, uv_now(loop_->uv()));
     if (request.with_value) {
       reply.with_value = true;
-      reply.values = {std::to_string(
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count())};
+      reply.values = {std::to_string(wall_clock_us())};
     }
     if (liveness_.watching() && !uv_is_active(reinterpret_cast<uv_handle_t*>(&sweep_timer_))) {
       uv_timer_start(&sweep_timer_, &ServerCore::on_sweep, kSweepMs, kSweepMs);
@@ -505,10 +504,7 @@ void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
   Request set;
   set.op = Op::kSet;
   set.keys = {kDeniedKey};
-  set.value =
-      concat(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                 .count(),
-             "\n", conn->peer, ": ", conn->handshake->why());
+  set.value = concat(wall_clock_ms(), "\n", conn->peer, ": ", conn->handshake->why());
   keys_.handle(set);
   ++denied_;
   ++dropped_;

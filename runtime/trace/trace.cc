@@ -273,6 +273,7 @@ void record(const Event& event) {
 }
 
 void record(const Event& event, const std::string& text) {
+  if (text.empty()) return record(event);
   ThreadState& state = own_state();
   Ring& ring = *state.ring;
   if (dropping(event, 0, state)) return;  // only the end of a dropped begin

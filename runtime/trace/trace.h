@@ -58,7 +58,7 @@ int add_track(const std::string& name);
 void record(const Event& event);
 // The same for an event that carries text (an error, a loss's reason, a store
 // request's keys): written at once, under the writer's lock; failure paths and the
-// control plane only.
+// control plane only. Empty text takes the ring, as record(event) does.
 void record(const Event& event, const std::string& text);
 
 // A moment: a loss, an abort, a late heartbeat. Does nothing when tracing is off.
