@@ -100,7 +100,7 @@ struct ClientReport {
   ServerReport report;
   uint16_t port = 0;
   try {
-    auto loop = std::make_shared<tutti::loop::Loop>();
+    auto loop = tutti::loop::Loop::create();
     auto server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
     port = server->port();
     report.start_kib = status_kib("VmRSS");

@@ -204,7 +204,7 @@ struct Thread {
 BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
                        const std::function<void()>& all_started) {
   std::vector<std::shared_ptr<loop::Loop>> event_loops;
-  for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(std::make_shared<loop::Loop>());
+  for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(loop::Loop::create());
 
   std::mutex mutex;
   std::condition_variable arrived;   // a thread is up (only this thread waits on it)

@@ -65,7 +65,7 @@ struct ServerReport {
   ServerReport report;
   uint16_t port = 0;
   try {
-    auto loop = std::make_shared<tutti::loop::Loop>();
+    auto loop = tutti::loop::Loop::create();
     auto server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
     port = server->port();
     report.start_kib = status_kib("VmRSS");
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   int wrong = 0;
   double seconds = 0;
   try {
-    auto loop = std::make_shared<tutti::loop::Loop>();
+    auto loop = tutti::loop::Loop::create();
     auto deadline = [] { return tutti::Deadline::after_ms(60000); };
     auto connect_start = Clock::now();
     std::vector<std::unique_ptr<tutti::store::Client>> clients;

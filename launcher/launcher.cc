@@ -333,7 +333,7 @@ int Job::run() {
     // user can read (/proc/PID/environ).
     secret_ = settings::text("TUTTI_SECRET").value_or("");
     if (secret_.empty()) secret_ = store::auth::random_secret_hex();
-    store_loop = std::make_shared<loop::Loop>();
+    store_loop = loop::Loop::create();
     store::ServerLimits limits;
     limits.log_losses = false;  // the ranks and the launcher say it (ServerLimits)
     server = store::Server::start(store_loop, kStoreHost, 0, limits, secret_);

@@ -189,7 +189,7 @@ int top_main(std::span<const std::string> args) {
                                                                               : std::nullopt;
   if (!port) return usage_error(concat("\"", target->address, "\" is not HOST:PORT"));
 
-  auto loop = std::make_shared<loop::Loop>();
+  auto loop = loop::Loop::create();
   std::unique_ptr<store::Client> store;
   try {
     store = store::Client::connect(loop, host, *port, Deadline::after_ms(kConnectMs), target->secret);

@@ -16,10 +16,30 @@ std::shared_ptr<Loop> Loop::shared() {
   std::lock_guard<std::mutex> lock(mutex);
   auto loop = current.lock();
   if (!loop) {
-    loop = std::make_shared<Loop>();
+    loop = create();
     current = loop;
   }
   return loop;
+}
+
+std::shared_ptr<Loop> Loop::create() { return std::shared_ptr<Loop>(new Loop(), &Loop::release); }
+
+// The last holder can let go on the loop thread itself: a task or callback held the
+// last reference to an object that holds the loop (a failure detector's state freed
+// when its timer closes, after its communicator is gone). That thread cannot join
+// itself (join() throws, and from a destructor that is std::terminate), so the loop
+// is destroyed on a thread of its own, which joins the loop thread once the task that
+// let go has returned.
+void Loop::release(Loop* loop) {
+  if (!loop->on_loop_thread()) {
+    delete loop;
+    return;
+  }
+  try {
+    std::thread([loop] { delete loop; }).detach();
+  } catch (const std::system_error& e) {
+    log::error("cannot start a thread to stop the event loop (", e.what(), "); it runs until the process exits");
+  }
 }
 
 Loop::Loop() {

@@ -25,12 +25,10 @@ class Loop {
 
   // The process's loop, started on first use and stopped when its last holder lets go.
   static std::shared_ptr<Loop> shared();
+  // A loop on a thread of its own (the launcher and tests own private loops). Its last
+  // holder may let go on any thread, the loop's own included (see release()).
+  static std::shared_ptr<Loop> create();
 
-  // Starts a loop thread of its own (the launcher and tests own private loops).
-  Loop();
-  // Closes every handle still open, finishes the tasks already posted and joins.
-  // Must not be called on the loop thread.
-  ~Loop();
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;
 
@@ -52,6 +50,12 @@ class Loop {
   bool on_loop_thread() const { return std::this_thread::get_id() == thread_id_; }
 
  private:
+  Loop();
+  // Closes every handle still open, finishes the tasks already posted and joins the
+  // loop thread: never on that thread, which cannot join itself.
+  ~Loop();
+  // The deleter of create()'s pointer.
+  static void release(Loop* loop);
   static void on_wakeup(uv_async_t* async);
   void run_thread();
   void drain_tasks_on_loop();

@@ -70,7 +70,7 @@ class FakeNccl : public tutti::device::Watched {
 };
 
 struct Rig {
-  std::shared_ptr<tutti::loop::Loop> loop = std::make_shared<tutti::loop::Loop>();
+  std::shared_ptr<tutti::loop::Loop> loop = tutti::loop::Loop::create();
   Fault fault;
   FakeNccl nccl;
   std::atomic<uint32_t> reported_seq{0};

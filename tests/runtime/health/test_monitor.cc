@@ -69,7 +69,7 @@ class Reports {
 // By default on a loop of its own; on the store's, as the rank serving the store has it.
 struct Rank {
   Rank(uint16_t port, int rank, int64_t interval_ms, int64_t timeout_ms,
-       std::shared_ptr<tutti::loop::Loop> on = std::make_shared<tutti::loop::Loop>())
+       std::shared_ptr<tutti::loop::Loop> on = tutti::loop::Loop::create())
       : loop(std::move(on)),
         client(tutti::store::Client::connect(loop, "127.0.0.1", port, soon())),
         board(*client, kPrefix, rank, kSize) {
@@ -105,7 +105,7 @@ struct HostingRank {
       : server(tutti::store::Server::start(loop, "127.0.0.1", 0, {}, "")),
         rank(server->port(), 0, 100, timeout_ms, loop) {}
 
-  std::shared_ptr<tutti::loop::Loop> loop = std::make_shared<tutti::loop::Loop>();
+  std::shared_ptr<tutti::loop::Loop> loop = tutti::loop::Loop::create();
   std::unique_ptr<tutti::store::Server> server;
   Rank rank;
 };

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -17,7 +18,7 @@ using tutti::Status;
 using tutti::loop::Loop;
 
 Test(loop, posted_tasks_run_in_order_on_the_loop_thread, .timeout = 10) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   std::vector<int> order;  // touched only on the loop thread
   std::atomic<bool> off_thread{false};
   for (int i = 0; i < 1000; ++i) {
@@ -34,7 +35,7 @@ Test(loop, posted_tasks_run_in_order_on_the_loop_thread, .timeout = 10) {
 }
 
 Test(loop, posts_from_many_threads_all_run, .timeout = 20) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   std::atomic<int> ran{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -48,7 +49,7 @@ Test(loop, posts_from_many_threads_all_run, .timeout = 20) {
 }
 
 Test(loop, call_returns_values_and_rethrows, .timeout = 10) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   cr_assert_eq(loop->call([] { return 42; }, Deadline::after_ms(5000)), 42);
   std::string text = loop->call([] { return std::string("hello"); }, Deadline::after_ms(5000));
   cr_assert_eq(text, "hello");
@@ -69,14 +70,14 @@ Test(loop, call_returns_values_and_rethrows, .timeout = 10) {
 }
 
 Test(loop, a_throwing_posted_task_does_not_stop_the_loop, .timeout = 10) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   loop->post([] { throw std::runtime_error("task failed"); });
   loop->post([] { throw 5; });
   cr_assert_eq(loop->call([] { return 1; }, Deadline::after_ms(5000)), 1);
 }
 
 Test(loop, call_times_out_when_the_loop_is_busy, .timeout = 10) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   std::atomic<bool> release{false};
   loop->post([&] {
     while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -97,7 +98,7 @@ Test(loop, call_times_out_when_the_loop_is_busy, .timeout = 10) {
 Test(loop, destruction_runs_pending_tasks_and_closes_handles, .timeout = 10) {
   std::atomic<int> ran{0};
   {
-    auto loop = std::make_shared<Loop>();
+    auto loop = Loop::create();
     // Holds the loop while the rest queue up behind it.
     loop->post([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
     for (int i = 0; i < 500; ++i) loop->post([&] { ++ran; });
@@ -118,4 +119,31 @@ Test(loop, shared_returns_the_same_loop_while_held, .timeout = 10) {
   auto a = Loop::shared();
   auto b = Loop::shared();
   cr_assert_eq(a.get(), b.get());
+}
+
+// A task that holds the last reference lets go on the loop thread itself: the loop
+// is stopped and joined from another thread instead of std::terminate (a thread that
+// joins itself), and the tasks posted before the release still run.
+Test(loop, the_last_holder_may_let_go_on_the_loop_thread, .timeout = 10) {
+  auto loop = Loop::create();
+  std::weak_ptr<Loop> watched = loop;
+  std::promise<void> dropped;
+  auto dropped_future = dropped.get_future();
+  std::atomic<bool> released_on_loop{false};
+  cr_assert(loop->post([held = loop, &dropped_future, &released_on_loop]() mutable {
+    dropped_future.wait();  // the test's reference is gone: this one is the last
+    released_on_loop = held->on_loop_thread();
+    held.reset();
+  }));
+  loop.reset();
+  dropped.set_value();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!watched.expired() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  cr_assert(watched.expired(), "the task's reference was not released");
+  cr_assert(released_on_loop.load());
+  // A new loop starts while the old one stops on its own thread.
+  auto next = Loop::shared();
+  cr_assert_eq(next->call([] { return 7; }, Deadline::after_ms(5000)), 7);
 }

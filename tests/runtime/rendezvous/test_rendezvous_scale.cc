@@ -42,7 +42,7 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
   cr_assert_geq(file_limit, 2 * kRanks + 256, "this test needs %d open files; the limit is %llu", 2 * kRanks + 256,
                 static_cast<unsigned long long>(file_limit));
 
-  auto server_loop = std::make_shared<tutti::loop::Loop>();
+  auto server_loop = tutti::loop::Loop::create();
   auto server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, {}, "a job secret");
 
   tutti::bench::SimulatedJob job;

@@ -46,8 +46,8 @@ struct Store {
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
 
   std::string secret;
-  std::shared_ptr<tutti::loop::Loop> server_loop = std::make_shared<tutti::loop::Loop>();
-  std::shared_ptr<tutti::loop::Loop> client_loop = std::make_shared<tutti::loop::Loop>();
+  std::shared_ptr<tutti::loop::Loop> server_loop = tutti::loop::Loop::create();
+  std::shared_ptr<tutti::loop::Loop> client_loop = tutti::loop::Loop::create();
   std::unique_ptr<tutti::store::Server> server;
   std::unique_ptr<tutti::store::Client> client;
 };

@@ -343,7 +343,7 @@ Test(client, get_any_returns_the_first_key_present_and_its_value, .timeout = 20)
 
 Test(client, get_any_on_an_older_store_reads_the_value_itself, .timeout = 20) {
   FakeStore older(FakeStore::Plays::kOlderRelease);
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto client = Client::connect(loop, "127.0.0.1", older.port(), soon());
   auto [index, value] = client->get_any({"first", "second"}, soon());
   cr_assert_eq(index, 0u);
@@ -431,7 +431,7 @@ Test(client, remove, .timeout = 20) {
 }
 
 Test(client, connect_to_nobody_fails_within_the_deadline, .timeout = 20) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   int port = tt_free_port();
   auto start = Clock::now();
   auto e = error_of([&] { Client::connect(loop, "127.0.0.1", static_cast<uint16_t>(port), Deadline::after_ms(400)); });
@@ -446,8 +446,8 @@ Test(client, connect_to_nobody_fails_within_the_deadline, .timeout = 20) {
 }
 
 Test(client, connect_retries_until_the_server_is_up, .timeout = 20) {
-  auto loop = std::make_shared<Loop>();
-  auto server_loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
+  auto server_loop = Loop::create();
   int port = tt_free_port();
   std::unique_ptr<Server> server;
   std::thread starter([&] {
@@ -461,7 +461,7 @@ Test(client, connect_retries_until_the_server_is_up, .timeout = 20) {
 }
 
 Test(client, unresolvable_host_is_a_transport_error, .timeout = 30) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto e = error_of([&] { Client::connect(loop, "no-such-host.invalid", 1, soon()); });
   cr_assert(e.status() == Status::kTransport);
   cr_assert(contains(e.what(), "no-such-host.invalid:1"), "%s", e.what());
@@ -522,7 +522,7 @@ Test(client, destroying_a_client_from_another_thread_is_bounded, .timeout = 20) 
 
 Test(client, a_store_that_cannot_prove_the_secret_is_refused, .timeout = 20) {
   FakeStore fake;
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto e = error_of([&] { Client::connect(loop, "127.0.0.1", fake.port(), soon(), "the job's secret"); });
   cr_assert(e.status() == Status::kDenied, "%s", e.what());
   std::string address = "rendezvous store at 127.0.0.1:" + std::to_string(fake.port());

@@ -129,7 +129,7 @@ std::string header(uint32_t body, uint8_t version, uint8_t op) {
 }  // namespace
 
 Test(server, picks_a_free_port_and_reports_it, .timeout = 20) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto server = Server::start(loop, "127.0.0.1", 0);
   cr_assert_neq(server->port(), 0);
   cr_assert_eq(server->host(), "127.0.0.1");
@@ -138,7 +138,7 @@ Test(server, picks_a_free_port_and_reports_it, .timeout = 20) {
 }
 
 Test(server, a_port_in_use_is_a_transport_error_naming_the_address, .timeout = 20) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto server = Server::start(loop, "127.0.0.1", 0);
   auto e = error_of([&] { Server::start(loop, "127.0.0.1", server->port()); });
   cr_assert(e.status() == Status::kTransport);
@@ -159,7 +159,7 @@ Test(server, a_port_held_by_any_socket_is_in_use, .timeout = 20) {
   cr_assert_eq(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   socklen_t length = sizeof(address);
   getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto e = error_of([&] { Server::start(loop, "127.0.0.1", ntohs(address.sin_port)); });
   cr_assert(e.status() == Status::kTransport && contains(e.what(), "address already in use"), "%s", e.what());
   close(holder);
@@ -180,7 +180,7 @@ Test(server, a_connect_burst_past_one_accept_queue_completes_at_once, .timeout =
     fclose(file);
   }
   const size_t burst = queue + queue / 5;
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto server = Server::start(loop, "127.0.0.1", 0);
   std::atomic<bool> release{false};
   loop->post([&] {
@@ -218,7 +218,7 @@ Test(server, a_connect_burst_past_one_accept_queue_completes_at_once, .timeout =
 }
 
 Test(server, a_host_that_is_not_local_is_invalid, .timeout = 30) {
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto e = error_of([&] { Server::start(loop, "no-such-host.invalid", 0); });
   cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
   // TEST-NET-1 resolves but is nobody's local address.
@@ -396,7 +396,7 @@ Test(server, a_low_descriptor_limit_bounds_the_connections_and_says_why, .timeou
   cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
   size_t open = 0;
   for (int fd = 0; fd < 4096; ++fd) open += fcntl(fd, F_GETFD) != -1;
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   // Some room past the store's headroom of 64 (the store counts what is open when it
   // starts, its own listeners included, and says how many that leaves).
   struct rlimit low = saved;
@@ -410,7 +410,7 @@ Test(server, a_low_descriptor_limit_bounds_the_connections_and_says_why, .timeou
     throw;
   }
   setrlimit(RLIMIT_NOFILE, &saved);  // the clients need descriptors of their own
-  auto client_loop = std::make_shared<Loop>();
+  auto client_loop = Loop::create();
   std::vector<std::unique_ptr<Client>> clients;
   std::string refusal;
   while (refusal.empty() && clients.size() < 64) {
@@ -554,7 +554,7 @@ Test(server, it_listens_only_on_the_address_it_was_given, .timeout = 20) {
   cr_assert_eq(elsewhere.connect_errno(), ECONNREFUSED, "a store on 127.0.0.1 answered on 127.0.0.2 (%s)",
                strerror(elsewhere.connect_errno()));
   // Only a store asked for the wildcard address answers there.
-  auto loop = std::make_shared<Loop>();
+  auto loop = Loop::create();
   auto everywhere = Server::start(loop, "0.0.0.0", 0);
   RawSocket reached(everywhere->port(), "127.0.0.2");
   cr_assert_eq(reached.connect_errno(), 0);

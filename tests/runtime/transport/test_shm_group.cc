@@ -1416,7 +1416,7 @@ namespace {
 // the store. Returns the exit status: 0, or the step that failed.
 int process_rank(int rank, int size, int port) {
   try {
-    auto loop = std::make_shared<tutti::loop::Loop>();
+    auto loop = tutti::loop::Loop::create();
     std::unique_ptr<tutti::store::Server> server;
     if (rank == 0) server = tutti::store::Server::start(loop, "127.0.0.1", static_cast<uint16_t>(port));
     auto client = tutti::store::Client::connect(loop, "127.0.0.1", static_cast<uint16_t>(port), soon());

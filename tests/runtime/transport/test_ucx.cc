@@ -562,7 +562,7 @@ Test(ucx, a_peer_process_that_ends_is_lost, .timeout = 30) {
     uint16_t port = 0;
     if (read(port_pipe[0], &port, sizeof(port)) != sizeof(port)) _exit(2);
     try {
-      auto loop = std::make_shared<tutti::loop::Loop>();
+      auto loop = tutti::loop::Loop::create();
       auto client = Client::connect(loop, "127.0.0.1", port, soon());
       auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, soon(), kWhere);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
