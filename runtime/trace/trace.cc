@@ -1,5 +1,6 @@
 #include "runtime/trace/trace.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,9 +202,36 @@ bool dropping(const Event& event, uint64_t used, ThreadState& nesting) {
   }
 }
 
+// A process forked from a traced one (os.fork, fork() without exec) inherits the
+// session: the file's descriptor, shared with the parent, and the events the parent
+// had not yet written. It must write neither (its exit would otherwise end the
+// parent's file, and write those events twice): it forgets both, and if it starts a
+// communicator with tracing, it writes a file of its own. The session's mutex is held
+// across the fork, so that the child never copies it locked by a thread it lacks.
+void lock_for_fork() { session().mutex.lock(); }
+void unlock_after_fork() { session().mutex.unlock(); }
+void forget_in_child() {
+  Session& s = session();
+  detail::on.store(false, std::memory_order_relaxed);
+  for (auto& ring : s.rings) ring->tail.store(ring->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (s.file != nullptr) std::fclose(s.file);  // the child's descriptor; written out already
+  s.file = nullptr;
+  s.started = false;
+  s.path.clear();
+  s.next_track = kHealthTrack + 1;
+  s.buffer.clear();
+  s.first_line = true;
+  s.dropped_async.clear();
+  s.any_dropped_async.store(false, std::memory_order_relaxed);
+  dropped.store(0, std::memory_order_relaxed);
+  s.mutex.unlock();
+}
+
 }  // namespace
 
 bool start(int rank, const std::string& identity, const std::string& configured) {
+  static std::once_flag fork_handlers;
+  std::call_once(fork_handlers, [] { pthread_atfork(lock_for_fork, unlock_after_fork, forget_in_child); });
   Session& s = session();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.started) return on();
@@ -244,7 +272,8 @@ bool start(int rank, const std::string& identity, const std::string& configured)
   add_metadata_locked(s, kHealthTrack, "thread_sort_index", "\"sort_index\":1");
   write_out_locked(s);
   detail::on.store(true, std::memory_order_release);
-  std::atexit(finish);
+  static std::once_flag finish_at_exit;  // once: a forked child that traces again inherits it
+  std::call_once(finish_at_exit, [] { std::atexit(finish); });
   return true;
 }
 

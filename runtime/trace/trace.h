@@ -46,7 +46,8 @@ inline uint64_t stamp() {
 }
 
 // Starts this process's trace if TUTTI_TRACE, else configured, names a folder, as rank
-// `rank` (of its first world) of identity "host:pid"; later calls do nothing. A folder
+// `rank` (of its first world) of identity "host:pid"; later calls do nothing (but in a
+// forked child, which forgets its parent's trace: its first call starts its own). A folder
 // that cannot be written is one warning, and the process runs untraced. Returns on().
 bool start(int rank, const std::string& identity, const std::string& configured = "");
 
