@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "bindings/lua/status.h"
+
 namespace tutti::repl {
 namespace {
 
@@ -50,7 +52,7 @@ ControlChannel::ControlChannel(tutti_comm* control) : control_(control) {
 void ControlChannel::check(tutti_status status, const char* what) {
   if (status == TUTTI_OK) return;
   throw ControlError(std::string("the REPL's own ") + what + " between ranks failed, so it cannot go on: " +
-                     tutti_status_name(status) + ": " + tutti_last_error());
+                     tutti_status_name(status) + ": " + tutti::lua::in_lua_terms(tutti_last_error()));
 }
 
 std::optional<std::string> ControlChannel::share_chunk(const std::optional<std::string>& chunk) {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bindings/lua/status.h"
+
 namespace tutti::repl {
 namespace {
 
@@ -40,7 +42,8 @@ tutti_comm* join_job(const char* name) {
   tutti_comm* comm = nullptr;
   tutti_status status = tutti_comm_init(&config, &comm);
   if (status != TUTTI_OK) {
-    std::fprintf(stderr, "tutti: cannot join the job: %s: %s\n", tutti_status_name(status), tutti_last_error());
+    std::fprintf(stderr, "tutti: cannot join the job: %s: %s\n", tutti_status_name(status),
+                 tutti::lua::in_lua_terms(tutti_last_error()).c_str());
     return nullptr;
   }
   return comm;

@@ -57,7 +57,7 @@ void warn_of_dropped_failure(Work* work) {
   tutti_status status = ended_status(work);
   if (status == TUTTI_OK) return;
   std::fprintf(stderr, "tutti: a Work dropped before it finished failed: %s: %s\n", tutti_status_name(status),
-               tutti_last_error());
+               in_lua_terms(tutti_last_error()).c_str());
 }
 
 bool has_ended(Work* work) {

@@ -149,7 +149,7 @@ if rank <= 1 then
   if rank == 0 then
     local w = tutti.irecv(tutti.zeros(2), 1, 9)
     local message = check.raises("TUTTI_ERR_INVALID_ARGUMENT: ", function() w:wait() end)
-    check.truthy(message:find("tutti_recv", 1, true), "the error names tutti_recv: " .. message)
+    check.truthy(message:find("tutti.recv", 1, true), "the error names tutti.recv: " .. message)
     check.raises("TUTTI_ERR_INVALID_ARGUMENT: ", function() w:wait() end)
     check.equal(w:is_completed(), true, "a failed work is completed")
   else

@@ -246,8 +246,8 @@ Test(script_runner, runtime_error_without_a_launcher_fails_the_others_collective
 static void check_dropped_receive(const char* output, const char* prefix) {
   char said[96];
   snprintf(said, sizeof said, "%stutti: a Work dropped before it finished failed: TUTTI_ERR_", prefix);
-  cr_expect(strstr(output, said) != NULL && strstr(output, "tutti_recv #1 (peer 1, tag 99)") != NULL,
-            "want \"%s...tutti_recv #1 (peer 1, tag 99)\" in:\n%s", said, output);
+  cr_expect(strstr(output, said) != NULL && strstr(output, "tutti.recv #1 (peer 1, tag 99)") != NULL,
+            "want \"%s...tutti.recv #1 (peer 1, tag 99)\" in:\n%s", said, output);
   cr_expect_eq(tt_count(output, "a Work dropped before it finished failed"), 1, "%s", output);
 }
 
