@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,9 @@
 #include "runtime/common/wall_clock.h"
 #include "runtime/loop/loop.h"
 #include "runtime/rendezvous/host_port.h"
+#include "runtime/rendezvous/hostlist.h"
+#include "runtime/rendezvous/launch_env.h"
+#include "runtime/rendezvous/slurm_node.h"
 #include "runtime/store/client.h"
 
 namespace tutti::observe {
@@ -26,7 +30,7 @@ constexpr int64_t kConnectMs = 3000;
 constexpr int64_t kRequestMs = 3000;
 
 constexpr const char* kUsage =
-    "usage: tutti top [--job PID | --store HOST:PORT] [--once] [--interval SECONDS]\n"
+    "usage: tutti top [--job PID | --store HOST:PORT | --slurm JOB[.STEP]] [--once] [--interval SECONDS]\n"
     "\n"
     "Shows every rank of a running job: the communicators, what each rank is doing\n"
     "(its collective and sequence number, or the send or receive it is blocked in) and\n"
@@ -38,11 +42,14 @@ constexpr const char* kUsage =
     "  --store HOST:PORT  the job whose rendezvous store is at HOST:PORT (srun, mpirun,\n"
     "                     or any job not started by tutti launch), with its secret in\n"
     "                     TUTTI_SECRET\n"
+    "  --slurm JOB[.STEP] the srun step's job, its store found as its ranks found it (the\n"
+    "                     step's first node, the port derived from the ids, or TUTTI_PORT),\n"
+    "                     with its secret in TUTTI_SECRET; JOB alone when it runs one step\n"
     "  --once             draw once and exit, for scripts\n"
     "  --interval S       seconds between redraws (default 1)\n"
     "\n"
-    "Without --job or --store, inside a job (TUTTI_ADDR is set) it shows that job, and\n"
-    "elsewhere the one job this user runs with tutti launch.\n";
+    "Without --job, --store or --slurm, inside a job (TUTTI_ADDR is set) it shows that\n"
+    "job, and elsewhere the one job this user runs with tutti launch.\n";
 
 struct Target {
   std::string title;
@@ -53,6 +60,7 @@ struct Target {
 struct Options {
   pid_t job = 0;
   std::string store;
+  std::string slurm;  // "JOB" or "JOB.STEP"
   bool once = false;
   double interval_s = 1.0;
 };
@@ -89,6 +97,15 @@ std::optional<Options> parse(std::span<const std::string> args, int* status) {
         return std::nullopt;
       }
       options.store = *address;
+    } else if (arg == "--slurm") {
+      const std::string* which = value();
+      if (!which || which->empty() || which->find_first_not_of("0123456789.") != std::string::npos ||
+          which->front() == '.' || which->back() == '.' || std::count(which->begin(), which->end(), '.') > 1) {
+        *status =
+            usage_error("--slurm needs JOB or JOB.STEP, the srun step's ids (squeue or scontrol show step lists them)");
+        return std::nullopt;
+      }
+      options.slurm = *which;
     } else if (arg == "--interval") {
       const std::string* seconds = value();
       char* end = nullptr;
@@ -102,8 +119,8 @@ std::optional<Options> parse(std::span<const std::string> args, int* status) {
       return std::nullopt;
     }
   }
-  if (options.job != 0 && !options.store.empty()) {
-    *status = usage_error("give --job or --store, not both");
+  if ((options.job != 0) + !options.store.empty() + !options.slurm.empty() > 1) {
+    *status = usage_error("give one of --job, --store and --slurm");
     return std::nullopt;
   }
   return options;
@@ -115,11 +132,47 @@ std::string describe_job(const JobFile& job) {
                 job.command, ", for ", duration_text(age_ms));
 }
 
+// The store of srun step `which` ("JOB" or "JOB.STEP"), where its ranks found it
+// (rendezvous/launch_env.h): the step's first node, at TUTTI_PORT if this process has
+// it, else at the port derived from the ids. nullopt after saying why there is none.
+std::optional<Target> find_slurm_step(const std::string& which, const std::string& secret) {
+  const auto deadline = Deadline::after_ms(kConnectMs);
+  try {
+    std::vector<rendezvous::SlurmStep> steps = rendezvous::slurm_steps(which, deadline);
+    if (steps.size() != 1) {
+      std::string list;
+      for (const auto& step : steps) list += concat("  ", step.job, ".", step.step, " on ", step.nodes, "\n");
+      std::fprintf(stderr,
+                   steps.empty() ? "tutti top: Slurm lists no running step of %s\n%s"
+                                 : "tutti top: job %s runs several steps; choose one with --slurm JOB.STEP:\n%s",
+                   which.c_str(), list.c_str());
+      return std::nullopt;
+    }
+    const rendezvous::SlurmStep& step = steps[0];
+    std::string host = rendezvous::slurm_node_address(rendezvous::first_host(step.nodes), deadline);
+    int port = rendezvous::slurm_step_port(step.job, step.step);
+    if (const char* given = std::getenv("TUTTI_PORT")) {
+      std::optional<uint16_t> parsed = rendezvous::parse_port(given);
+      if (!parsed) {
+        std::fprintf(stderr, "tutti top: TUTTI_PORT=\"%s\" is not a port in 1..65535; unset it or fix it\n", given);
+        return std::nullopt;
+      }
+      port = *parsed;
+    }
+    return Target{concat("Slurm step ", step.job, ".", step.step, " on ", step.nodes, " (store ", host, ":", port, ")"),
+                  concat(host, ":", port), secret};
+  } catch (const Error& error) {
+    std::fprintf(stderr, "tutti top: cannot find the store of Slurm step %s: %s\n", which.c_str(), error.what());
+    return std::nullopt;
+  }
+}
+
 // The job to show, or nullopt after saying why there is none.
 std::optional<Target> find_target(const Options& options) {
   const char* secret = std::getenv("TUTTI_SECRET");
   if (!options.store.empty())
     return Target{concat("job with store ", options.store), options.store, secret ? secret : ""};
+  if (!options.slurm.empty()) return find_slurm_step(options.slurm, secret ? secret : "");
   const char* inside = std::getenv("TUTTI_ADDR");
   if (options.job == 0 && inside != nullptr && *inside != '\0') {
     return Target{concat("this job (store ", inside, ")"), inside, secret ? secret : ""};
@@ -138,8 +191,9 @@ std::optional<Target> find_target(const Options& options) {
   if (jobs.size() == 1) return Target{describe_job(jobs[0]), jobs[0].store_address, jobs[0].secret};
   if (jobs.empty()) {
     std::fprintf(stderr,
-                 "tutti top: no job of this user started by tutti launch is running; for a job started by srun "
-                 "or mpirun, give its store: tutti top --store HOST:PORT, with TUTTI_SECRET set\n");
+                 "tutti top: no job of this user started by tutti launch is running; for a job started by srun, "
+                 "give its step: tutti top --slurm JOB[.STEP], and for one started by mpirun, its store: tutti top "
+                 "--store HOST:PORT, with TUTTI_SECRET set\n");
   } else {
     std::string list;
     for (const auto& job : jobs) list += concat("  ", describe_job(job), "\n");

@@ -194,7 +194,9 @@ Test(top, bad_arguments_say_what_is_wrong) {
       {{"--bogus", NULL}, 2, "unknown argument \"--bogus\""},
       {{"--job", "zero", NULL}, 2, "--job needs the pid"},
       {{"--interval", "0", NULL}, 2, "--interval needs a number of seconds"},
-      {{"--job", "1", "--store", "127.0.0.1:1"}, 2, "not both"},
+      {{"--job", "1", "--store", "127.0.0.1:1"}, 2, "give one of --job, --store and --slurm"},
+      {{"--store", "127.0.0.1:1", "--slurm", "5"}, 2, "give one of --job, --store and --slurm"},
+      {{"--slurm", "5..1", NULL}, 2, "--slurm needs JOB or JOB.STEP"},
       {{"--store", "nowhere", NULL}, 2, "is not HOST:PORT"},
       {{"--job", "1", NULL}, 1, "no tutti launch of this user runs with pid 1"},
   };

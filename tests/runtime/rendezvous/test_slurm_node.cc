@@ -11,6 +11,7 @@
 
 using tutti::Deadline;
 using tutti::rendezvous::node_addr_field;
+using tutti::rendezvous::parse_slurm_steps;
 using tutti::rendezvous::slurm_node_address;
 
 Test(slurm_node, node_addr_field_of_scontrol_output, .timeout = 10) {
@@ -45,4 +46,27 @@ Test(slurm_node, no_name_and_no_scontrol_is_a_clear_error, .timeout = 10) {
     cr_expect(message.find("scontrol cannot be run") != std::string::npos, "%s", message.c_str());
     cr_expect(message.find("set TUTTI_ADDR") != std::string::npos, "%s", message.c_str());
   }
+}
+
+// `scontrol show step -o` as Slurm 22.05 prints it: the running numbered steps, with
+// their node lists; batch and extern steps, and steps no longer running, left out.
+Test(slurm_node, running_steps_are_read_from_scontrol, .timeout = 10) {
+  const std::string output =
+      "StepId=12.0 UserId=0 StartTime=2026-11-26T13:29:29 TimeLimit=UNLIMITED State=RUNNING Partition=debug "
+      "NodeList=n[1-2] Nodes=2 CPUs=2 Tasks=2 Name=sleep Network=(null) TRES=cpu=2,mem=0,node=2\n"
+      "StepId=12.batch UserId=0 State=RUNNING NodeList=n1 Nodes=1\n"
+      "StepId=12.extern UserId=0 State=RUNNING NodeList=n[1-2] Nodes=2\n"
+      "StepId=12.3 UserId=0 State=COMPLETING NodeList=n2 Nodes=1\n"
+      "StepId=13.11 UserId=0 State=RUNNING Partition=debug NodeList=gpu[01-03,07],cpu5 Nodes=5\n";
+  auto steps = parse_slurm_steps(output);
+  cr_assert_eq(steps.size(), 2u);
+  cr_expect_eq(steps[0].job, 12);
+  cr_expect_eq(steps[0].step, 0);
+  cr_expect_eq(steps[0].nodes, "n[1-2]");
+  cr_expect_eq(steps[1].job, 13);
+  cr_expect_eq(steps[1].step, 11);
+  cr_expect_eq(steps[1].nodes, "gpu[01-03,07],cpu5");
+  cr_expect(parse_slurm_steps("No job steps exist for this job\n").empty());
+  cr_expect(parse_slurm_steps("").empty());
+  cr_expect(parse_slurm_steps("StepId=.0 NodeList=n1\nStepId=x.0 NodeList=n1\nStepId=5. NodeList=n1\n").empty());
 }
