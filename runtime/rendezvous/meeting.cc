@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "runtime/common/concat.h"
@@ -29,6 +30,10 @@ constexpr int64_t kPresentPollMs = 10;
 constexpr int64_t kLeaveQuietMs = 2000;
 // Rank 0's places go to the store this many to a request (about 160 KiB of frame).
 constexpr size_t kPlacesPerSet = 4096;
+// How often rank 0 looks for a denial while it waits for the others, and how long no
+// rank must then have arrived before it ends the meeting (DenialWatch).
+constexpr int64_t kDenialPollMs = 1000;
+constexpr int64_t kDenialStallMs = 5000;
 
 std::string key(const std::string& prefix, const std::string& what, int rank) {
   return concat(prefix, what, "/", rank);
@@ -107,6 +112,66 @@ std::string denial_clause(store::Client& store) {
     return "";
   }
 }
+
+// The store's last denial (store::kDeniedKey): when, on the store's wall clock, and
+// the clause that names it; nullopt when there was none or the store cannot say.
+struct Denial {
+  int64_t at_ms = 0;
+  std::string clause;
+};
+std::optional<Denial> last_denial(store::Client& store) {
+  std::string clause = denial_clause(store);
+  if (clause.empty()) return std::nullopt;
+  try {
+    return Denial{std::atoll(store.get(store::kDeniedKey, Deadline::after_ms(kDiagnosisMs)).c_str()), clause};
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// A rank started without the job's secret is denied by the store and can never
+// arrive. Rank 0, while it waits for the others, looks each kDenialPollMs for a
+// denial made since the meeting began; once one is there and no rank has arrived for
+// kDenialStallMs, it ends the meeting on every rank (kDenied), naming the ranks
+// missing and the denial, instead of leaving them to wait out the init timeout. Not
+// at the denial itself: anyone who can reach the store can be denied, and a stranger's
+// connection must not fail a job whose ranks are still coming. A job that has stopped
+// arriving with a denial pending has almost surely lost that rank. Only where a rank
+// can be denied (Plan::ranks_can_be_denied).
+class DenialWatch {
+ public:
+  explicit DenialWatch(int64_t began_ms) : began_ms_(began_ms), last_change_ms_(began_ms) {}
+
+  void check(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& where,
+             Deadline deadline, const char* api) {
+    const int64_t now_ms = wall_clock_ms();
+    int64_t arrived = -1;
+    try {
+      arrived = store.add(prefix + "arrived", 0, Deadline::after_ms(kDiagnosisMs));
+    } catch (const Error&) {
+      return;  // the real wait says what is wrong with the store
+    }
+    if (arrived != last_arrived_) {
+      last_arrived_ = arrived;
+      last_change_ms_ = now_ms;
+    }
+    if (now_ms - last_change_ms_ < kDenialStallMs) return;
+    std::optional<Denial> denial = last_denial(store);
+    if (!denial || denial->at_ms < began_ms_) return;
+    std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    abort_meeting(store, prefix, Status::kDenied,
+                  concat(api, ": rank ", plan.rank, " gave up ", where, ": ",
+                         missing.empty() ? std::string("some ranks never arrived")
+                                         : missing_ranks(missing, plan.world_size, "never arrived", "came"),
+                         ", and none has come for ", duration_text(now_ms - last_change_ms_), denial->clause),
+                  deadline);
+  }
+
+ private:
+  int64_t began_ms_;
+  int64_t last_arrived_ = -1;
+  int64_t last_change_ms_;
+};
 
 // A meeting that waits long says so, at growing intervals (TUTTI_WAIT_REPORT_MS, then
 // doubling), naming the ranks that have not arrived: init may take its whole timeout,
@@ -285,6 +350,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                   deadline);
   }
 
+  DenialWatch denials(wall_clock_ms());
   auto arrive = store.pipeline(deadline);
   arrive->heartbeat(watch_timeout_ms(deadline), "");
   arrive->member(prefix, plan.rank);
@@ -295,10 +361,20 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   if (arrive->number(arrived) == plan.world_size) store.set(prefix + "all_arrived", "", deadline);
   const int64_t first_report_ms =
       settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
-  for (int64_t waited_ms = 0, next_ms = first_report_ms; first_report_ms > 0 && !deadline.expired(); next_ms *= 2) {
-    if (arrive->answered_by(ended, Deadline::after_ms(next_ms - waited_ms))) break;
-    waited_ms = next_ms;
-    if (!deadline.expired()) report_arrival_wait(store, prefix, plan, where, waited_ms, deadline, api);
+  // Waits in slices: to the next report, and for rank 0 to its next look for a denial.
+  const bool watches_denials = plan.rank == 0 && plan.ranks_can_be_denied;
+  for (int64_t waited_ms = 0, report_ms = first_report_ms;
+       (first_report_ms > 0 || watches_denials) && !deadline.expired();) {
+    int64_t slice_ms = first_report_ms > 0 ? report_ms - waited_ms : kDenialPollMs;
+    if (watches_denials) slice_ms = std::min(slice_ms, kDenialPollMs);
+    if (arrive->answered_by(ended, Deadline::after_ms(slice_ms))) break;
+    waited_ms += slice_ms;
+    if (deadline.expired()) break;
+    if (watches_denials) denials.check(store, prefix, plan, where, deadline, api);
+    if (first_report_ms > 0 && waited_ms >= report_ms) {
+      report_arrival_wait(store, prefix, plan, where, waited_ms, deadline, api);
+      report_ms *= 2;
+    }
   }
   try {
     arrive->wait(ended);

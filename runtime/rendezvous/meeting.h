@@ -29,7 +29,9 @@ struct Place {
 // Throws Error: kTimeout naming the ranks that never arrived; kPeerLost naming a rank
 // that arrived and was lost; kInvalidArgument when two processes claim one rank;
 // kMismatch when ranks disagree on the world size; kTransport, at once, when the store
-// turns a connection away for want of room (store::kRefusedKey); and whatever the
+// turns a connection away for want of room (store::kRefusedKey); kDenied when the
+// store denied a connection since the meeting began (a rank without the secret) and no
+// rank has arrived for 5 s since, where plan.ranks_can_be_denied; and whatever the
 // store throws.
 Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
            Deadline deadline, const char* api);

@@ -217,6 +217,42 @@ Test(init_methods, the_store_host_says_whom_its_destroy_waits_for, .timeout = 60
   tt_cleanup_all(ranks, 2);
 }
 
+/* A rank denied with a long init timeout: once no rank has arrived for 5 s with a
+ * denial made since the meeting began, rank 0 ends the meeting on every rank with
+ * TUTTI_ERR_DENIED, naming the rank that never arrived and the denial, well before the
+ * 60 s timeout. */
+Test(init_methods, a_rank_denied_at_the_rendezvous_ends_the_meeting_once_arrivals_stall, .timeout = 90) {
+  tt_rank_setup setups[3];
+  tt_process ranks[3];
+  int port = tt_free_port();
+  for (int rank = 0; rank < 3; ++rank) {
+    tt_setup_init(&setups[rank], RANK_PROGRAM);
+    tcp_method(&setups[rank], rank, 3, port, NULL);
+    tt_setup_arg(&setups[rank], "--no-split");
+    tt_setup_env(&setups[rank], "TUTTI_SECRET=%s", rank == 2 ? "not-the-job-secret" : "0123456789abcdef");
+    tt_setup_env(&setups[rank], "TUTTI_INIT_TIMEOUT_MS=60000");
+    cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
+    if (rank == 0) tt_wait_for_port(port, tt_timeout_ms(10000));
+  }
+  tt_wait_all(ranks, 3, tt_timeout_ms(45000));
+  for (int rank = 0; rank < 2; ++rank) {
+    char* output = tt_output(&ranks[rank]);
+    cr_expect(ranks[rank].exited && ranks[rank].exit_code != 0, "rank %d should fail:\n%s", rank, output);
+    cr_expect(strstr(output, "ERROR TUTTI_ERR_DENIED init: tutti_comm_init: rank 0 gave up at the rendezvous") != NULL,
+              "rank %d:\n%s", rank, output);
+    cr_expect(strstr(output, "rank 2 never arrived (2 of 3 came), and none has come for ") != NULL &&
+                  strstr(output, "; the store denied the connection from 127.0.0.1:") != NULL &&
+                  strstr(output, "give every rank the same TUTTI_SECRET") != NULL,
+              "rank %d should name the missing rank and the denial:\n%s", rank, output);
+    cr_expect((rank == 1) == (strstr(output, "(reported by another rank)") != NULL), "rank %d:\n%s", rank, output);
+    free(output);
+  }
+  char* output = tt_output(&ranks[2]);
+  cr_expect(ranks[2].exited && ranks[2].exit_code != 0 && strstr(output, "DENIED") != NULL, "rank 2:\n%s", output);
+  free(output);
+  tt_cleanup_all(ranks, 3);
+}
+
 /* A rank without the job's secret is denied before it can claim its rank: the others'
  * wait says, at TUTTI_WAIT_REPORT_MS, which rank has not arrived and that the store
  * denied a connection, and so does their timeout; the denied rank says why itself. */
