@@ -157,6 +157,8 @@ class DenialWatch {
     }
     if (now_ms - last_change_ms_ < kDenialStallMs) return;
     std::optional<Denial> denial = last_denial(store);
+    // The denial is stamped by the store's clock, the meeting by rank 0's: one clock
+    // where rank 0 serves the store, as it does wherever ranks can be denied.
     if (!denial || denial->at_ms < began_ms_) return;
     std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     abort_meeting(store, prefix, Status::kDenied,
