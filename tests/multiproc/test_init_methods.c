@@ -217,23 +217,30 @@ Test(init_methods, the_store_host_says_whom_its_destroy_waits_for, .timeout = 60
   tt_cleanup_all(ranks, 2);
 }
 
-/* A rank denied with a long init timeout: once no rank has arrived for 5 s with a
- * denial made since the meeting began, rank 0 ends the meeting on every rank with
- * TUTTI_ERR_DENIED, naming the rank that never arrived and the denial, well before the
- * 60 s timeout. */
-Test(init_methods, a_rank_denied_at_the_rendezvous_ends_the_meeting_once_arrivals_stall, .timeout = 90) {
+/* Starts 3 ranks over tcp:// of which rank 2 lacks the job's secret, with these init
+ * timeout and wait report settings. */
+static void start_with_rank_2_denied(tt_process ranks[3], int init_timeout_ms, int wait_report_ms) {
   tt_rank_setup setups[3];
-  tt_process ranks[3];
   int port = tt_free_port();
   for (int rank = 0; rank < 3; ++rank) {
     tt_setup_init(&setups[rank], RANK_PROGRAM);
     tcp_method(&setups[rank], rank, 3, port, NULL);
     tt_setup_arg(&setups[rank], "--no-split");
     tt_setup_env(&setups[rank], "TUTTI_SECRET=%s", rank == 2 ? "not-the-job-secret" : "0123456789abcdef");
-    tt_setup_env(&setups[rank], "TUTTI_INIT_TIMEOUT_MS=60000");
+    tt_setup_env(&setups[rank], "TUTTI_WAIT_REPORT_MS=%d", wait_report_ms);
+    tt_setup_env(&setups[rank], "TUTTI_INIT_TIMEOUT_MS=%d", init_timeout_ms);
     cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
     if (rank == 0) tt_wait_for_port(port, tt_timeout_ms(10000));
   }
+}
+
+/* A rank denied with a long init timeout: once no rank has arrived for 5 s with a
+ * denial made since the meeting began, rank 0 ends the meeting on every rank with
+ * TUTTI_ERR_DENIED, naming the rank that never arrived and the denial, well before the
+ * 60 s timeout. */
+Test(init_methods, a_rank_denied_at_the_rendezvous_ends_the_meeting_once_arrivals_stall, .timeout = 90) {
+  tt_process ranks[3];
+  start_with_rank_2_denied(ranks, 60000, 10000);
   tt_wait_all(ranks, 3, tt_timeout_ms(45000));
   for (int rank = 0; rank < 2; ++rank) {
     char* output = tt_output(&ranks[rank]);
@@ -257,19 +264,8 @@ Test(init_methods, a_rank_denied_at_the_rendezvous_ends_the_meeting_once_arrival
  * wait says, at TUTTI_WAIT_REPORT_MS, which rank has not arrived and that the store
  * denied a connection, and so does their timeout; the denied rank says why itself. */
 Test(init_methods, a_rank_denied_at_the_rendezvous_is_named_while_the_others_wait, .timeout = 60) {
-  tt_rank_setup setups[3];
   tt_process ranks[3];
-  int port = tt_free_port();
-  for (int rank = 0; rank < 3; ++rank) {
-    tt_setup_init(&setups[rank], RANK_PROGRAM);
-    tcp_method(&setups[rank], rank, 3, port, NULL);
-    tt_setup_arg(&setups[rank], "--no-split");
-    tt_setup_env(&setups[rank], "TUTTI_SECRET=%s", rank == 2 ? "not-the-job-secret" : "0123456789abcdef");
-    tt_setup_env(&setups[rank], "TUTTI_WAIT_REPORT_MS=500");
-    tt_setup_env(&setups[rank], "TUTTI_INIT_TIMEOUT_MS=%d", tt_timeout_ms(2500));
-    cr_assert_eq(tt_spawn(&ranks[rank], setups[rank].argv, setups[rank].env), 0);
-    if (rank == 0) tt_wait_for_port(port, tt_timeout_ms(10000));
-  }
+  start_with_rank_2_denied(ranks, tt_timeout_ms(2500), 500);
   tt_wait_all(ranks, 3, tt_timeout_ms(30000));
   for (int rank = 0; rank < 3; ++rank) {
     char* output = tt_output(&ranks[rank]);
