@@ -93,40 +93,36 @@ std::string missing_ranks(const std::string& list, int world_size, const char* v
               "; see that rank's own output for why it ended"));
 }
 
-// The store's last denial of a connection (store::kDeniedKey), as a clause for a
-// message about ranks that have not arrived: "; the store denied the connection from
-// 127.0.0.1:5012 4 s ago: it sent no credentials; ...". "" when there was none.
-std::string denial_clause(store::Client& store) {
-  try {
-    const auto deadline = Deadline::after_ms(kDiagnosisMs);
-    if (!store.check({store::kDeniedKey}, deadline)[0]) return "";
-    std::string text = store.get(store::kDeniedKey, deadline);
-    size_t newline = text.find('\n');
-    int64_t at_ms = std::atoll(text.substr(0, newline).c_str());
-    int64_t now_ms = wall_clock_ms();
-    return concat("; the store denied the connection from ", text.substr(newline + 1), ", ",
-                  duration_text(std::max<int64_t>(0, now_ms - at_ms)),
-                  " ago: a rank started without the job's secret is denied so, and never arrives; give every "
-                  "rank the same TUTTI_SECRET");
-  } catch (const Error&) {
-    return "";
-  }
-}
-
-// The store's last denial (store::kDeniedKey): when, on the store's wall clock, and
-// the clause that names it; nullopt when there was none or the store cannot say.
+// The store's last denial of a connection (store::kDeniedKey): when, on the store's
+// wall clock, and a clause for a message about ranks that have not arrived: "; the
+// store denied the connection from 127.0.0.1:5012 4 s ago: it sent no credentials;
+// ...". nullopt when there was none or the store cannot say.
 struct Denial {
   int64_t at_ms = 0;
   std::string clause;
 };
 std::optional<Denial> last_denial(store::Client& store) {
-  std::string clause = denial_clause(store);
-  if (clause.empty()) return std::nullopt;
   try {
-    return Denial{std::atoll(store.get(store::kDeniedKey, Deadline::after_ms(kDiagnosisMs)).c_str()), clause};
+    const auto deadline = Deadline::after_ms(kDiagnosisMs);
+    if (!store.check({store::kDeniedKey}, deadline)[0]) return std::nullopt;
+    std::string text = store.get(store::kDeniedKey, deadline);
+    size_t newline = text.find('\n');
+    Denial denial;
+    denial.at_ms = std::atoll(text.substr(0, newline).c_str());
+    denial.clause = concat("; the store denied the connection from ", text.substr(newline + 1), ", ",
+                           duration_text(std::max<int64_t>(0, wall_clock_ms() - denial.at_ms)),
+                           " ago: a rank started without the job's secret is denied so, and never arrives; give "
+                           "every rank the same TUTTI_SECRET");
+    return denial;
   } catch (const Error&) {
     return std::nullopt;
   }
+}
+
+// last_denial's clause, "" when there was none.
+std::string denial_clause(store::Client& store) {
+  std::optional<Denial> denial = last_denial(store);
+  return denial ? denial->clause : "";
 }
 
 // A rank started without the job's secret is denied by the store and can never

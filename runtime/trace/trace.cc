@@ -80,11 +80,13 @@ struct Session {
 
 std::atomic<uint64_t> dropped{0};
 
-// Never destroyed: threads may still record while the process exits.
-Session& session() {
+// Never destroyed: threads may still record while the process exits. A forked child
+// replaces it (forget_in_child).
+Session*& session_slot() {
   static Session* instance = new Session();
-  return *instance;
+  return instance;
 }
+Session& session() { return *session_slot(); }
 
 // The hot path reads a plain pointer (one TLS lookup, no guard); the owner, touched
 // once per thread, frees the state as the thread ends, and the session's reference
@@ -211,20 +213,15 @@ bool dropping(const Event& event, uint64_t used, ThreadState& nesting) {
 void lock_for_fork() { session().mutex.lock(); }
 void unlock_after_fork() { session().mutex.unlock(); }
 void forget_in_child() {
-  Session& s = session();
   detail::on.store(false, std::memory_order_relaxed);
-  for (auto& ring : s.rings) ring->tail.store(ring->head.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  if (s.file != nullptr) std::fclose(s.file);  // the child's descriptor; written out already
-  s.file = nullptr;
-  s.started = false;
-  s.path.clear();
-  s.next_track = kHealthTrack + 1;
-  s.buffer.clear();
-  s.first_line = true;
-  s.dropped_async.clear();
-  s.any_dropped_async.store(false, std::memory_order_relaxed);
+  Session*& slot = session_slot();
+  if (slot->file != nullptr) std::fclose(slot->file);  // the child's descriptor; written out already
+  slot = new Session();  // the inherited one, its mutex held across the fork, is left behind
+  // This thread's ring belongs to the inherited session: its next event makes one in
+  // the new session (the only thread the child has).
+  t_owner.reset();
+  t_state = nullptr;
   dropped.store(0, std::memory_order_relaxed);
-  s.mutex.unlock();
 }
 
 }  // namespace
