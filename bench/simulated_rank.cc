@@ -52,7 +52,6 @@ rendezvous::Plan plan_for(const SimulatedJob& job, int rank) {
   plan.store_port = job.port;
   plan.serve_store = false;  // the store lives in a process of its own, as tutti launch's does
   plan.store_owner = "tutti launch";
-  plan.ranks_can_be_denied = false;
   plan.secret = job.secret;
   return plan;
 }

@@ -120,7 +120,6 @@ std::unique_ptr<Comm> Comm::make_member(std::unique_ptr<store::Client> store, co
   plan.rank = new_rank;
   plan.world_size = new_size;
   plan.node_key = node_key_;
-  plan.ranks_can_be_denied = false;
   sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, api);
   sub->joined_ = true;
   sub->start_collectives(deadline);

@@ -126,18 +126,17 @@ std::string denial_clause(store::Client& store) {
 }
 
 // A rank started without the job's secret is denied by the store and can never
-// arrive. Rank 0, while it waits for the others, looks each kDenialPollMs for a
-// denial made since the meeting began; once one is there and no rank has arrived for
-// kDenialStallMs, it ends the meeting on every rank (kDenied), naming the ranks
-// missing and the denial, instead of leaving them to wait out the init timeout. Not
-// at the denial itself: anyone who can reach the store can be denied, and a stranger's
-// connection must not fail a job whose ranks are still coming. A job that has stopped
-// arriving with a denial pending has almost surely lost that rank. Only where a rank
-// can be denied (Plan::ranks_can_be_denied).
+// arrive. Rank 0, when it serves the store for this init, looks each kDenialPollMs
+// while it waits for the others; once the store has denied a connection and no rank
+// has arrived for kDenialStallMs, it ends the meeting on every rank (kDenied), naming
+// the ranks missing and the denial, instead of leaving them to wait out the init
+// timeout. Not at the denial itself: anyone who can reach the store can be denied, and
+// a stranger's connection must not fail a job whose ranks are still coming; a job that
+// has stopped arriving with a denial pending has almost surely lost that rank. Not
+// where tutti launch serves the store (it gives every rank the secret, so a denial is a
+// stranger's), nor in a split (its ranks are all in already): there rank 0 serves none.
 class DenialWatch {
  public:
-  explicit DenialWatch(int64_t began_ms) : began_ms_(began_ms), last_change_ms_(began_ms) {}
-
   void check(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& where,
              Deadline deadline, const char* api) {
     const int64_t now_ms = wall_clock_ms();
@@ -153,9 +152,7 @@ class DenialWatch {
     }
     if (now_ms - last_change_ms_ < kDenialStallMs) return;
     std::optional<Denial> denial = last_denial(store);
-    // The denial is stamped by the store's clock, the meeting by rank 0's: one clock
-    // where rank 0 serves the store, as it does wherever ranks can be denied.
-    if (!denial || denial->at_ms < began_ms_) return;
+    if (!denial) return;
     std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     abort_meeting(store, prefix, Status::kDenied,
                   concat(api, ": rank ", plan.rank, " gave up ", where, ": ",
@@ -166,9 +163,8 @@ class DenialWatch {
   }
 
  private:
-  int64_t began_ms_;
   int64_t last_arrived_ = -1;
-  int64_t last_change_ms_;
+  int64_t last_change_ms_ = wall_clock_ms();
 };
 
 // A meeting that waits long says so, at growing intervals (TUTTI_WAIT_REPORT_MS, then
@@ -348,7 +344,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
                   deadline);
   }
 
-  DenialWatch denials(wall_clock_ms());
+  DenialWatch denials;
   auto arrive = store.pipeline(deadline);
   arrive->heartbeat(watch_timeout_ms(deadline), "");
   arrive->member(prefix, plan.rank);
@@ -360,7 +356,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
   const int64_t first_report_ms =
       settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
   // Waits in slices: to the next report, and for rank 0 to its next look for a denial.
-  const bool watches_denials = plan.rank == 0 && plan.ranks_can_be_denied;
+  const bool watches_denials = plan.serve_store;
   for (int64_t waited_ms = 0, report_ms = first_report_ms;
        (first_report_ms > 0 || watches_denials) && !deadline.expired();) {
     int64_t slice_ms = first_report_ms > 0 ? report_ms - waited_ms : kDenialPollMs;

@@ -30,9 +30,8 @@ struct Place {
 // that arrived and was lost; kInvalidArgument when two processes claim one rank;
 // kMismatch when ranks disagree on the world size; kTransport, at once, when the store
 // turns a connection away for want of room (store::kRefusedKey); kDenied when the
-// store denied a connection since the meeting began (a rank without the secret) and no
-// rank has arrived for 5 s since, where plan.ranks_can_be_denied; and whatever the
-// store throws.
+// store that rank 0 serves for this init denied a connection (a rank without the
+// secret) and no rank has arrived for 5 s since; and whatever the store throws.
 Place meet(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& identity,
            Deadline deadline, const char* api);
 // Ends the store's watch of this connection (meet's, or the failure detector's), so

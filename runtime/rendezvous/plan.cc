@@ -160,10 +160,7 @@ Plan make_plan(const Request& request, const Environment& env) {
     // tutti launch serves the store itself and says so; otherwise rank 0 serves it.
     bool launcher_serves = env("TUTTI_STORE_SERVER").value_or("rank0") == "launcher";
     plan.serve_store = plan.rank == 0 && !launcher_serves;
-    if (launcher_serves) {
-      plan.store_owner = "tutti launch";
-      plan.ranks_can_be_denied = false;
-    }
+    if (launcher_serves) plan.store_owner = "tutti launch";
   }
   return plan;
 }

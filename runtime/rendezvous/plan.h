@@ -38,11 +38,7 @@ struct Plan {
   uint16_t store_port = 0;             // 0 with file://: rank 0 picks one and publishes it
   bool serve_store = false;            // this rank starts the store
   std::string store_owner = "rank 0";  // who serves it, for messages: "rank 0" or "tutti launch"
-  // Whether a rank of the meeting may lack the secret, so that a denial by the store may
-  // be one of them (meeting.h): not when tutti launch, which gives every rank the secret,
-  // serves the store, nor in a split, whose ranks are all in already.
-  bool ranks_can_be_denied = true;
-  std::string file_path;  // file:// only
+  std::string file_path;               // file:// only
   // TUTTI_SECRET, "" when unset: what the store and its clients prove to each other
   // (store/handshake.h). Never logged, and not in `variables`.
   std::string secret;
