@@ -88,14 +88,18 @@ void share_segment(store::Client& store, const std::string& prefix, const rendez
   if (place.local_rank == 0) {
     std::vector<std::string> keys;
     for (int r = 1; r < place.local_size; ++r) keys.push_back(concat(prefix, "mapped/", r));
-    store.set(prefix + "name", concat("/tutti-", getpid(), "-4026531836-", place.rank), deadline);
-    if (!keys.empty()) store.multi_get(keys, deadline);
+    auto published = store.pipeline(deadline);
+    published->set(prefix + "name", concat("/tutti-", getpid(), "-4026531836-", place.rank));
+    if (!keys.empty()) published->multi_get(keys);
+    published->wait_all();
     store.set(prefix + "verdict", "", deadline);
     return;
   }
   store.get(prefix + "name", deadline);
-  store.set(concat(prefix, "mapped/", place.local_rank), "1", deadline);
-  store.get(prefix + "verdict", deadline);
+  auto mapped = store.pipeline(deadline);
+  size_t told = mapped->set(concat(prefix, "mapped/", place.local_rank), "1");
+  mapped->wait(mapped->multi_get({prefix + "verdict"}));
+  mapped->wait(told);
 }
 
 // Mirrors connect.cc's StoreDirectory: one get_async per peer, asked on the loop
@@ -159,7 +163,8 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   // Engine::create: the UCX card, then shared memory. (Real tutti shares memory only in
   // a one-node communicator; here each simulated node does, as a multi-node job will.)
   health::ActivityBoard board(*store, prefix, rank, job.world_size);
-  store->set(concat(prefix, "ucx/ucx/", rank), card_of(job, rank), deadline);
+  store->set_async(concat(prefix, "ucx/ucx/", rank), card_of(job, rank),
+                   [](Status, const std::string&, const std::string&) {});
   share_segment(*store, concat(prefix, "shm/", place.node_rank, "/"), place, deadline);
 
   health::MonitorSetup watch;
@@ -174,7 +179,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   watch.board = &board;
   std::atomic<bool> lost{false};
   watch.on_failure = [&lost](Status, const std::string&) { lost = true; };
-  auto monitor = health::Monitor::start(std::move(watch), deadline);
+  auto monitor = health::Monitor::start(std::move(watch));
 
   // A program's first collectives: the transport looks its peers' cards up lazily.
   look_up_peers(*loop, *store, prefix, peers_of(rank, job.world_size), deadline);

@@ -13,10 +13,10 @@
 // runtime's own code, "mirrored" sends the same requests under the same keys:
 //   1. store::Client::connect, with the job secret                      real
 //   2. rendezvous::meet                                                 real
-//   3. UCX: SET this rank's card under <prefix>ucx/ucx/<rank>           mirrored (transport/ucx/connect.cc)
+//   3. UCX: SET this rank's card under <prefix>ucx/ucx/<rank>, unwaited mirrored (transport/ucx/connect.cc)
 //   4. shared memory, per simulated node: Segment::share's keys          mirrored (transport/shm/segment.cc)
-//   5. the failure detector: MEMBER, HEARTBEAT, a parked GET of the      real (health::Monitor)
-//      first loss event, then a heartbeat per interval while it runs
+//   5. the failure detector: a HEARTBEAT and a parked GET of the first   real (health::Monitor)
+//      loss event, unwaited, then a heartbeat per interval while it runs
 //   6. UCX lookups of the peers a ring and a binomial tree talk to       mirrored (connect.cc's lazy get_async)
 //   7. destroy: the monitor's HEARTBEAT(0), then rendezvous::leave      real
 #pragma once

@@ -58,8 +58,8 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   engine->check_fingerprints_ = settings::integer("TUTTI_CHECK", 0, 1).value_or(0) == 1;
   engine->wait_report_ms_ =
       settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
-  engine->transport_ = transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size,
-                                               deadline, setup.where);
+  engine->transport_ =
+      transport::ucx::connect(*setup.store, concat(setup.prefix, "ucx/"), setup.rank, setup.size, setup.where);
   if (setup.one_node && setup.size > 1) {
     engine->shm_ =
         transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size, deadline);

@@ -116,7 +116,7 @@ void Comm::start_collectives(Deadline deadline) {
   health::read_heartbeat_settings(&watch.interval_ms, &watch.timeout_ms);
   watch.board = board_.get();
   watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
-  monitor_ = health::Monitor::start(std::move(watch), deadline);
+  monitor_ = health::Monitor::start(std::move(watch));
   device_ = device::open_device_path(device_setup(), false, nullptr);
   register_for_dump(this, loop_, deadline);
 }

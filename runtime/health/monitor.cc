@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
@@ -41,6 +42,7 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   // Loop thread only.
   void start_on_loop();
   void tick_on_loop();
+  void send_heartbeat_on_loop();
   void watch_on_loop();
   void heartbeat_answered_on_loop(Status status, const std::string& message, const std::string& store_clock);
   void trace_heartbeat_on_loop(const std::string& store_clock);
@@ -76,6 +78,8 @@ struct Monitor::State : std::enable_shared_from_this<State> {
   std::vector<int> lost;  // guarded by mutex
 };
 
+// The first heartbeat goes out at once, with this communicator's timeout and activity
+// (the meeting's watch has the init timeout), and is answered as every other one.
 void Monitor::State::start_on_loop() {
   keep_alive = shared_from_this();
   uv_timer_init(setup.loop->uv(), &timer);
@@ -84,6 +88,7 @@ void Monitor::State::start_on_loop() {
   auto interval = static_cast<uint64_t>(setup.interval_ms);
   uv_timer_start(
       &timer, [](uv_timer_t* handle) { static_cast<State*>(handle->data)->tick_on_loop(); }, interval, interval);
+  send_heartbeat_on_loop();
   watch_on_loop();
 }
 
@@ -112,6 +117,10 @@ void Monitor::State::tick_on_loop() {
     }
     return;
   }
+  send_heartbeat_on_loop();
+}
+
+void Monitor::State::send_heartbeat_on_loop() {
   heartbeat_in_flight = true;
   said_late = false;
   if (trace::on()) {
@@ -235,13 +244,11 @@ void read_heartbeat_settings(int64_t* interval_ms, int64_t* timeout_ms) {
   }
 }
 
-std::unique_ptr<Monitor> Monitor::start(MonitorSetup setup, Deadline deadline) {
-  auto watch = setup.store->pipeline(deadline);
-  watch->member(setup.prefix, setup.rank);
-  watch->heartbeat(setup.timeout_ms, setup.board->current());
-  watch->wait_all();
+std::unique_ptr<Monitor> Monitor::start(MonitorSetup setup) {
   auto state = std::make_shared<State>(std::move(setup));
-  state->setup.loop->call([state] { state->start_on_loop(); }, deadline);
+  if (!state->setup.loop->post([state] { state->start_on_loop(); })) {
+    fail(Status::kAborted, concat(state->setup.where, ": the event loop has stopped; no failure detector can start"));
+  }
   return std::unique_ptr<Monitor>(new Monitor(std::move(state)));
 }
 

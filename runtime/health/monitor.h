@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "runtime/common/deadline.h"
 #include "runtime/common/status.h"
 #include "runtime/health/activity_board.h"
 #include "runtime/loop/loop.h"
@@ -47,9 +46,13 @@ void read_heartbeat_settings(int64_t* interval_ms, int64_t* timeout_ms);
 
 class Monitor {
  public:
-  // Registers this rank with the store as a member of the communicator and starts
-  // watching. Throws the store's Error if it cannot within deadline.
-  static std::unique_ptr<Monitor> start(MonitorSetup setup, Deadline deadline);
+  // Starts watching on the loop, without waiting for the store: its first heartbeat
+  // (this communicator's timeout, in place of the meeting's) and its wait on the loss
+  // events go out at once, and what goes wrong with them is reported through
+  // on_failure, as later. The connection must already be this rank's in the group
+  // under prefix (rendezvous::meet says so to the store). Throws Error(kAborted) only
+  // when the loop has stopped.
+  static std::unique_ptr<Monitor> start(MonitorSetup setup);
   // Leaves cleanly (the store stops watching this rank, so closing its connection is
   // no loss), bounded by a couple of seconds, then stops the timers.
   ~Monitor();

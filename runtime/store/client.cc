@@ -46,10 +46,14 @@ struct Answer {
 };
 
 // The answers a user thread waits for: a blocking call's one, or a pipeline's several.
+// Only the answer the thread waits for wakes it: a pipeline's answers come in one read,
+// and a thread woken for each of the others in turn would only go back to sleep.
 struct Answers {
+  static constexpr size_t kNone = SIZE_MAX;
   std::mutex mutex;
   std::condition_variable arrived;
   std::vector<std::optional<Answer>> slots;  // guarded by mutex
+  size_t awaited = kNone;                    // guarded by mutex: the slot a thread sleeps on
 };
 
 // A call in flight: a user thread waits for its slot in answers, or, for calls made
@@ -65,13 +69,15 @@ struct Pending {
       callback(std::move(answer));
       return;
     }
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(answers->mutex);
       answers->slots[slot] = std::move(answer);
+      wake = answers->awaited == slot;
     }
     // After the unlock, so that the woken thread does not wake only to wait for the
     // mutex; answers is this Pending's, alive here whatever the waiter does.
-    answers->arrived.notify_all();
+    if (wake) answers->arrived.notify_all();
   }
 };
 
@@ -530,12 +536,16 @@ class PipelineImpl final : public Pipeline {
     if (calls_.at(i).waits) wait_until += kServerTimeoutGrace;
     std::unique_lock<std::mutex> lock(answers_->mutex);
     auto answered = [&] { return answers_->slots[i].has_value(); };
+    answers_->awaited = i;
     if (!answers_->arrived.wait_until(lock, wait_until, answered)) {
+      answers_->awaited = Answers::kNone;
       lock.unlock();
       if (ids_[i] != 0 && core_->forget(ids_[i])) return nullptr;
       lock.lock();
+      answers_->awaited = i;
       answers_->arrived.wait(lock, answered);  // answered as we gave up: being delivered
     }
+    answers_->awaited = Answers::kNone;
     return &*answers_->slots[i];
   }
 
@@ -562,14 +572,21 @@ class PipelineImpl final : public Pipeline {
   }
 
   void wait_all() override {
+    // The store answers a connection's requests in order (a parked one when it wakes),
+    // so the last answer comes last: waiting for it first wakes this thread once, not
+    // once for each answer.
+    if (!calls_.empty()) answered_by(calls_.size() - 1, deadline_);
     for (size_t i = 0; i < calls_.size(); ++i) wait(i);
   }
 
   bool answered_by(size_t i, Deadline until) override {
     if (i >= ids_.size()) send();
     std::unique_lock<std::mutex> lock(answers_->mutex);
-    return answers_->arrived.wait_until(lock, std::min(until.at(), deadline_.at()),
-                                        [&] { return answers_->slots.at(i).has_value(); });
+    answers_->awaited = i;
+    bool answered = answers_->arrived.wait_until(lock, std::min(until.at(), deadline_.at()),
+                                                 [&] { return answers_->slots.at(i).has_value(); });
+    answers_->awaited = Answers::kNone;
+    return answered;
   }
 
   int64_t number(size_t i) const override { return reply(i).number; }
@@ -683,6 +700,11 @@ class ClientImpl final : public Client {
     Request r = make(Op::kGet, {key});
     r.number = timeout_ms;
     run_async("get", std::move(r), timeout_ms, std::move(done));
+  }
+  void set_async(const std::string& key, const std::string& value, Done done) override {
+    Request r = make(Op::kSet, {key});
+    r.value = value;
+    run_async("set", std::move(r), 0, std::move(done));
   }
   void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) override {
     Request r = make(Op::kHeartbeat, {});

@@ -124,6 +124,9 @@ class Client {
   // thread, or on the thread that calls shutdown(), exactly once.
   using Done = std::function<void(Status status, const std::string& message, const std::string& value)>;
   virtual void get_async(const std::string& key, int64_t timeout_ms, Done done) = 0;
+  // A SET whose caller need not wait: the connection keeps order, so whatever this
+  // client sends later reaches the store after it. done gets its outcome.
+  virtual void set_async(const std::string& key, const std::string& value, Done done) = 0;
   virtual void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) = 0;
 
   // Fails every pending and later call with `status` and `why`, and closes the

@@ -270,11 +270,16 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
   } catch (const Error& e) {
     refuse(store, prefix, rank, e, deadline);
   }
-  store.set(concat(prefix, "mapped/", rank), "1", deadline);
-  // Rank 0's word on whether every rank mapped it: all ranks come out of share alike.
+  // That this rank mapped it, and rank 0's word on whether every rank did (all ranks
+  // come out of share alike), in one round trip.
+  auto mapped = store.pipeline(deadline);
+  size_t told = mapped->set(concat(prefix, "mapped/", rank), "1");
+  size_t said = mapped->multi_get({prefix + "verdict"});
   std::string verdict;
   try {
-    verdict = store.get(prefix + "verdict", deadline);
+    mapped->wait(said);
+    mapped->wait(told);  // answered before the verdict: the store answers in order
+    verdict = mapped->values(said).at(0);
   } catch (const Error& e) {
     if (e.status() != Status::kTimeout) throw;
     fail(Status::kTimeout, concat("rank 0 did not say in time whether every rank mapped ", describe(name, bytes), " (",
@@ -297,8 +302,11 @@ Segment Segment::lead(store::Client& store, const std::string& prefix, int size,
   for (int r = 1; r < size; ++r) keys.push_back(concat(prefix, "mapped/", r));
   std::vector<std::string> mapped;
   try {
-    store.set(prefix + "name", name, deadline);
-    mapped = store.multi_get(keys, deadline);
+    auto published = store.pipeline(deadline);
+    published->set(prefix + "name", name);
+    size_t all_mapped = published->multi_get(keys);
+    published->wait_all();
+    mapped = published->values(all_mapped);
   } catch (const Error& e) {
     shm_unlink(name.c_str());
     if (e.status() != Status::kTimeout) throw;

@@ -8,6 +8,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/log.h"
 #include "runtime/transport/ucx/context.h"
 #include "runtime/transport/ucx/worker_transport.h"
 
@@ -91,7 +92,7 @@ class StoreDirectory final : public PeerDirectory {
 }  // namespace
 
 std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
-                                   Deadline deadline, const std::string& where) {
+                                   const std::string& where) {
   if (size < 1 || size > kMaxRanks || rank < 0 || rank >= size) {
     fail(Status::kInvalidArgument,
          concat("UCX connect on ", where, ": rank ", rank, " of size ", size,
@@ -99,7 +100,15 @@ std::unique_ptr<Transport> connect(store::Client& store, const std::string& pref
   }
   auto transport = std::make_unique<WorkerTransport>(Context::shared(), rank, size, where,
                                                      std::make_unique<StoreDirectory>(store, prefix));
-  store.set(key_of(prefix, rank), encode(transport->card()), deadline);
+  // Not waited for: a peer's lookup waits at the store until the card is there, and a
+  // connection that breaks fails this rank's next store call as well.
+  std::string key = key_of(prefix, rank);
+  store.set_async(key, encode(transport->card()),
+                  [key, where](Status status, const std::string& message, const std::string&) {
+                    if (status == Status::kOk || status == Status::kAborted) return;
+                    log::error(where, ": this rank's UCX address could not be published under \"", key, "\": ", message,
+                               "; the ranks that send to it or receive from it will time out");
+                  });
   return transport;
 }
 

@@ -8,19 +8,20 @@
 #include <memory>
 #include <string>
 
-#include "runtime/common/deadline.h"
 #include "runtime/store/client.h"
 #include "runtime/transport/transport.h"
 
 namespace tutti::transport::ucx {
 
 // Creates this rank's worker and publishes its address under `prefix`
-// ("world.0/ucx/<rank>"); waits for no other rank. A peer's address is read from there
+// ("world.0/ucx/<rank>"), without waiting for the store's answer: a failure to publish
+// is logged (the connection's end fails the next store call too); waits for no other
+// rank. A peer's address is read from there
 // on the first message to or from it (worker_transport.h), so that each rank reads
 // those of the peers it talks to, not all N. `where` names the communicator in
 // messages. Throws Error (kTransport naming what UCX said; kInvalidArgument for a rank
 // or size out of range). The store client must outlive the transport.
 std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
-                                   Deadline deadline, const std::string& where);
+                                   const std::string& where);
 
 }  // namespace tutti::transport::ucx

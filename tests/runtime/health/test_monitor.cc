@@ -84,7 +84,8 @@ struct Rank {
     setup.timeout_ms = timeout_ms;
     setup.board = &board;
     setup.on_failure = [this](Status status, const std::string& why) { reports.add(status, why); };
-    monitor = Monitor::start(std::move(setup), soon());
+    client->member(kPrefix, rank, soon());  // as the meeting says it
+    monitor = Monitor::start(std::move(setup));
   }
   // Keeps its loop busy for ms, as a stopped process's would be; returns at once.
   void freeze_ms(int ms) { freeze(*loop, ms); }

@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/common/error.h"
@@ -156,6 +158,37 @@ Test(client, set_then_get, .timeout = 20) {
   store.client->set("empty", "", soon());
   cr_assert_eq(store.client->get("empty", soon()), "");
   cr_assert_eq(store.client->address(), store.address());
+}
+
+// What a set_async's done was told.
+struct Outcome {
+  std::promise<std::pair<Status, std::string>> told;
+  tutti::store::Client::Done done() {
+    return [this](Status status, const std::string& message, const std::string&) { told.set_value({status, message}); };
+  }
+  std::pair<Status, std::string> get() {
+    auto future = told.get_future();
+    cr_assert(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready, "done was not called");
+    return future.get();
+  }
+};
+
+Test(client, set_async_is_in_place_for_the_next_call_and_reports_its_outcome, .timeout = 20) {
+  tutti::store::ServerLimits limits;
+  limits.max_value_bytes = 64;
+  Store store(limits);
+  Outcome stored;
+  store.client->set_async("card", "address", stored.done());
+  // Nothing waited for it, yet the connection's order puts it before this GET.
+  cr_assert_eq(store.client->get("card", soon()), "address");
+  auto [status, message] = stored.get();
+  cr_assert(status == Status::kOk, "%s", message.c_str());
+
+  Outcome refused;
+  store.client->set_async("big", std::string(100, 'x'), refused.done());
+  auto [refused_status, why] = refused.get();
+  cr_assert(refused_status == Status::kInvalidArgument && contains(why, "store set \"big\""), "%s", why.c_str());
+  cr_assert_not(store.client->check({"big"}, soon())[0]);
 }
 
 Test(client, get_waits_until_another_thread_sets, .timeout = 20) {

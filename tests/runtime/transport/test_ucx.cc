@@ -63,7 +63,7 @@ struct World {
     for (int r = 0; r < n; ++r) {
       threads.emplace_back([&, r] {
         try {
-          ranks[r] = tutti::transport::ucx::connect(*clients[r], "w/", r, n, soon(), kWhere);
+          ranks[r] = tutti::transport::ucx::connect(*clients[r], "w/", r, n, kWhere);
         } catch (const tutti::Error& e) {
           errors[r] = e.what();
         }
@@ -491,7 +491,7 @@ Test(ucx, addresses_are_read_when_first_needed, .timeout = 30) {
   for (int r = 0; r < 4; ++r) clients.push_back(store.connect());
   std::vector<std::unique_ptr<Transport>> ranks(4);
   auto start = Clock::now();
-  for (int r = 0; r < 2; ++r) ranks[r] = tutti::transport::ucx::connect(*clients[r], "w/", r, 8, soon(), kWhere);
+  for (int r = 0; r < 2; ++r) ranks[r] = tutti::transport::ucx::connect(*clients[r], "w/", r, 8, kWhere);
   cr_assert_lt(ms_since(start), tt_timeout_ms(2000), "connect waited for the other ranks");
 
   int32_t to_one = 11, to_zero = 22, to_self = 33, got_one = 0, got_zero = 0, got_self = 0;
@@ -525,7 +525,7 @@ Test(ucx, addresses_are_read_when_first_needed, .timeout = 30) {
     ranks[0]->wait_for_activity(5);
   }
   ranks[0]->release(abandoned);  // a send that never found its peer gives its buffer back
-  ranks[2] = tutti::transport::ucx::connect(*clients[2], "w/", 2, 8, soon(), kWhere);
+  ranks[2] = tutti::transport::ucx::connect(*clients[2], "w/", 2, 8, kWhere);
   for (int k = 0; k < 3; ++k) waiting.push_back({ranks[2].get(), ranks[2]->post_recv(0, user(4), &received[k], 4)});
   deadline = Deadline::after_ms(tt_timeout_ms(10000));
   for (bool all = false; !all;) {
@@ -543,7 +543,7 @@ Test(ucx, addresses_are_read_when_first_needed, .timeout = 30) {
   for (int r = 4; r < 8; ++r) absent.push_back(tutti::concat("w/ucx/", r));
   for (bool present : store.client->check(absent, soon())) cr_assert_not(present);
 
-  auto e = error_of([&] { tutti::transport::ucx::connect(*clients[3], "w/", 3, 3, soon(), kWhere); });
+  auto e = error_of([&] { tutti::transport::ucx::connect(*clients[3], "w/", 3, 3, kWhere); });
   cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
 }
 
@@ -564,7 +564,7 @@ Test(ucx, a_peer_process_that_ends_is_lost, .timeout = 30) {
     try {
       auto loop = tutti::loop::Loop::create();
       auto client = Client::connect(loop, "127.0.0.1", port, soon());
-      auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, soon(), kWhere);
+      auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, kWhere);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       _exit(0);
     } catch (...) {
@@ -574,7 +574,7 @@ Test(ucx, a_peer_process_that_ends_is_lost, .timeout = 30) {
   Store store;
   uint16_t port = store.server->port();
   cr_assert_eq(write(port_pipe[1], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
-  auto transport = tutti::transport::ucx::connect(*store.client, "w/", 0, 2, soon(), kWhere);
+  auto transport = tutti::transport::ucx::connect(*store.client, "w/", 0, 2, kWhere);
   char buffer[8];
   std::vector<uint8_t> big(1u << 20);
   Request* recv = transport->post_recv(1, user(1), buffer, sizeof(buffer));
