@@ -110,10 +110,9 @@ class Comm {
   std::unique_ptr<Comm> make_member(std::unique_ptr<store::Client> store, const std::string& prefix,
                                     const std::string& name, const std::string& how, int new_rank, int new_size,
                                     Deadline deadline, const char* api);
-  // The shrink's leader: waits until every rank has either arrived or been declared
-  // lost, then publishes the survivors under members_key.
-  void publish_survivors(store::Client& store, const std::string& prefix, const std::string& members_key,
-                         Deadline deadline);
+  // The leader of a shrink's attempt: waits until every rank has either arrived or been
+  // declared lost, then tells each rank its seat in the new communicator.
+  void publish_survivors(store::Client& store, const std::string& prefix, int attempt, Deadline deadline);
   // After the meeting: connects the transports the collectives use, then starts the
   // failure detector.
   void start_collectives(Deadline deadline);

@@ -14,6 +14,7 @@
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
 #include "runtime/common/wall_clock.h"
+#include "runtime/store/bulk_set.h"
 #include "runtime/store/loss_event.h"
 #include "runtime/store/server.h"
 
@@ -28,8 +29,6 @@ constexpr int64_t kLingerMs = 3000;
 constexpr int64_t kPresentPollMs = 10;
 // How long the store's host waits for the others to leave before it says so.
 constexpr int64_t kLeaveQuietMs = 2000;
-// Rank 0's places go to the store this many to a request (about 160 KiB of frame).
-constexpr size_t kPlacesPerSet = 4096;
 // How often rank 0 looks for a denial while it waits for the others, and how long no
 // rank must then have arrived before it ends the meeting (DenialWatch).
 constexpr int64_t kDenialPollMs = 1000;
@@ -210,18 +209,14 @@ std::string publish_places(store::Client& store, const std::string& prefix, int 
     node_of_rank[rank] = it->second;
     local_rank[rank] = node_sizes[it->second]++;
   }
-  // In requests of kPlacesPerSet keys rather than one round trip each (2.7 s at 16,384
-  // ranks), and not all in one, which would pass the store's frame limit near 400,000.
   std::vector<std::string> place_keys, places;
+  place_keys.reserve(size);
+  places.reserve(size);
   for (int rank = 0; rank < size; ++rank) {
     place_keys.push_back(key(prefix, "place", rank));
     places.push_back(concat(local_rank[rank], " ", node_sizes[node_of_rank[rank]], " ", node_of_rank[rank]));
-    if (place_keys.size() == kPlacesPerSet || rank == size - 1) {
-      store.multi_set(place_keys, places, deadline);
-      place_keys.clear();
-      places.clear();
-    }
   }
+  store::set_each(store, place_keys, places, deadline);
   return concat(local_rank[0], " ", node_sizes[node_of_rank[0]], " ", node_of_rank[0]);
 }
 

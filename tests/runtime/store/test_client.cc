@@ -20,6 +20,7 @@
 
 #include "runtime/common/error.h"
 #include "runtime/store/auth.h"
+#include "runtime/store/bulk_set.h"
 #include "runtime/store/client.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/server.h"
@@ -357,6 +358,22 @@ Test(client, multi_set_sets_every_key_in_one_request, .timeout = 20) {
   store.client->multi_set({}, {}, soon());
   auto e = error_of([&] { store.client->multi_set({"a", "b"}, {"1"}, soon()); });
   cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "2 keys but 1 values"), "%s", e.what());
+}
+
+Test(client, set_each_sets_every_key_in_slices, .timeout = 30) {
+  Store store;
+  const size_t count = 2 * tutti::store::kKeysPerSet + 100;
+  std::vector<std::string> keys, values;
+  for (size_t i = 0; i < count; ++i) {
+    keys.push_back("seat/" + std::to_string(i));
+    values.push_back(std::to_string(i * 7));
+  }
+  uint64_t before = store.server->stats().requests;
+  tutti::store::set_each(*store.client, keys, values, soon());
+  cr_assert_eq(store.server->stats().requests - before, 3u, "three MULTI_SETs for two slices and a bit");
+  cr_assert_eq(store.client->multi_get(keys, soon()), values);
+  auto e = error_of([&] { tutti::store::set_each(*store.client, keys, {"1"}, soon()); });
+  cr_assert(e.status() == Status::kInvalidArgument && contains(e.what(), "give one per key"), "%s", e.what());
 }
 
 Test(client, get_any_returns_the_first_key_present_and_its_value, .timeout = 20) {
