@@ -75,9 +75,19 @@ void touch_every_page(const unsigned char* base, size_t bytes) {
   }
 }
 
+// Segments up to this size are mapped whole at once in every rank; larger ones page by
+// page as the collectives first use them. A group's segment grows as its ranks squared
+// past about 360 ranks (every rank's slots hold a cache line per rank: 145 MiB at 512),
+// and each rank mapping all of it made one-node init quadratic: at 512 ranks, half of
+// each rank's init CPU (tutti launch -n 512 of tutti-init-bench: 30-35 ms a rank and
+// 13-15 s for the job, against 16-18 ms and 8.6-9.5 s mapped as used). Below it
+// (every group of up to about 360 ranks: 8 MiB at 2, 48 MiB from 16) nothing changes.
+constexpr size_t kMapAtOnceBytes = size_t{64} << 20;
+
 unsigned char* map(int fd, const std::string& name, size_t bytes) {
+  const bool at_once = bytes <= kMapAtOnceBytes;
   // MAP_POPULATE maps every page now, so that no collective takes page faults later.
-  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at_once ? MAP_POPULATE : 0), fd, 0);
   if (base == MAP_FAILED) {
     int error = errno;
     close(fd);
@@ -88,7 +98,7 @@ unsigned char* map(int fd, const std::string& name, size_t bytes) {
     fail_errno("map", name, bytes, error);
   }
   close(fd);
-  touch_every_page(static_cast<unsigned char*>(base), bytes);
+  if (at_once) touch_every_page(static_cast<unsigned char*>(base), bytes);
   return static_cast<unsigned char*>(base);
 }
 
