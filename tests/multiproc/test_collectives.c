@@ -4,7 +4,7 @@
  * name every algorithm of every collective.
  *
  * One launch per (world size, algorithm set); the program loops over the cases:
- * 9 collectives x 8 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
+ * 9 collectives x 10 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
  * and middle (rooted ones) x the four forms (plain, in place, async, in place + async),
  * plus count 70001, which is past the selector's 64 KiB latency/bandwidth switch for
  * 4-byte types and so runs the bandwidth algorithms' chunked paths. To keep the file
@@ -144,8 +144,8 @@ ParameterizedTest(int* size, collectives, matrix_in_shared_memory, .timeout = 20
   run_matrix(*size, NULL, NULL, args);
 }
 
-/* A soak of random cases (coll_check --random): every collective, all eight dtypes
- * (float16 and bfloat16 included) and every op at any count up to 70001, random roots
+/* A soak of random cases (coll_check --random): every collective, all ten dtypes
+ * (16-bit and 8-bit floats included) and every op at any count up to 70001, random roots
  * and forms, at 3 and 4 ranks: on malloc'ed buffers and on buffers from
  * tutti_mem_alloc through the selector (shared memory), and with algorithms that go
  * through UCX. TUTTI_SOAK_CASES sets how many cases a run draws (default 1000), for
