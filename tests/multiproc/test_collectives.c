@@ -8,13 +8,13 @@
  * and middle (rooted ones) x the four forms (plain, in place, async, in place + async),
  * plus count 70001, which is past the selector's 64 KiB latency/bandwidth switch for
  * 4-byte types and so runs the bandwidth algorithms' chunked paths. To keep the file
- * within about 3 minutes on 2 cores, 70001 runs only float32 and bfloat16 (every op:
+ * within a few minutes on 2 cores, 70001 runs only float32 and bfloat16 (every op:
  * 16-bit rounding along a ring and AVG's single division); the other dtypes share the
  * same data movement and kernels and are covered by the small counts. Another matrix
  * runs on buffers from tutti_mem_alloc, whose paths the first never takes, and a last
  * test a smaller one with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
- * calls that agree; a random soak draws what the matrix leaves out. About 190 s alone
- * on 2 cores (ctest). */
+ * calls that agree; a random soak draws what the matrix leaves out. About 280 s alone
+ * on 2 busy cores (ctest; tests/CMakeLists.txt gives it 900 s). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
