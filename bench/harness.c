@@ -18,14 +18,15 @@
 #include <time.h>
 
 #include "tutti_float16.h"
+#include "tutti_float8.h"
 
 /* ---------------------------------------------------------------- names */
 
 static const char* const coll_names[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce",
                                          "gather",     "scatter",   "all_to_all", "barrier"};
-static const char* const dtype_names[] = {"int8",    "uint8",    "int32",   "int64",
-                                          "float16", "bfloat16", "float32", "float64"};
-static const size_t dtype_sizes[] = {1, 1, 4, 8, 2, 2, 4, 8};
+static const char* const dtype_names[] = {"int8",     "uint8",   "int32",   "int64",       "float16",
+                                          "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
+static const size_t dtype_sizes[] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 1};
 static const char* const op_names[] = {"sum", "prod", "min", "max", "avg"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -40,8 +41,9 @@ static int parse_dtype(const char* name) {
   static const struct {
     const char* alias;
     bench_dtype dtype;
-  } aliases[] = {{"float", BENCH_FLOAT32}, {"double", BENCH_FLOAT64}, {"half", BENCH_FLOAT16},
-                 {"fp16", BENCH_FLOAT16},  {"bf16", BENCH_BFLOAT16},  {"int", BENCH_INT32}};
+  } aliases[] = {{"float", BENCH_FLOAT32},    {"double", BENCH_FLOAT64},  {"half", BENCH_FLOAT16},
+                 {"fp16", BENCH_FLOAT16},     {"bf16", BENCH_BFLOAT16},   {"int", BENCH_INT32},
+                 {"e4m3", BENCH_FLOAT8_E4M3}, {"e5m2", BENCH_FLOAT8_E5M2}};
   for (size_t i = 0; i < COUNT_OF(aliases); i++)
     if (strcmp(aliases[i].alias, name) == 0) return (int)aliases[i].dtype;
   return find_name(dtype_names, COUNT_OF(dtype_names), name);
@@ -50,7 +52,7 @@ static int parse_dtype(const char* name) {
 static int is_rooted(bench_coll coll) {
   return coll == BENCH_BROADCAST || coll == BENCH_REDUCE || coll == BENCH_GATHER || coll == BENCH_SCATTER;
 }
-static int is_reduction(bench_coll coll) {
+int bench_reduces(bench_coll coll) {
   return coll == BENCH_ALL_REDUCE || coll == BENCH_REDUCE_SCATTER || coll == BENCH_REDUCE;
 }
 /* The collectives whose nccl-tests size is the whole array, count per rank * ranks. */
@@ -105,7 +107,8 @@ static void usage(FILE* to, const char* program) {
           "  -f         multiply the size by FACTOR between rows (default 4)\n"
           "  -w, -n     warmup and timed iterations per size (default: adaptive, from 1000 for\n"
           "             small sizes down to 5, about 512 MiB moved per size)\n"
-          "  -d         int8 uint8 int32 int64 float16 bfloat16 float32 float64 (default float32)\n"
+          "  -d         int8 uint8 int32 int64 float16 bfloat16 float32 float64 float8_e4m3\n"
+          "             float8_e5m2 (default float32)\n"
           "  -o         sum prod min max avg (default sum)\n"
           "  -r         root of broadcast, reduce, gather and scatter (default 0)\n"
           "  -c         check one untimed run against values computed locally (default 1)\n"
@@ -246,6 +249,8 @@ static void store(bench_dtype dtype, void* buffer, size_t i, double value) {
     case BENCH_BFLOAT16: ((uint16_t*)buffer)[i] = tutti_bfloat16_from_double(value); break;
     case BENCH_FLOAT32: ((float*)buffer)[i] = (float)value; break;
     case BENCH_FLOAT64: ((double*)buffer)[i] = value; break;
+    case BENCH_FLOAT8_E4M3: ((uint8_t*)buffer)[i] = tutti_float8_e4m3_from_double(value); break;
+    case BENCH_FLOAT8_E5M2: ((uint8_t*)buffer)[i] = tutti_float8_e5m2_from_double(value); break;
   }
 }
 
@@ -259,6 +264,8 @@ static double load(bench_dtype dtype, const void* buffer, size_t i) {
     case BENCH_BFLOAT16: return tutti_bfloat16_to_double(((const uint16_t*)buffer)[i]);
     case BENCH_FLOAT32: return ((const float*)buffer)[i];
     case BENCH_FLOAT64: return ((const double*)buffer)[i];
+    case BENCH_FLOAT8_E4M3: return tutti_float8_e4m3_to_double(((const uint8_t*)buffer)[i]);
+    case BENCH_FLOAT8_E5M2: return tutti_float8_e5m2_to_double(((const uint8_t*)buffer)[i]);
   }
   return NAN;
 }
@@ -267,15 +274,18 @@ static int is_float(bench_dtype dtype) { return dtype >= BENCH_FLOAT16; }
 
 /* ---------------------------------------------------------------- the data */
 
-/* Element i of rank r's send data: small integers (1..7, or 1..2 for prod) so that
- * every reduction is exact in every dtype for the world sizes a node runs, hashed
- * so that a block in the wrong place or from the wrong rank shows. */
+static int is_fp8(bench_dtype dtype) { return dtype == BENCH_FLOAT8_E4M3 || dtype == BENCH_FLOAT8_E5M2; }
+
+/* Element i of rank r's send data: small integers (1..7, or 1..2 for prod and for fp8)
+ * so that every reduction is exact in every dtype for the world sizes a node runs
+ * (fp8's integers are exact up to 16 for e4m3 and 8 for e5m2: sums of up to 8 and 4
+ * ranks), hashed so that a block in the wrong place or from the wrong rank shows. */
 static double value_of(const bench_case* c, int r, size_t i) {
   uint32_t h = (uint32_t)i * 2654435761u ^ (uint32_t)(r + 1) * 40503u;
   h ^= h >> 15;
   h *= 2246822519u;
   h ^= h >> 13;
-  return c->op == BENCH_PROD ? 1 + h % 2 : 1 + h % 7;
+  return c->op == BENCH_PROD || is_fp8(c->dtype) ? 1 + h % 2 : 1 + h % 7;
 }
 
 /* Element i of the reduction over every rank, rounded to the dtype like the result. */
@@ -302,12 +312,16 @@ static void fill(const bench_case* c, void* buffer, int r, size_t n_elements) {
 }
 
 /* Averages of integers may be rounded either way, and averages of floats by an ulp
- * or two of the dtype; every other result is an exact integer. */
-static int differs(const bench_case* c, double got, double want) {
+ * or two of the dtype; every other result is an exact integer, except fp8 sums past
+ * the ranks above, which each step of an algorithm rounds by up to half an ulp (n:
+ * the ranks). */
+static int differs(const bench_case* c, int n, double got, double want) {
   if (got == want) return 0;
+  static const double relative[] = {0, 0, 0, 0, 2e-3, 1.6e-2, 1e-6, 1e-12, 0.0625, 0.125};
+  if (is_fp8(c->dtype) && (c->op == BENCH_SUM || c->op == BENCH_AVG))
+    return !(fabs(got - want) <= n * relative[c->dtype] * fabs(want));
   if (c->op != BENCH_AVG) return 1;
   if (!is_float(c->dtype)) return fabs(got - want) > 1;
-  static const double relative[] = {0, 0, 0, 0, 2e-3, 1.6e-2, 1e-6, 1e-12};
   return !(fabs(got - want) <= relative[c->dtype] * fabs(want));
 }
 
@@ -366,7 +380,7 @@ static size_t count_wrong(const bench_case* c, int me, int n, const void* recv, 
     double got = load(c->dtype, recv, i);
     unsigned char element[8];
     store(c->dtype, element, 0, want);
-    wrong += differs(c, got, load(c->dtype, element, 0));
+    wrong += differs(c, n, got, load(c->dtype, element, 0));
   }
   return wrong;
 }
@@ -487,7 +501,7 @@ static void print_row(const bench_backend* b, const options* o, const row* r) {
   else
     snprintf(wrong, sizeof wrong, "%.0f", r->wrong);
   printf("  %10zu %12zu %9s %6s %5d %12.2f %12.3f %12.3f %8s %7ld\n", r->bytes, r->count, dtype_names[c->dtype],
-         is_reduction(c->coll) ? op_names[c->op] : "none", c->root, r->seconds * 1e6, algbw,
+         bench_reduces(c->coll) ? op_names[c->op] : "none", c->root, r->seconds * 1e6, algbw,
          algbw * busbw_factor(c->coll, b->size), wrong, r->iters);
   fflush(stdout);
 }

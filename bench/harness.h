@@ -22,6 +22,10 @@ typedef enum bench_coll {
   BENCH_BARRIER
 } bench_coll;
 
+/* The collectives that reduce (all_reduce, reduce, reduce_scatter), whose dtype must be
+ * one the library can add; the others only move bytes. */
+int bench_reduces(bench_coll coll);
+
 /* Same order as tutti_dtype, so that tutti's backend maps them by value. */
 typedef enum bench_dtype {
   BENCH_INT8,
@@ -31,7 +35,9 @@ typedef enum bench_dtype {
   BENCH_FLOAT16,
   BENCH_BFLOAT16,
   BENCH_FLOAT32,
-  BENCH_FLOAT64
+  BENCH_FLOAT64,
+  BENCH_FLOAT8_E4M3,
+  BENCH_FLOAT8_E5M2
 } bench_dtype;
 
 /* Same order as tutti_op. */

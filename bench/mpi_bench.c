@@ -5,7 +5,9 @@
  *   mpicc -O2 -std=c99 bench/mpi_bench.c bench/harness.c -lm -o build/bin/mpi-bench
  * Run:   mpirun -np 2 build/bin/mpi-bench all_reduce -b 8 -e 64M -f 4
  * Same options and table as tutti-bench. MPI has no float16, bfloat16 or average:
- * those are refused.
+ * those are refused. Nor has it fp8: float8_e4m3 and float8_e5m2 are moved as
+ * MPI_UINT8_T by the collectives that only move data (the same bytes, so the same
+ * measurement), and refused by those that reduce, saying so.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@ static MPI_Datatype datatype_of(bench_dtype dtype) {
     case BENCH_INT64: return MPI_INT64_T;
     case BENCH_FLOAT32: return MPI_FLOAT;
     case BENCH_FLOAT64: return MPI_DOUBLE;
+    case BENCH_FLOAT8_E4M3:
+    case BENCH_FLOAT8_E5M2: return MPI_UINT8_T; /* only moved: unsupported() refuses reductions */
     case BENCH_FLOAT16:
     case BENCH_BFLOAT16: break;
   }
@@ -41,6 +45,8 @@ static MPI_Op op_of(bench_op op) {
 static const char* unsupported(void* self, const bench_case* c) {
   (void)self;
   if (datatype_of(c->dtype) == MPI_DATATYPE_NULL) return "MPI has no 16-bit floating-point type";
+  if ((c->dtype == BENCH_FLOAT8_E4M3 || c->dtype == BENCH_FLOAT8_E5M2) && bench_reduces(c->coll))
+    return "MPI has no 8-bit floating-point type to reduce (fp8 is only moved, as bytes)";
   if (op_of(c->op) == MPI_OP_NULL) return "MPI has no average reduction";
   return NULL;
 }

@@ -24,8 +24,16 @@ typedef struct backend {
   cudaStream_t stream;
 } backend;
 
-static const ncclDataType_t nccl_dtypes[] = {ncclInt8,    ncclUint8,    ncclInt32,   ncclInt64,
-                                             ncclFloat16, ncclBfloat16, ncclFloat32, ncclFloat64};
+#if NCCL_VERSION_CODE >= 22400
+#define NCCL_HAS_FP8 1
+static const ncclDataType_t nccl_dtypes[] = {ncclInt8,     ncclUint8,   ncclInt32,   ncclInt64,      ncclFloat16,
+                                             ncclBfloat16, ncclFloat32, ncclFloat64, ncclFloat8e4m3, ncclFloat8e5m2};
+#else
+/* NCCL before 2.24 has no fp8: moved as bytes, and reductions refused (unsupported). */
+#define NCCL_HAS_FP8 0
+static const ncclDataType_t nccl_dtypes[] = {ncclInt8,     ncclUint8,   ncclInt32,   ncclInt64, ncclFloat16,
+                                             ncclBfloat16, ncclFloat32, ncclFloat64, ncclUint8, ncclUint8};
+#endif
 static const ncclRedOp_t nccl_ops[] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
 
 static int nccl_failed(const char* what, ncclResult_t result) {
@@ -74,6 +82,8 @@ static const char* unsupported(void* self, const bench_case* c) {
   if (c->coll == BENCH_GATHER || c->coll == BENCH_SCATTER || c->coll == BENCH_ALL_TO_ALL)
     return "NCCL has no such collective (tutti builds it from grouped sends and receives)";
   if (c->coll == BENCH_BARRIER) return "NCCL has no barrier";
+  if (!NCCL_HAS_FP8 && (c->dtype == BENCH_FLOAT8_E4M3 || c->dtype == BENCH_FLOAT8_E5M2) && bench_reduces(c->coll))
+    return "this NCCL (before 2.24) has no fp8 reductions";
   return NULL;
 }
 

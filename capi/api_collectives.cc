@@ -18,7 +18,9 @@ static_assert(static_cast<int>(tutti::Dtype::kInt8) == TUTTI_DTYPE_INT8 &&
                   static_cast<int>(tutti::Dtype::kFloat16) == TUTTI_DTYPE_FLOAT16 &&
                   static_cast<int>(tutti::Dtype::kBfloat16) == TUTTI_DTYPE_BFLOAT16 &&
                   static_cast<int>(tutti::Dtype::kFloat32) == TUTTI_DTYPE_FLOAT32 &&
-                  static_cast<int>(tutti::Dtype::kFloat64) == TUTTI_DTYPE_FLOAT64,
+                  static_cast<int>(tutti::Dtype::kFloat64) == TUTTI_DTYPE_FLOAT64 &&
+                  static_cast<int>(tutti::Dtype::kFloat8E4m3) == TUTTI_DTYPE_FLOAT8_E4M3 &&
+                  static_cast<int>(tutti::Dtype::kFloat8E5m2) == TUTTI_DTYPE_FLOAT8_E5M2,
               "runtime/operation/dtype.h and tutti.h disagree on dtypes");
 static_assert(static_cast<int>(tutti::ReduceOp::kSum) == TUTTI_OP_SUM &&
                   static_cast<int>(tutti::ReduceOp::kProd) == TUTTI_OP_PROD &&

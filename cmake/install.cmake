@@ -23,7 +23,8 @@ set(TUTTI_INSTALL_LUADIR ${CMAKE_INSTALL_LIBDIR}/lua/5.4 CACHE STRING
 install(TARGETS tutti tutti_cpp EXPORT tuttiTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/capi/include/tutti.h ${PROJECT_SOURCE_DIR}/capi/include/tutti_float16.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/capi/include/tutti.h ${PROJECT_SOURCE_DIR}/capi/include/tutti_float16.h
+        ${PROJECT_SOURCE_DIR}/capi/include/tutti_float8.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/cpp/include/tutti DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT tuttiTargets NAMESPACE tutti:: DESTINATION ${TUTTI_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tuttiConfig.cmake.in

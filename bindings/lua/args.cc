@@ -7,7 +7,8 @@ namespace tutti::lua {
 namespace {
 
 // Indexed by the enums' values, which tutti.h fixes forever.
-constexpr const char* kDtypeNames[] = {"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+constexpr const char* kDtypeNames[] = {"int8",     "uint8",   "int32",   "int64",       "float16",
+                                       "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
 constexpr const char* kOpNames[] = {"sum", "prod", "min", "max", "avg"};
 constexpr int kDtypeCount = sizeof kDtypeNames / sizeof kDtypeNames[0];
 constexpr int kOpCount = sizeof kOpNames / sizeof kOpNames[0];

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "tutti_float16.h"
+#include "tutti_float8.h"
 
 namespace tutti::lua {
 namespace {
@@ -24,7 +25,9 @@ void write_as(char* element, T value) {
 size_t element_size(tutti_dtype dtype) {
   switch (dtype) {
     case TUTTI_DTYPE_INT8:
-    case TUTTI_DTYPE_UINT8: return 1;
+    case TUTTI_DTYPE_UINT8:
+    case TUTTI_DTYPE_FLOAT8_E4M3:
+    case TUTTI_DTYPE_FLOAT8_E5M2: return 1;
     case TUTTI_DTYPE_FLOAT16:
     case TUTTI_DTYPE_BFLOAT16: return 2;
     case TUTTI_DTYPE_INT32:
@@ -37,7 +40,7 @@ size_t element_size(tutti_dtype dtype) {
 
 bool is_float(tutti_dtype dtype) {
   return dtype == TUTTI_DTYPE_FLOAT16 || dtype == TUTTI_DTYPE_BFLOAT16 || dtype == TUTTI_DTYPE_FLOAT32 ||
-         dtype == TUTTI_DTYPE_FLOAT64;
+         dtype == TUTTI_DTYPE_FLOAT64 || dtype == TUTTI_DTYPE_FLOAT8_E4M3 || dtype == TUTTI_DTYPE_FLOAT8_E5M2;
 }
 
 int64_t load_integer(tutti_dtype dtype, const char* element) {
@@ -56,6 +59,8 @@ double load_double(tutti_dtype dtype, const char* element) {
     case TUTTI_DTYPE_BFLOAT16: return tutti_bfloat16_to_double(read_as<uint16_t>(element));
     case TUTTI_DTYPE_FLOAT32: return read_as<float>(element);
     case TUTTI_DTYPE_FLOAT64: return read_as<double>(element);
+    case TUTTI_DTYPE_FLOAT8_E4M3: return tutti_float8_e4m3_to_double(read_as<uint8_t>(element));
+    case TUTTI_DTYPE_FLOAT8_E5M2: return tutti_float8_e5m2_to_double(read_as<uint8_t>(element));
     default: return static_cast<double>(load_integer(dtype, element));
   }
 }
@@ -78,6 +83,8 @@ void store_double(tutti_dtype dtype, char* element, double value) {
     case TUTTI_DTYPE_BFLOAT16: write_as(element, tutti_bfloat16_from_double(value)); return;
     case TUTTI_DTYPE_FLOAT32: write_as(element, static_cast<float>(value)); return;
     case TUTTI_DTYPE_FLOAT64: write_as(element, value); return;
+    case TUTTI_DTYPE_FLOAT8_E4M3: write_as(element, tutti_float8_e4m3_from_double(value)); return;
+    case TUTTI_DTYPE_FLOAT8_E5M2: write_as(element, tutti_float8_e5m2_from_double(value)); return;
     default: store_integer(dtype, element, static_cast<int64_t>(value)); return;
   }
 }

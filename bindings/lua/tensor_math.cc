@@ -2,8 +2,9 @@
 // and min, enough for the tutorials. A number is broadcast against a tensor; two
 // tensors must have the same shape. Result dtypes follow torch's promotion, without
 // int16: the wider of two integer or two float dtypes (int8 with uint8 gives int32,
-// float16 with bfloat16 float32), a float dtype over an integer one, an integer
-// tensor with a non-integer number gives float32, and / always gives a float.
+// float16 with bfloat16, or float8_e4m3 with float8_e5m2, float32), a float dtype over
+// an integer one, an integer tensor with a non-integer number gives float32, and /
+// always gives a float.
 //
 // t == u is true when both are tensors of the same shape whose elements are equal as
 // numbers (whatever their dtypes), so tests can write assert(t == expected); Lua's ==
@@ -33,7 +34,8 @@ tutti_dtype promote(tutti_dtype a, tutti_dtype b) {
   if (a == b) return a;
   if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
   if (element_size(a) != element_size(b)) return element_size(a) > element_size(b) ? a : b;
-  // Same width, different kind: int8/uint8 or float16/bfloat16; neither holds the other.
+  // Same width, different kind: int8/uint8, float16/bfloat16 or the two fp8s; neither
+  // holds the other.
   return is_float(a) ? TUTTI_DTYPE_FLOAT32 : TUTTI_DTYPE_INT32;
 }
 

@@ -216,8 +216,15 @@ TUTTI_API tutti_status tutti_comm_destroy(tutti_comm* comm);
 
 /* ---------------------------------------------------------------- data types and reductions */
 
-/* Element types of collective buffers. 16-bit floats are reduced in float32 and
- * rounded to nearest even. */
+/* Element types of collective buffers. 16-bit and 8-bit floats are reduced in float32
+ * and rounded to nearest even, once per reduction step.
+ * FLOAT8_E4M3 and FLOAT8_E5M2 are the OCP 8-bit floats (NCCL's ncclFloat8e4m3 and
+ * ncclFloat8e5m2, torch's float8_e4m3fn and float8_e5m2). E4M3: bias 7, no infinity,
+ * NaN is S.1111.111, largest finite 448. E5M2: bias 15, infinities and NaNs as in
+ * IEEE binary16, largest finite 57344. A reduced value saturates: one that rounds
+ * beyond the largest finite value, infinity included, becomes the largest finite
+ * value of its sign (CUDA's __NV_SATFINITE, as NCCL's fp8 reductions do; unlike
+ * torch's .to(float8), which gives NaN or inf). NaN stays NaN. */
 typedef enum tutti_dtype {
   TUTTI_DTYPE_INT8 = 0,
   TUTTI_DTYPE_UINT8 = 1,
@@ -226,7 +233,9 @@ typedef enum tutti_dtype {
   TUTTI_DTYPE_FLOAT16 = 4,
   TUTTI_DTYPE_BFLOAT16 = 5,
   TUTTI_DTYPE_FLOAT32 = 6,
-  TUTTI_DTYPE_FLOAT64 = 7
+  TUTTI_DTYPE_FLOAT64 = 7,
+  TUTTI_DTYPE_FLOAT8_E4M3 = 8,
+  TUTTI_DTYPE_FLOAT8_E5M2 = 9
 } tutti_dtype;
 
 typedef enum tutti_op {

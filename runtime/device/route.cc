@@ -8,9 +8,10 @@
 namespace tutti::device {
 namespace {
 
-// NCCL 2.10 brought ncclAvg and ncclBfloat16; version codes are major*10000 + minor*100
-// + patch since 2.9.
+// NCCL 2.10 brought ncclAvg and ncclBfloat16, 2.24 ncclFloat8e4m3 and ncclFloat8e5m2;
+// version codes are major*10000 + minor*100 + patch since 2.9.
 constexpr int kNccl2_10 = 21000;
+constexpr int kNccl2_24 = 22400;
 
 bool is_integer(Dtype dtype) {
   return dtype == Dtype::kInt8 || dtype == Dtype::kUint8 || dtype == Dtype::kInt32 || dtype == Dtype::kInt64;
@@ -74,9 +75,14 @@ const char* nccl_lacks(const Call& call, int version) {
   if (call.kind == Kind::kAllToAll && call.send == call.recv) return "NCCL has no all_to_all in place";
   const auto dtype = static_cast<Dtype>(call.dtype);
   if (dtype == Dtype::kBfloat16 && version < kNccl2_10) return "NCCL before 2.10 has no bfloat16";
+  // A collective that only moves fp8 moves bytes, which any NCCL does (enqueue.cc
+  // passes them as uint8).
+  const bool fp8 = dtype == Dtype::kFloat8E4m3 || dtype == Dtype::kFloat8E5m2;
+  if (fp8 && is_reducing(call.kind) && version < kNccl2_24) return "NCCL before 2.24 has no fp8 reductions";
   if (!is_reducing(call.kind) || static_cast<ReduceOp>(call.op) != ReduceOp::kAvg) return nullptr;
   if (version < kNccl2_10) return "NCCL before 2.10 has no average";
   if (is_integer(dtype)) return "tutti averages integers on the host (the sum, then a truncating division)";
+  if (fp8) return "NCCL averages fp8 by scaling each input by 1/ranks rounded to fp8, before the sum";
   return nullptr;
 }
 

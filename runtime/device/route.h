@@ -36,8 +36,9 @@ Route choose_route(const std::vector<RankGpu>& ranks, const std::string& why_not
 std::string shared_gpus(const std::vector<RankGpu>& ranks);
 
 // Why NCCL of `version` cannot run call as tutti defines it (nullptr when it can): a
-// bfloat16 or an AVG before NCCL 2.10; an integer AVG (tutti truncates the sum's
-// quotient on the host, and keeps every path rounding alike); a send or receive
+// bfloat16 or an AVG before NCCL 2.10; an fp8 reduction before NCCL 2.24; an integer
+// AVG (tutti truncates the sum's quotient on the host, and keeps every path rounding
+// alike) or an fp8 AVG (NCCL scales each input first); a send or receive
 // (NCCL's have no tags); an all_to_all in place; a barrier (no buffers, so it never
 // reaches the device path).
 const char* nccl_lacks(const Call& call, int version);

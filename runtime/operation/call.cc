@@ -66,7 +66,8 @@ bool is_in_place(const Call& call, int rank, int size) {
 void validate(const Call& call, int rank, int size, const char* api) {
   if (call.kind != Kind::kBarrier && !valid_dtype(call.dtype)) {
     invalid(api, [&] {
-      return concat("dtype ", call.dtype, " is not a tutti_dtype; use one of TUTTI_DTYPE_INT8 ... TUTTI_DTYPE_FLOAT64");
+      return concat("dtype ", call.dtype,
+                    " is not a tutti_dtype; use one of TUTTI_DTYPE_INT8 ... TUTTI_DTYPE_FLOAT8_E5M2");
     });
   }
   if (is_reducing(call.kind) && !valid_reduce_op(call.op)) {

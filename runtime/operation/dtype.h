@@ -17,8 +17,10 @@ enum class Dtype : int32_t {
   kBfloat16 = 5,
   kFloat32 = 6,
   kFloat64 = 7,
+  kFloat8E4m3 = 8,
+  kFloat8E5m2 = 9,
 };
-constexpr int32_t kDtypeCount = 8;
+constexpr int32_t kDtypeCount = 10;
 
 enum class ReduceOp : int32_t {
   kSum = 0,
@@ -35,7 +37,9 @@ constexpr bool valid_reduce_op(int32_t value) { return value >= 0 && value < kRe
 constexpr size_t dtype_size(Dtype dtype) {
   switch (dtype) {
     case Dtype::kInt8:
-    case Dtype::kUint8: return 1;
+    case Dtype::kUint8:
+    case Dtype::kFloat8E4m3:
+    case Dtype::kFloat8E5m2: return 1;
     case Dtype::kFloat16:
     case Dtype::kBfloat16: return 2;
     case Dtype::kInt32:
@@ -49,8 +53,8 @@ constexpr size_t dtype_size(Dtype dtype) {
 // "float32", "sum": the names messages and the benchmark use. The tables live at
 // namespace scope: a table local to a constexpr function is rebuilt on the stack at
 // every call, which the per-call fast path pays for.
-inline constexpr const char* kDtypeNames[] = {"int8",    "uint8",    "int32",   "int64",
-                                              "float16", "bfloat16", "float32", "float64"};
+inline constexpr const char* kDtypeNames[] = {"int8",     "uint8",   "int32",   "int64",       "float16",
+                                              "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
 inline constexpr const char* kReduceOpNames[] = {"sum", "prod", "min", "max", "avg"};
 constexpr const char* dtype_name(Dtype dtype) {
   return valid_dtype(static_cast<int32_t>(dtype)) ? kDtypeNames[static_cast<int32_t>(dtype)] : "unknown";

@@ -2,9 +2,9 @@
 // single pass that folds n sources, in order, into dst, instantiated for each (dtype,
 // op) pair. Integers and float32/64 run through plain loops over restrict-qualified
 // pointers, which GCC vectorizes at -O3 (runtime/CMakeLists.txt compiles this file so).
-// 16-bit floats are widened to float32, combined and rounded back once: eight at a time
-// with F16C/AVX2 where the CPU has them, else one at a time with half.cc's conversions,
-// which define the results both must give.
+// 16-bit and 8-bit floats are widened to float32, combined and rounded back once: 16-bit
+// ones eight at a time with F16C/AVX2 where the CPU has them, else one at a time with
+// half.cc's or float8.cc's conversions, which define the results.
 #include "runtime/operation/reduce_op.h"
 
 #include <algorithm>
@@ -180,42 +180,50 @@ void reduce_native_unaligned(void* dst, const void* const* sources, int n, size_
   }
 }
 
-// ---- 16-bit floats ----
+// ---- floats narrower than float32 (16 and 8 bits) ----
 
-struct Float16 {
-  static float widen(uint16_t bits) { return half_to_float(bits); }
-  static uint16_t narrow(float value) { return float_to_half(value); }
+// A float format stored as Bits and combined as float32, by its two conversions.
+template <class B, float (*kWiden)(B), B (*kNarrow)(float)>
+struct NarrowFloat {
+  using Bits = B;
+  static float widen(B bits) { return kWiden(bits); }
+  static B narrow(float value) { return kNarrow(value); }
 };
 
-struct Bfloat16 {
-  static float widen(uint16_t bits) { return bfloat16_to_float(bits); }
-  static uint16_t narrow(float value) { return float_to_bfloat16(value); }
-};
+using Float16 = NarrowFloat<uint16_t, half_to_float, float_to_half>;
+using Bfloat16 = NarrowFloat<uint16_t, bfloat16_to_float, float_to_bfloat16>;
+using Float8E4m3 = NarrowFloat<uint8_t, float8_e4m3_to_float, float_to_float8_e4m3>;
+using Float8E5m2 = NarrowFloat<uint8_t, float8_e5m2_to_float, float_to_float8_e5m2>;
 
 template <class T>
 constexpr bool kIs16BitFloat = std::is_same_v<T, Float16> || std::is_same_v<T, Bfloat16>;
+template <class T>
+constexpr bool kIsNarrowFloat = kIs16BitFloat<T> || std::is_same_v<T, Float8E4m3> || std::is_same_v<T, Float8E5m2>;
 
-// Element i of a 16-bit buffer at any address (aligned_for above says why not through
-// a uint16_t*); the compiler makes each a plain load or store.
-uint16_t load_16bit(const void* buffer, size_t i) {
-  uint16_t bits;
+// Element i of a buffer of Bits at any address (aligned_for above says why not through
+// a Bits*); the compiler makes each a plain load or store.
+template <class Bits>
+Bits load_bits(const void* buffer, size_t i) {
+  Bits bits;
   std::memcpy(&bits, static_cast<const unsigned char*>(buffer) + i * sizeof bits, sizeof bits);
   return bits;
 }
 
-void store_16bit(void* buffer, size_t i, uint16_t bits) {
+template <class Bits>
+void store_bits(void* buffer, size_t i, Bits bits) {
   std::memcpy(static_cast<unsigned char*>(buffer) + i * sizeof bits, &bits, sizeof bits);
 }
 
 // Elements [begin, count), one at a time: every source is read before dst is written,
 // so dst may be any source.
 template <class Op, class Format>
-void reduce_16bit_portable(void* dst, const void* const* sources, int n, size_t begin, size_t count, int divisor) {
+void reduce_narrow_portable(void* dst, const void* const* sources, int n, size_t begin, size_t count, int divisor) {
+  using Bits = typename Format::Bits;
   for (size_t i = begin; i < count; ++i) {
-    float acc = Format::widen(load_16bit(sources[0], i));
-    for (int k = 1; k < n; ++k) acc = Op::apply(acc, Format::widen(load_16bit(sources[k], i)));
+    float acc = Format::widen(load_bits<Bits>(sources[0], i));
+    for (int k = 1; k < n; ++k) acc = Op::apply(acc, Format::widen(load_bits<Bits>(sources[k], i)));
     if (divisor != 0) acc /= static_cast<float>(divisor);
-    store_16bit(dst, i, Format::narrow(acc));
+    store_bits(dst, i, Format::narrow(acc));
   }
 }
 
@@ -324,15 +332,19 @@ std::atomic<bool>& half_kernels_are_vector() {
   return vector;
 }
 
+// 8-bit floats have no conversion instructions on x86, so only 16-bit ones have a
+// vector kernel.
 template <class Op, class Format>
-void reduce_16bit(uint16_t* dst, const void* const* sources, int n, size_t count, int divisor) {
+void reduce_narrow(void* dst, const void* const* sources, int n, size_t count, int divisor) {
   size_t done = 0;
 #if defined(__x86_64__)
-  if (half_kernels_are_vector().load(std::memory_order_relaxed)) {
-    done = reduce_16bit_avx2<Op, Format>(dst, sources, n, count, divisor);
+  if constexpr (kIs16BitFloat<Format>) {
+    if (half_kernels_are_vector().load(std::memory_order_relaxed)) {
+      done = reduce_16bit_avx2<Op, Format>(static_cast<uint16_t*>(dst), sources, n, count, divisor);
+    }
   }
 #endif
-  reduce_16bit_portable<Op, Format>(dst, sources, n, done, count, divisor);
+  reduce_narrow_portable<Op, Format>(dst, sources, n, done, count, divisor);
 }
 
 // ---- dispatch ----
@@ -351,6 +363,8 @@ void with_element(Dtype dtype, Fn&& fn) {
     case Dtype::kBfloat16: return fn(std::type_identity<Bfloat16>{});
     case Dtype::kFloat32: return fn(std::type_identity<float>{});
     case Dtype::kFloat64: return fn(std::type_identity<double>{});
+    case Dtype::kFloat8E4m3: return fn(std::type_identity<Float8E4m3>{});
+    case Dtype::kFloat8E5m2: return fn(std::type_identity<Float8E5m2>{});
   }
 }
 
@@ -370,8 +384,8 @@ void reduce(void* dst, const void* const* sources, int n, size_t count, Dtype dt
   if (count == 0) return;
   with_element(dtype, [&]<class Element>(std::type_identity<Element>) {
     with_op(op, [&]<class Op>(Op) {
-      if constexpr (kIs16BitFloat<Element>) {
-        reduce_16bit<Op, Element>(static_cast<uint16_t*>(dst), sources, n, count, divisor);
+      if constexpr (kIsNarrowFloat<Element>) {
+        reduce_narrow<Op, Element>(dst, sources, n, count, divisor);
       } else if (aligned_for<Element>(dst) &&
                  std::all_of(sources, sources + n, [](const void* source) { return aligned_for<Element>(source); })) {
         reduce_native<Op>(static_cast<Element*>(dst), sources, n, count, divisor);

@@ -1,8 +1,9 @@
 // The reduction kernels every algorithm shares: element-wise combine of buffers for
-// each dtype x op. 16-bit floats (float16, bfloat16) are widened to float32, combined,
-// and rounded back to nearest even; reduce_many accumulates all its sources in
-// float32 (integers in their own type, wrapping on overflow as two's complement) and
-// rounds once, which is why the one-pass shared-memory path is also the most exact.
+// each dtype x op. 16-bit floats (float16, bfloat16) and 8-bit floats (float8_e4m3,
+// float8_e5m2) are widened to float32, combined, and rounded back to nearest even (fp8
+// saturating); reduce_many accumulates all its sources in float32 (integers in their
+// own type, wrapping on overflow as two's complement) and rounds once, which is why
+// the one-pass shared-memory path is also the most exact.
 //
 // AVG: reduce_inplace and reduce_into treat it as SUM (the algorithm divides once at
 // the end with finish_average); reduce_many divides by `average_over` itself when the
@@ -37,5 +38,12 @@ float half_to_float(uint16_t bits);
 uint16_t float_to_half(float value);
 float bfloat16_to_float(uint16_t bits);
 uint16_t float_to_bfloat16(float value);
+
+// The OCP 8-bit floats <-> float32 (float8.cc says how): round to nearest even,
+// saturating at the largest finite value (448, 57344), infinity included; NaN stays NaN.
+float float8_e4m3_to_float(uint8_t bits);
+uint8_t float_to_float8_e4m3(float value);
+float float8_e5m2_to_float(uint8_t bits);
+uint8_t float_to_float8_e5m2(float value);
 
 }  // namespace tutti

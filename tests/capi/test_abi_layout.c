@@ -43,6 +43,8 @@ Test(abi_layout, dtype_and_op_values_are_stable) {
   cr_expect_eq(TUTTI_DTYPE_BFLOAT16, 5);
   cr_expect_eq(TUTTI_DTYPE_FLOAT32, 6);
   cr_expect_eq(TUTTI_DTYPE_FLOAT64, 7);
+  cr_expect_eq(TUTTI_DTYPE_FLOAT8_E4M3, 8);
+  cr_expect_eq(TUTTI_DTYPE_FLOAT8_E5M2, 9);
   cr_expect_eq(TUTTI_OP_SUM, 0);
   cr_expect_eq(TUTTI_OP_PROD, 1);
   cr_expect_eq(TUTTI_OP_MIN, 2);

@@ -30,7 +30,7 @@ for package in "libuv1 (>= 1.44)" libucx0 libssl3 liblua5.4-0 libedit2 libpng16-
   grep -qF "$package" <<<"$depends" || fail "Depends lacks $package: $depends"
 done
 contents=$(dpkg-deb -c "$deb")
-for file in ./usr/bin/tutti ./usr/lib/libtutti.so.0.${version#0.} ./usr/include/tutti.h ./usr/include/tutti_float16.h ./usr/include/tutti/tutti.hpp \
+for file in ./usr/bin/tutti ./usr/lib/libtutti.so.0.${version#0.} ./usr/include/tutti.h ./usr/include/tutti_float16.h ./usr/include/tutti_float8.h ./usr/include/tutti/tutti.hpp \
             ./usr/lib/pkgconfig/tutti.pc ./usr/lib/cmake/tutti/tuttiConfig.cmake ./usr/lib/lua/5.4/tutti.so \
             ./usr/lib/python3.11/dist-packages/tutti/__init__.py ./usr/share/man/man1/tutti.1 ./usr/share/man/man3/tutti.3 \
             ./usr/share/doc/tutti/copyright; do

@@ -48,7 +48,7 @@ case "$what" in
     build_dir=$source_dir
     rm -rf "$prefix"
     cmake --install "$build_dir" --prefix "$prefix" >"$scratch/install.log" || { cat "$scratch/install.log"; exit 1; }
-    for file in bin/tutti lib/libtutti.so.0 lib/libtutti.so include/tutti.h include/tutti_float16.h include/tutti/tutti.hpp \
+    for file in bin/tutti lib/libtutti.so.0 lib/libtutti.so include/tutti.h include/tutti_float16.h include/tutti_float8.h include/tutti/tutti.hpp \
                 lib/cmake/tutti/tuttiConfig.cmake lib/cmake/tutti/tuttiConfigVersion.cmake lib/pkgconfig/tutti.pc \
                 lib/lua/5.4/tutti.so share/man/man1/tutti.1 share/man/man3/tutti.3 \
                 share/man/man3/tutti_comm_init.3 share/doc/tutti/examples/c/02_collectives.c; do

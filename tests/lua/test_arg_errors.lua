@@ -91,9 +91,9 @@ check.raises("bad argument #1 to 'zeros' (shape: entry 1 is -1; sizes are non-ne
 check.raises("bad argument #2 to 'zeros' (shape expected: a table of sizes such as {11, 11}, or sizes as numbers; got 2.5)",
   function() tutti.zeros(3, 2.5) end)
 check.raises("bad argument #2 to 'zeros' (dtype expected: one of int8, uint8, int32, int64, float16, bfloat16, "
-  .. [[float32, float64; got "float")]], function() tutti.zeros({2}, "float") end)
+  .. [[float32, float64, float8_e4m3, float8_e5m2; got "float")]], function() tutti.zeros({2}, "float") end)
 check.raises("bad argument #3 to 'ones' (dtype expected: one of int8, uint8, int32, int64, float16, bfloat16, "
-  .. "float32, float64; got table)", function() tutti.ones(2, 2, {}) end)
+  .. "float32, float64, float8_e4m3, float8_e5m2; got table)", function() tutti.ones(2, 2, {}) end)
 check.raises("bad argument #1 to 'full' (shape expected: a table of sizes such as {11, 11}, then the value; got 2)",
   function() tutti.full(2, 3) end)
 check.raises("bad argument #2 to 'full' (value expected: a number; got no value)", function() tutti.full({2}) end)
@@ -105,7 +105,7 @@ check.raises("bad argument #1 to 'tensor' (data expected: a number or nested tab
   function() tutti.tensor(true) end)
 check.raises("bad argument #3 to 'arange' (step: must be a number other than 0)", function() tutti.arange(0, 1, 0) end)
 check.raises([[bad argument #1 to 'to' (dtype expected: one of int8, uint8, int32, int64, float16, bfloat16, ]]
-  .. [[float32, float64; got "f32")]], function() t:to("f32") end)
+  .. [[float32, float64, float8_e4m3, float8_e5m2; got "f32")]], function() t:to("f32") end)
 check.raises([[bad argument #1 to 'fill' (value expected: a number; got "x")]], function() t:fill("x") end)
 check.raises("bad argument #1 to 'copy' (tutti.tensor expected, got number)", function() t:copy(1) end)
 check.raises("bad argument #1 to 'view' (shape: entry 1 is a boolean; sizes are non-negative integers)",

@@ -1,6 +1,6 @@
 -- Every collective, blocking, on the world and on tutti.world() as methods, checked
 -- against values each rank computes for every rank: every op of all_reduce, reduce and
--- reduce_scatter, all eight dtypes, 1 and 121 (11x11) elements, every root that is
+-- reduce_scatter, all ten dtypes, 1 and 121 (11x11) elements, every root that is
 -- first or last, and lists that are rows of one matrix (used in place) or separate
 -- tensors (through a buffer). Run at 1 to 5 ranks, so sizes that are not powers of two.
 --   tutti launch -n 3 -- lua5.4 tests/lua/test_collectives.lua
@@ -9,22 +9,29 @@ local check = require "check"
 
 local rank, size = tutti.rank(), tutti.size()
 local world = tutti.world()
-local dtypes = {"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"}
+local dtypes = {"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "float8_e4m3",
+  "float8_e5m2"}
 local ops = {"sum", "prod", "min", "max", "avg"}
 local shapes = {{1}, {11, 11}}
 local roots = size > 1 and {0, size - 1} or {0}
 -- Rounding allowed for avg's division, relative to the value (everything else is exact).
-local epsilon = {float16 = 2 ^ -10, bfloat16 = 2 ^ -7, float32 = 2 ^ -20, float64 = 2 ^ -40}
+local epsilon = {float16 = 2 ^ -10, bfloat16 = 2 ^ -7, float32 = 2 ^ -20, float64 = 2 ^ -40, float8_e4m3 = 2 ^ -4,
+  float8_e5m2 = 2 ^ -3}
 
 -- Rank r's element i (0-based) of block b in case c: small integers, so every sum,
 -- product, min and max below is exact in every dtype (|sum| <= 20, |product| <= 32);
--- products take 1, 2 and -1 (1 and 2 for uint8), everything else [-4, 4] ([0, 8] for uint8).
+-- products take 1, 2 and -1 (1 and 2 for uint8), everything else [-4, 4] ([0, 8] for uint8;
+-- fp8, whose integers are exact only up to 16 (e4m3) and 8 (e5m2), [-2, 2] and [-1, 1],
+-- so that every partial sum of up to 8 ranks is exact too).
 -- Hashed rather than linear in r, so that sums come out negative and not divisible by
 -- the size often enough to check that integer avg truncates toward zero.
+local fp8_reach = {float8_e4m3 = 2, float8_e5m2 = 1}
 local function value(dtype, op, c, r, b, i)
   local x = ((c * 131 + r * 31 + b * 17 + i * 7) * 2654435761) % 4294967296
   local h = (x ~ (x >> 13)) % 9
   if op == "prod" then return ({1, 2, -1})[h % (dtype == "uint8" and 2 or 3) + 1] end
+  local reach = fp8_reach[dtype]
+  if reach then return h % (2 * reach + 1) - reach end
   return dtype == "uint8" and h or h - 4
 end
 

@@ -1,5 +1,5 @@
 -- The tensor API on one rank: constructors, dtypes, Torch7 indexing and views, methods,
--- arithmetic and its promotions, 16-bit float rounding, tostring, and the tutorial's
+-- arithmetic and its promotions, 16-bit and 8-bit float rounding, tostring, and the tutorial's
 -- disk and square to the cell.
 --   tutti launch -n 1 -- lua5.4 tests/lua/test_tensor.lua
 local tutti = require "tutti"
@@ -17,7 +17,8 @@ do
   check.equal(tutti.zeros(3, "uint8"):dtype(), "uint8", "zeros(3, dtype)")
   check.equal(tutti.ones{4}:sum(), 4.0, "ones{4}:sum()")
   check.equal(tutti.full({2, 3}, 7, "int64"):sum(), 42, "full({2, 3}, 7, int64):sum()")
-  for _, dtype in ipairs{"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"} do
+  for _, dtype in ipairs{"int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "float8_e4m3",
+    "float8_e5m2"} do
     local t = tutti.full({3}, 5, dtype)
     check.equal(t:dtype(), dtype, "full dtype")
     check.equal(t[2], dtype:find("int") and 5 or 5.0, "full value in " .. dtype)
@@ -129,6 +130,8 @@ do
   check.equal((tutti.zeros(1, "int8") + tutti.zeros(1, "uint8")):dtype(), "int32", "int8 + uint8")
   check.equal((tutti.zeros(1, "float16") + tutti.zeros(1, "bfloat16")):dtype(), "float32", "float16 + bfloat16")
   check.equal((tutti.zeros(1, "int64") + tutti.zeros(1, "float16")):dtype(), "float16", "int64 + float16")
+  check.equal((tutti.zeros(1, "float8_e4m3") + tutti.zeros(1, "float8_e5m2")):dtype(), "float32", "e4m3 + e5m2")
+  check.equal((tutti.zeros(1, "float8_e4m3") + tutti.zeros(1, "bfloat16")):dtype(), "bfloat16", "e4m3 + bfloat16")
   check.elements(tutti.tensor({127}, "int8") + 1, {-128}, "int8 wraps")
   check.elements(tutti.tensor({0}, "uint8") - 1, {255}, "uint8 wraps")
   check.raises("cannot add tensors of shapes 2x2 and 4; shapes must be equal (only a number is broadcast)",
@@ -162,6 +165,25 @@ do
   check.equal(stored(3e38, "bfloat16"), 226 * 2 ^ 120, "bfloat16 large")
   check.equal(stored(-1e39, "bfloat16"), -math.huge, "bfloat16 overflows to -inf")
   check.equal(stored(1e-40, "bfloat16"), 2 ^ -133, "bfloat16 subnormal (1.09 steps of 2^-133)")
+end
+
+-- fp8 rounds to nearest even and saturates at its largest finite value, as tutti's
+-- reductions do.
+do
+  local function stored(value, dtype) return tutti.tensor({value}, dtype)[1] end
+  check.equal(stored(1 / 3, "float8_e4m3"), 0.34375, "e4m3 1/3")
+  check.equal(stored(1 + 2 ^ -4, "float8_e4m3"), 1.0, "e4m3 1 + 2^-4 ties to even (1)")
+  check.equal(stored(1 + 3 * 2 ^ -4, "float8_e4m3"), 1.25, "e4m3 1 + 3 * 2^-4 ties up")
+  check.equal(stored(464, "float8_e4m3"), 448.0, "e4m3 464 ties to 448")
+  check.equal(stored(-1e9, "float8_e4m3"), -448.0, "e4m3 saturates")
+  check.equal(stored(math.huge, "float8_e4m3"), 448.0, "e4m3 saturates infinity")
+  check.equal(stored(2 ^ -9, "float8_e4m3"), 2 ^ -9, "e4m3 smallest subnormal")
+  check.equal(stored(2 ^ -10, "float8_e4m3"), 0.0, "e4m3 2^-10 ties to even (0)")
+  check.truthy(stored(0 / 0, "float8_e4m3") ~= stored(0 / 0, "float8_e4m3"), "e4m3 NaN")
+  check.equal(stored(1 / 3, "float8_e5m2"), 0.3125, "e5m2 1/3")
+  check.equal(stored(1e9, "float8_e5m2"), 57344.0, "e5m2 saturates")
+  check.equal(stored(-math.huge, "float8_e5m2"), -57344.0, "e5m2 saturates -infinity")
+  check.equal(stored(2 ^ -16, "float8_e5m2"), 2 ^ -16, "e5m2 smallest subnormal")
 end
 
 -- tostring, in Torch7's layout.

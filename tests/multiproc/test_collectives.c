@@ -4,17 +4,17 @@
  * name every algorithm of every collective.
  *
  * One launch per (world size, algorithm set); the program loops over the cases:
- * 9 collectives x 8 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
+ * 9 collectives x 10 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
  * and middle (rooted ones) x the four forms (plain, in place, async, in place + async),
  * plus count 70001, which is past the selector's 64 KiB latency/bandwidth switch for
  * 4-byte types and so runs the bandwidth algorithms' chunked paths. To keep the file
- * within about 3 minutes on 2 cores, 70001 runs only float32 and bfloat16 (every op:
+ * within a few minutes on 2 cores, 70001 runs only float32 and bfloat16 (every op:
  * 16-bit rounding along a ring and AVG's single division); the other dtypes share the
  * same data movement and kernels and are covered by the small counts. Another matrix
  * runs on buffers from tutti_mem_alloc, whose paths the first never takes, and a last
  * test a smaller one with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
- * calls that agree; a random soak draws what the matrix leaves out. About 190 s alone
- * on 2 cores (ctest). */
+ * calls that agree; a random soak draws what the matrix leaves out. About 280 s alone
+ * on 2 busy cores (ctest; tests/CMakeLists.txt gives it 900 s). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
@@ -144,8 +144,8 @@ ParameterizedTest(int* size, collectives, matrix_in_shared_memory, .timeout = 20
   run_matrix(*size, NULL, NULL, args);
 }
 
-/* A soak of random cases (coll_check --random): every collective, all eight dtypes
- * (float16 and bfloat16 included) and every op at any count up to 70001, random roots
+/* A soak of random cases (coll_check --random): every collective, all ten dtypes
+ * (16-bit and 8-bit floats included) and every op at any count up to 70001, random roots
  * and forms, at 3 and 4 ranks: on malloc'ed buffers and on buffers from
  * tutti_mem_alloc through the selector (shared memory), and with algorithms that go
  * through UCX. TUTTI_SOAK_CASES sets how many cases a run draws (default 1000), for

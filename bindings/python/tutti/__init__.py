@@ -14,7 +14,8 @@ It reads like torch.distributed:
 Run it as `tutti launch -n 4 -- python3 script.py`, or under srun or mpirun. Buffers
 are PyTorch CPU or CUDA tensors, NumPy arrays, or anything with __array_interface__ or
 the buffer protocol (bytearray, array.array), contiguous, of dtype int8, uint8, int32,
-int64, float16, bfloat16 (tensors), float32 or float64. Every collective takes
+int64, float16, bfloat16 (tensors), float32, float64, or float8_e4m3fn and float8_e5m2
+(tensors of torch 2.1 and later). Every collective takes
 group= (a Comm from new_group or Comm.split; default the world) and async_op=.
 Failures raise TuttiError subclasses (TuttiTimeout, TuttiPeerLost, TuttiMismatch, ...)
 with the status and a message that says what, where and how to fix it.

@@ -17,20 +17,30 @@ import sys
 from . import _capi
 from .errors import invalid, unsupported
 
-SUPPORTED = "int8, uint8, int32, int64, float16, bfloat16, float32, float64"
+SUPPORTED = ("int8, uint8, int32, int64, float16, bfloat16, float32, float64, "
+             "float8_e4m3fn, float8_e5m2")
 
 ITEMSIZE = {
     _capi.DTYPE_INT8: 1, _capi.DTYPE_UINT8: 1, _capi.DTYPE_INT32: 4, _capi.DTYPE_INT64: 8,
     _capi.DTYPE_FLOAT16: 2, _capi.DTYPE_BFLOAT16: 2, _capi.DTYPE_FLOAT32: 4,
-    _capi.DTYPE_FLOAT64: 8,
+    _capi.DTYPE_FLOAT64: 8, _capi.DTYPE_FLOAT8_E4M3: 1, _capi.DTYPE_FLOAT8_E5M2: 1,
 }
 NAMES = {
     _capi.DTYPE_INT8: "int8", _capi.DTYPE_UINT8: "uint8", _capi.DTYPE_INT32: "int32",
     _capi.DTYPE_INT64: "int64", _capi.DTYPE_FLOAT16: "float16",
     _capi.DTYPE_BFLOAT16: "bfloat16", _capi.DTYPE_FLOAT32: "float32",
-    _capi.DTYPE_FLOAT64: "float64",
+    _capi.DTYPE_FLOAT64: "float64", _capi.DTYPE_FLOAT8_E4M3: "float8_e4m3",
+    _capi.DTYPE_FLOAT8_E5M2: "float8_e5m2",
 }
-_TORCH = {"torch." + name: dtype for dtype, name in NAMES.items()}
+# torch's dtypes by name, so that no torch attribute is looked up: the fp8 ones exist
+# only from torch 2.1, and an older torch never makes a tensor whose dtype has their
+# names. torch calls tutti's float8_e4m3 float8_e4m3fn (finite: no infinity); its
+# float8_e4m3fnuz and float8_e5m2fnuz are other formats, refused like any unknown dtype.
+# NumPy has no fp8: without torch, fp8 bytes can still be moved (broadcast, gathers,
+# all_to_all) as a uint8 array, bit for bit, but not reduced.
+_TORCH = {"torch." + name: dtype for dtype, name in NAMES.items()
+          if dtype != _capi.DTYPE_FLOAT8_E4M3}
+_TORCH["torch.float8_e4m3fn"] = _capi.DTYPE_FLOAT8_E4M3
 # The same by torch.dtype object, filled as tensors come: str(dtype) costs more than
 # the rest of a small call's checks.
 _BY_TORCH_DTYPE = {}

@@ -19,8 +19,11 @@ tutti's store; without one it is as open as torch's own TCPStore.
 Tensors: CPU tensors, and CUDA tensors where libtutti has CUDA, one per call (torch's
 *_multigpu list forms with several tensors per process are refused), dense,
 contiguous, of dtype int8, uint8, int32, int64, float16, bfloat16, float32 or float64
-(complex tensors as torch passes them, viewed as real). Reductions: SUM, PRODUCT, MIN,
-MAX, AVG; BAND, BOR, BXOR and PREMUL_SUM are refused before anything is sent.
+(complex tensors as torch passes them, viewed as real), and float8_e4m3fn and
+float8_e5m2 where torch has them (2.1 and later): tutti's FLOAT8_E4M3 and FLOAT8_E5M2,
+reduced in float32 and saturated at the largest finite value as NCCL does, where
+torch's own casts give NaN or inf. Reductions: SUM, PRODUCT, MIN, MAX, AVG; BAND, BOR,
+BXOR and PREMUL_SUM are refused before anything is sent.
 all_to_all_single takes equal splits only; recv needs a source. Input refused raises
 TuttiInvalidArgument or TuttiUnsupported naming the call and the fix; the group stays
 usable. Failures (a lost rank, a timeout) raise the tutti exception of the failure,

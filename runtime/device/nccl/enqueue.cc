@@ -9,7 +9,25 @@
 namespace tutti::device::nccl {
 namespace {
 
-ncclDataType_t nccl_dtype(Dtype dtype) {
+#if NCCL_VERSION_CODE >= 22400
+constexpr ncclDataType_t kNcclFloat8e4m3 = ncclFloat8e4m3;
+constexpr ncclDataType_t kNcclFloat8e5m2 = ncclFloat8e5m2;
+#else
+// This nccl.h predates fp8, but the NCCL loaded at run time may not: route.cc sends an
+// fp8 reduction here only when every rank's is 2.24 or later, whose nccl.h gives these
+// values (NCCL never renumbers its dtypes).
+constexpr auto kNcclFloat8e4m3 = static_cast<ncclDataType_t>(10);
+constexpr auto kNcclFloat8e5m2 = static_cast<ncclDataType_t>(11);
+#endif
+
+// The NCCL dtype of a call's elements. fp8 that is only moved goes as bytes, which
+// every NCCL has; fp8 reductions need NCCL 2.24 (route.cc checks).
+ncclDataType_t nccl_dtype(const Call& call) {
+  const auto dtype = static_cast<Dtype>(call.dtype);
+  if (dtype == Dtype::kFloat8E4m3 || dtype == Dtype::kFloat8E5m2) {
+    if (!is_reducing(call.kind)) return ncclUint8;
+    return dtype == Dtype::kFloat8E4m3 ? kNcclFloat8e4m3 : kNcclFloat8e5m2;
+  }
   switch (dtype) {
     case Dtype::kInt8: return ncclInt8;
     case Dtype::kUint8: return ncclUint8;
@@ -19,6 +37,8 @@ ncclDataType_t nccl_dtype(Dtype dtype) {
     case Dtype::kBfloat16: return ncclBfloat16;
     case Dtype::kFloat32: return ncclFloat32;
     case Dtype::kFloat64: return ncclFloat64;
+    case Dtype::kFloat8E4m3:
+    case Dtype::kFloat8E5m2: break;  // above
   }
   return ncclUint8;
 }
@@ -38,7 +58,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 // GroupEnd; the first failure wins, and the group is always closed.
 ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, int size, ncclComm_t comm,
                              cudaStream_t stream) {
-  const ncclDataType_t dtype = nccl_dtype(static_cast<Dtype>(call.dtype));
+  const ncclDataType_t dtype = nccl_dtype(call);
   const size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
   const char* send = static_cast<const char*>(call.send);
   char* recv = static_cast<char*>(call.recv);
@@ -83,7 +103,7 @@ ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, in
 }
 
 ncclResult_t enqueue(const NcclApi& nccl, const Call& call, int rank, int size, ncclComm_t comm, cudaStream_t stream) {
-  const ncclDataType_t dtype = nccl_dtype(static_cast<Dtype>(call.dtype));
+  const ncclDataType_t dtype = nccl_dtype(call);
   // Over one rank the average is the sum, and NCCL's one-rank average (before 2.29.7)
   // leaves the last elements of a count that does not divide evenly unwritten
   // (NVIDIA/nccl#1950; seen on an H100 with NCCL 2.28.9: 17 of 70001 floats).

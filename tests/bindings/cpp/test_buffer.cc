@@ -1,7 +1,8 @@
-// tutti::Buffer and the 16-bit floats, in one process: the dtype every element type
-// gets at compile time, what converts to a Buffer and what does not (static_asserts,
-// so a wrong answer stops the build), and the float16 and bfloat16 conversions on the
-// values where rounding, subnormals, infinities and NaN are decided.
+// tutti::Buffer and the 16-bit and 8-bit floats, in one process: the dtype every
+// element type gets at compile time, what converts to a Buffer and what does not
+// (static_asserts, so a wrong answer stops the build), and the float16, bfloat16 and
+// fp8 conversions on the values where rounding, subnormals, infinities, saturation and
+// NaN are decided.
 //   build/tests/bindings.cpp.test_buffer
 #include <array>
 #include <cmath>
@@ -29,6 +30,8 @@ static_assert(tutti::DtypeOf<tutti::Float16>::value == TUTTI_DTYPE_FLOAT16);
 static_assert(tutti::DtypeOf<tutti::BFloat16>::value == TUTTI_DTYPE_BFLOAT16);
 static_assert(tutti::DtypeOf<float>::value == TUTTI_DTYPE_FLOAT32);
 static_assert(tutti::DtypeOf<double>::value == TUTTI_DTYPE_FLOAT64);
+static_assert(tutti::DtypeOf<tutti::Float8E4m3>::value == TUTTI_DTYPE_FLOAT8_E4M3);
+static_assert(tutti::DtypeOf<tutti::Float8E5m2>::value == TUTTI_DTYPE_FLOAT8_E5M2);
 
 // Containers of a type with a dtype convert; others, and temporaries, do not.
 static_assert(std::is_convertible_v<std::vector<float>&, Buffer>);
@@ -101,6 +104,25 @@ void bfloat16() {
   CHECK(std::isnan(tutti::BFloat16::from_float(std::nanf("")).to_float()), "NaN stays NaN");
 }
 
+void float8() {
+  CHECK(std::string(tutti::dtype_name(TUTTI_DTYPE_FLOAT8_E4M3)) == "float8_e4m3", "dtype_name e4m3");
+  CHECK(std::string(tutti::dtype_name(TUTTI_DTYPE_FLOAT8_E5M2)) == "float8_e5m2", "dtype_name e5m2");
+  std::vector<tutti::Float8E4m3> v(3);
+  Buffer b = v;
+  CHECK(b.size() == 3 && b.dtype() == TUTTI_DTYPE_FLOAT8_E4M3, "a vector of Float8E4m3's view");
+  CHECK(tutti::Float8E4m3::from_float(1.0f).bits == 0x38, "e4m3 of 1");
+  CHECK(tutti::Float8E4m3::from_float(-448.0f).bits == 0xfe, "e4m3 of -448");
+  CHECK(tutti::Float8E4m3::from_float(1000.0f).bits == 0x7e, "e4m3 saturates at 448");
+  CHECK(tutti::Float8E4m3::from_float(1.0f + 1.0f / 16).bits == 0x38, "1 + 2^-4 rounds down to even");
+  CHECK(tutti::Float8E4m3::from_float(1.0f + 3.0f / 16).bits == 0x3a, "1 + 3 * 2^-4 rounds up to even");
+  CHECK(tutti::Float8E4m3{0x01}.to_float() == 1.0f / 512, "the smallest e4m3 subnormal");
+  CHECK(std::isnan(tutti::Float8E4m3{0x7f}.to_float()), "e4m3 NaN bits are NaN");
+  CHECK(tutti::Float8E5m2::from_float(1.0f).bits == 0x3c, "e5m2 of 1");
+  CHECK(tutti::Float8E5m2::from_float(-1e6f).bits == 0xfb, "e5m2 saturates at -57344");
+  CHECK(tutti::Float8E5m2{0x7c}.to_float() == std::numeric_limits<float>::infinity(), "e5m2 inf bits are inf");
+  CHECK(std::isnan(tutti::Float8E5m2::from_float(std::nanf("")).to_float()), "NaN stays NaN");
+}
+
 }  // namespace
 
 int main() {
@@ -108,6 +130,7 @@ int main() {
     views();
     float16();
     bfloat16();
+    float8();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "test_buffer: FAILED: %s\n", e.what());
     return 1;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The C++ wrapper's headers include only tutti.h, tutti_float16.h, each other and the
+# The C++ wrapper's headers include only tutti.h, tutti_float16.h, tutti_float8.h, each other and the
 # standard library, and each compiles alone as C++17 with every warning an error,
 # seeing no include folder but the wrapper's and tutti.h's (so that no header of the
 # tree can slip in).
@@ -11,9 +11,9 @@ for header in "$wrapper"/tutti/*.hpp; do
   name=$(basename "$header")
   # The standard library's names have no '.' and no '/'; ours are listed.
   bad=$(grep -E '^[[:space:]]*#[[:space:]]*include' "$header" |
-        grep -Ev '#[[:space:]]*include[[:space:]]+(<[a-z_]+>|"tutti\.h"|"tutti_float16\.h"|"tutti/[a-z0-9_]+\.hpp")[[:space:]]*$')
+        grep -Ev '#[[:space:]]*include[[:space:]]+(<[a-z_]+>|"tutti\.h"|"tutti_float16\.h"|"tutti_float8\.h"|"tutti/[a-z0-9_]+\.hpp")[[:space:]]*$')
   if [ -n "$bad" ]; then
-    echo "FAIL $name includes more than tutti.h, tutti_float16.h, tutti/*.hpp and the standard library:"
+    echo "FAIL $name includes more than tutti.h, tutti_float16.h, tutti_float8.h, tutti/*.hpp and the standard library:"
     echo "$bad"
     failed=1
   fi

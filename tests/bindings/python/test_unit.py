@@ -17,7 +17,7 @@ import torch
 
 import tutti
 from ports import free_port
-from tutti import _capi
+from tutti import _buffers, _capi
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -89,6 +89,39 @@ def test_torch_dtypes(dtype):
     tutti.all_reduce(x, op=tutti.ReduceOp.SUM)
     tutti.broadcast(x, src=0)
     assert torch.equal(x, torch.arange(10).to(dtype))
+
+
+class _NamedDtype:
+    """Stands in for a torch.dtype that this torch may lack: the binding knows torch's
+    dtypes by their names."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+def test_torch_fp8_dtypes_are_known_by_name():
+    assert _buffers._torch_dtype(_NamedDtype("torch.float8_e4m3fn")) == _capi.DTYPE_FLOAT8_E4M3
+    assert _buffers._torch_dtype(_NamedDtype("torch.float8_e5m2")) == _capi.DTYPE_FLOAT8_E5M2
+    # The "fnuz" variants are other formats (no negative zero, bias 8 and 16).
+    assert _buffers._torch_dtype(_NamedDtype("torch.float8_e4m3fnuz")) is None
+    assert _buffers._torch_dtype(_NamedDtype("torch.float8_e5m2fnuz")) is None
+    assert _buffers.ITEMSIZE[_capi.DTYPE_FLOAT8_E4M3] == _buffers.ITEMSIZE[_capi.DTYPE_FLOAT8_E5M2] == 1
+
+
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"),
+                    reason=f"torch {torch.__version__} has no float8 dtypes (they came in 2.1)")
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_torch_fp8_tensors(name):
+    dtype = getattr(torch, name)
+    x = torch.tensor([1.0, -2.0, 0.5, 448.0]).to(dtype)
+    tutti.all_reduce(x, op="sum")  # one rank: the sum is each value, rounded as it was
+    assert torch.equal(x.view(torch.uint8), torch.tensor([1.0, -2.0, 0.5, 448.0]).to(dtype).view(torch.uint8))
+    out = torch.zeros(4, dtype=dtype)
+    tutti.all_gather_into_tensor(out, x)
+    assert torch.equal(out.view(torch.uint8), x.view(torch.uint8))
 
 
 def test_buffer_protocol_objects():

@@ -16,7 +16,7 @@
  * buffer, guard zones included, from one tutti_mem_alloc region, where the shared-memory
  * transport reads and writes other ranks' buffers in place (from 64 KiB a block).
  * --random runs CASES cases drawn from the lists instead of the matrix, the same draw
- * on every rank (from SEED, default 1): any collective, dtype (float16 and bfloat16
+ * on every rank (from SEED, default 1): any collective, dtype (16-bit and 8-bit floats
  * included), op, root and form at any count from 0 to the largest of --counts, which
  * the matrix, keeping large counts to the --big-dtypes, leaves out; a soak.
  *
@@ -61,9 +61,9 @@ static const int coll_rooted[COLL_KINDS] = {0, 1, 1, 0, 0, 1, 1, 0, 0};
 
 typedef struct options {
   int colls[COLL_KINDS], n_colls;
-  tutti_dtype dtypes[8], big_dtypes[8];
+  tutti_dtype dtypes[CV_DTYPES], big_dtypes[CV_DTYPES];
   int n_dtypes, n_big_dtypes;
-  tutti_op ops[5], big_ops[5];
+  tutti_op ops[CV_OPS], big_ops[CV_OPS];
   int n_ops, n_big_ops;
   size_t counts[MAX_LIST];
   int n_counts;
@@ -118,15 +118,15 @@ static int parse_names(const char* text, const char* const* names, int n, int* o
 }
 
 static int parse_dtypes(const char* text, tutti_dtype* out) {
-  int indices[8];
-  int n = parse_names(text, cv_dtype_names, 8, indices, "unknown dtype");
+  int indices[CV_DTYPES];
+  int n = parse_names(text, cv_dtype_names, CV_DTYPES, indices, "unknown dtype");
   for (int i = 0; i < n; ++i) out[i] = (tutti_dtype)indices[i];
   return n;
 }
 
 static int parse_ops(const char* text, tutti_op* out) {
-  int indices[5];
-  int n = parse_names(text, cv_op_names, 5, indices, "unknown op");
+  int indices[CV_OPS];
+  int n = parse_names(text, cv_op_names, CV_OPS, indices, "unknown op");
   for (int i = 0; i < n; ++i) out[i] = (tutti_op)indices[i];
   return n;
 }

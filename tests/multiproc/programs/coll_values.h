@@ -7,10 +7,16 @@
  *     collapse to 0); SUM, PROD and AVG wrap as two's complement in the type, as
  *     tutti.h's kernels do, and AVG truncates the wrapped sum toward zero;
  *   - float16 and bfloat16 take k/2 for k in [-16, 16], float32 and float64 k/64 for k
- *     in [-1000, 1000]: sums of up to 8 ranks are exact in every order; PROD takes
- *     +-1/2, +-1, +-2, whose products are exact powers of two;
+ *     in [-1000, 1000], float8_e4m3 integers in [-2, 2] and float8_e5m2 in [-1, 1]
+ *     (their integers are exact up to 16 and 8): sums of up to 8 ranks, and every
+ *     partial sum on the way, are exact in every order; PROD takes +-1/2, +-1, +-2,
+ *     whose products are exact powers of two (down to 2^-8, an e4m3 subnormal);
  *   - the only rounding left is AVG's division (and whatever an algorithm adds), which
  *     the tolerance covers: 4 * ranks * epsilon * (sum of |inputs|, / ranks for AVG).
+ *     fp8 has no tolerance: its AVG is the exact quotient rounded once to nearest even
+ *     by cv_fp8_bits below, the test's own conversion (the library divides the exact
+ *     float32 sum, and float32's 24 bits round a quotient to 4 or 3 bits as directly),
+ *     and everything else is exact.
  * Header-only so that each program stays one .c file; everything is static inline. */
 #ifndef TUTTI_TESTS_COLL_VALUES_H
 #define TUTTI_TESTS_COLL_VALUES_H
@@ -40,7 +46,9 @@ static inline uint64_t cv_hash(uint64_t a, uint64_t b, uint64_t c) {
 static inline size_t cv_size(tutti_dtype dtype) {
   switch (dtype) {
     case TUTTI_DTYPE_INT8:
-    case TUTTI_DTYPE_UINT8: return 1;
+    case TUTTI_DTYPE_UINT8:
+    case TUTTI_DTYPE_FLOAT8_E4M3:
+    case TUTTI_DTYPE_FLOAT8_E5M2: return 1;
     case TUTTI_DTYPE_FLOAT16:
     case TUTTI_DTYPE_BFLOAT16: return 2;
     case TUTTI_DTYPE_INT32:
@@ -52,15 +60,22 @@ static inline size_t cv_size(tutti_dtype dtype) {
 }
 
 static inline int cv_is_float(tutti_dtype dtype) { return dtype >= TUTTI_DTYPE_FLOAT16; }
+static inline int cv_is_fp8(tutti_dtype dtype) {
+  return dtype == TUTTI_DTYPE_FLOAT8_E4M3 || dtype == TUTTI_DTYPE_FLOAT8_E5M2;
+}
 
-static const char* const cv_dtype_names[] = {"int8",    "uint8",    "int32",   "int64",
-                                             "float16", "bfloat16", "float32", "float64"};
-static const char* const cv_op_names[] = {"sum", "prod", "min", "max", "avg"};
+#define CV_DTYPES 10
+#define CV_OPS 5
+static const char* const cv_dtype_names[CV_DTYPES] = {"int8",     "uint8",   "int32",   "int64",       "float16",
+                                                      "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
+static const char* const cv_op_names[CV_OPS] = {"sum", "prod", "min", "max", "avg"};
 
 static inline const char* cv_dtype_name(tutti_dtype dtype) {
-  return (int)dtype >= 0 && (int)dtype < 8 ? cv_dtype_names[dtype] : "unknown";
+  return (int)dtype >= 0 && (int)dtype < CV_DTYPES ? cv_dtype_names[dtype] : "unknown";
 }
-static inline const char* cv_op_name(tutti_op op) { return (int)op >= 0 && (int)op < 5 ? cv_op_names[op] : "unknown"; }
+static inline const char* cv_op_name(tutti_op op) {
+  return (int)op >= 0 && (int)op < CV_OPS ? cv_op_names[op] : "unknown";
+}
 
 /* Joins the job from the launcher's environment and reads this rank's place; on
  * failure prints a FAIL line and returns 0. */
@@ -158,6 +173,38 @@ static inline double cv_bfloat16_value(uint16_t bits) {
   return value;
 }
 
+/* fp8 of a value that is 0 or normal in the format (these tests make no others): e4m3
+ * has 3 mantissa bits and bias 7, e5m2 2 and 15. */
+static inline uint8_t cv_fp8_bits(tutti_dtype dtype, double value) {
+  const int mantissa_bits = dtype == TUTTI_DTYPE_FLOAT8_E4M3 ? 3 : 2;
+  const int bias = dtype == TUTTI_DTYPE_FLOAT8_E4M3 ? 7 : 15;
+  value = cv_round_to_bits(value, mantissa_bits + 1);
+  if (value == 0) return 0;
+  uint64_t raw;
+  memcpy(&raw, &value, sizeof raw);
+  uint8_t sign = (uint8_t)((raw >> 56) & 0x80);
+  int exponent = (int)((raw >> 52) & 0x7ff) - 1023;
+  uint8_t mantissa = (uint8_t)((raw >> (52 - mantissa_bits)) & ((1u << mantissa_bits) - 1));
+  return (uint8_t)(sign | (uint8_t)((exponent + bias) << mantissa_bits) | mantissa);
+}
+
+/* What an fp8 code means, subnormals, e5m2's infinities and both formats' NaNs included. */
+static inline double cv_fp8_value(tutti_dtype dtype, uint8_t bits) {
+  const int e4m3 = dtype == TUTTI_DTYPE_FLOAT8_E4M3;
+  const int mantissa_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, top = e4m3 ? 15 : 31;
+  int exponent = (bits & 0x7f) >> mantissa_bits;
+  int mantissa = bits & ((1 << mantissa_bits) - 1);
+  double magnitude;
+  if (e4m3 ? (bits & 0x7f) == 0x7f : exponent == top) {
+    magnitude = e4m3 || mantissa != 0 ? 0.0 / 0.0 : 1.0 / 0.0;
+  } else if (exponent == 0) {
+    magnitude = mantissa * cv_pow2(1 - bias - mantissa_bits);
+  } else {
+    magnitude = ((1 << mantissa_bits) + mantissa) * cv_pow2(exponent - bias - mantissa_bits);
+  }
+  return (bits & 0x80) ? -magnitude : magnitude;
+}
+
 /* Rank `rank`'s element `index` in case `case_id`. */
 static inline cv_value cv_input(tutti_dtype dtype, tutti_op op, uint64_t case_id, int rank, uint64_t index) {
   uint64_t h = cv_hash(case_id, (uint64_t)rank, index);
@@ -169,6 +216,10 @@ static inline cv_value cv_input(tutti_dtype dtype, tutti_op op, uint64_t case_id
     v.f = factors[h % 6];
   } else if (dtype == TUTTI_DTYPE_FLOAT16 || dtype == TUTTI_DTYPE_BFLOAT16) {
     v.f = ((int)(h % 33) - 16) * 0.5;
+  } else if (dtype == TUTTI_DTYPE_FLOAT8_E4M3) {
+    v.f = (int)(h % 5) - 2;
+  } else if (dtype == TUTTI_DTYPE_FLOAT8_E5M2) {
+    v.f = (int)(h % 3) - 1;
   } else {
     v.f = ((int)(h % 2001) - 1000) / 64.0;
   }
@@ -206,6 +257,8 @@ static inline void cv_store(tutti_dtype dtype, void* buffer, size_t index, cv_va
       break;
     }
     case TUTTI_DTYPE_FLOAT64: memcpy(at, &v.f, 8); break;
+    case TUTTI_DTYPE_FLOAT8_E4M3:
+    case TUTTI_DTYPE_FLOAT8_E5M2: *at = cv_fp8_bits(dtype, v.f); break;
   }
 }
 
@@ -251,6 +304,8 @@ static inline cv_value cv_load(tutti_dtype dtype, const void* buffer, size_t ind
       break;
     }
     case TUTTI_DTYPE_FLOAT64: memcpy(&v.f, at, 8); break;
+    case TUTTI_DTYPE_FLOAT8_E4M3:
+    case TUTTI_DTYPE_FLOAT8_E5M2: v.f = cv_fp8_value(dtype, *at); break;
   }
   return v;
 }
@@ -326,6 +381,17 @@ static inline cv_value cv_acc_result(const cv_accumulator* acc, double* toleranc
       case TUTTI_OP_MIN: v.i = acc->min; break;
       case TUTTI_OP_MAX: v.i = acc->max; break;
       case TUTTI_OP_AVG: v.i = cv_wrap(acc->dtype, acc->sum) / acc->n; break;
+    }
+    return v;
+  }
+  if (cv_is_fp8(acc->dtype)) {
+    /* Exact (the inputs are chosen so), and AVG rounded once by the test's own conversion. */
+    switch (acc->op) {
+      case TUTTI_OP_SUM: v.f = acc->fsum; break;
+      case TUTTI_OP_PROD: v.f = acc->fproduct; break;
+      case TUTTI_OP_MIN: v.f = acc->fmin; break;
+      case TUTTI_OP_MAX: v.f = acc->fmax; break;
+      case TUTTI_OP_AVG: v.f = cv_fp8_value(acc->dtype, cv_fp8_bits(acc->dtype, acc->fsum / acc->n)); break;
     }
     return v;
   }

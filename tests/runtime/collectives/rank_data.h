@@ -32,15 +32,19 @@ inline uint32_t mix(int rank, size_t i) {
   return h;
 }
 
+inline bool is_fp8(Dtype dtype) { return dtype == Dtype::kFloat8E4m3 || dtype == Dtype::kFloat8E5m2; }
+
 inline bool is_float(Dtype dtype) {
-  return dtype == Dtype::kFloat16 || dtype == Dtype::kBfloat16 || dtype == Dtype::kFloat32 || dtype == Dtype::kFloat64;
+  return dtype == Dtype::kFloat16 || dtype == Dtype::kBfloat16 || dtype == Dtype::kFloat32 ||
+         dtype == Dtype::kFloat64 || is_fp8(dtype);
 }
 
 // Element i of rank's input: an integer in [-5, 5] ([0, 10] for uint8), times 3/8 for
-// the float types.
+// the float types (1/4 for fp8, whose 3 bits of e5m2 hold 5 but not 15).
 inline double input_value(Dtype dtype, int rank, size_t i) {
   int small = static_cast<int>(mix(rank, i) % 11) - 5;
   if (dtype == Dtype::kUint8) return small + 5;
+  if (is_fp8(dtype)) return small * 0.25;
   return is_float(dtype) ? small * 0.375 : small;
 }
 
@@ -55,6 +59,8 @@ inline void store(Dtype dtype, double value, void* at) {
     case Dtype::kBfloat16: return put(tutti::float_to_bfloat16(static_cast<float>(value)));
     case Dtype::kFloat32: return put(static_cast<float>(value));
     case Dtype::kFloat64: return put(value);
+    case Dtype::kFloat8E4m3: return put(tutti::float_to_float8_e4m3(static_cast<float>(value)));
+    case Dtype::kFloat8E5m2: return put(tutti::float_to_float8_e5m2(static_cast<float>(value)));
   }
 }
 
@@ -72,6 +78,8 @@ inline double load(Dtype dtype, const void* at) {
     case Dtype::kBfloat16: return tutti::bfloat16_to_float(get(uint16_t{}));
     case Dtype::kFloat32: return get(float{});
     case Dtype::kFloat64: return get(double{});
+    case Dtype::kFloat8E4m3: return tutti::float8_e4m3_to_float(get(uint8_t{}));
+    case Dtype::kFloat8E5m2: return tutti::float8_e5m2_to_float(get(uint8_t{}));
   }
   return 0;
 }
@@ -102,6 +110,8 @@ inline Expected expected_reduction(Dtype dtype, ReduceOp op, int size, size_t co
     case Dtype::kBfloat16: epsilon = std::ldexp(1.0, -7); break;
     case Dtype::kFloat32: epsilon = std::ldexp(1.0, -23); break;
     case Dtype::kFloat64: epsilon = std::ldexp(1.0, -52); break;
+    case Dtype::kFloat8E4m3: epsilon = std::ldexp(1.0, -3); break;
+    case Dtype::kFloat8E5m2: epsilon = std::ldexp(1.0, -2); break;
     default: break;
   }
   Expected expected;

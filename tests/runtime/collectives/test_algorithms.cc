@@ -43,12 +43,13 @@ struct Case {
   ReduceOp op;
 };
 constexpr Case kCases[] = {
-    {Dtype::kInt32, ReduceOp::kSum},    {Dtype::kInt32, ReduceOp::kProd},  {Dtype::kInt32, ReduceOp::kMin},
-    {Dtype::kInt32, ReduceOp::kMax},    {Dtype::kInt32, ReduceOp::kAvg},   {Dtype::kFloat32, ReduceOp::kSum},
-    {Dtype::kFloat64, ReduceOp::kSum},  {Dtype::kFloat16, ReduceOp::kSum}, {Dtype::kInt8, ReduceOp::kSum},
-    {Dtype::kUint8, ReduceOp::kSum},    {Dtype::kInt64, ReduceOp::kSum},   {Dtype::kBfloat16, ReduceOp::kSum},
-    {Dtype::kFloat32, ReduceOp::kAvg},  {Dtype::kFloat64, ReduceOp::kAvg}, {Dtype::kFloat16, ReduceOp::kAvg},
-    {Dtype::kBfloat16, ReduceOp::kAvg},
+    {Dtype::kInt32, ReduceOp::kSum},      {Dtype::kInt32, ReduceOp::kProd},     {Dtype::kInt32, ReduceOp::kMin},
+    {Dtype::kInt32, ReduceOp::kMax},      {Dtype::kInt32, ReduceOp::kAvg},      {Dtype::kFloat32, ReduceOp::kSum},
+    {Dtype::kFloat64, ReduceOp::kSum},    {Dtype::kFloat16, ReduceOp::kSum},    {Dtype::kInt8, ReduceOp::kSum},
+    {Dtype::kUint8, ReduceOp::kSum},      {Dtype::kInt64, ReduceOp::kSum},      {Dtype::kBfloat16, ReduceOp::kSum},
+    {Dtype::kFloat32, ReduceOp::kAvg},    {Dtype::kFloat64, ReduceOp::kAvg},    {Dtype::kFloat16, ReduceOp::kAvg},
+    {Dtype::kBfloat16, ReduceOp::kAvg},   {Dtype::kFloat8E4m3, ReduceOp::kSum}, {Dtype::kFloat8E5m2, ReduceOp::kSum},
+    {Dtype::kFloat8E4m3, ReduceOp::kAvg}, {Dtype::kFloat8E5m2, ReduceOp::kAvg},
 };
 
 // 0, size - 1 and the middle one, without repeats.

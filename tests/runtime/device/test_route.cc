@@ -83,8 +83,8 @@ Test(route, a_rank_without_nccl_stages_every_rank_and_says_why) {
 }
 
 Test(route, nccl_runs_every_dtype_and_op_it_has) {
-  const Dtype dtypes[] = {Dtype::kInt8,    Dtype::kUint8,    Dtype::kInt32,   Dtype::kInt64,
-                          Dtype::kFloat16, Dtype::kBfloat16, Dtype::kFloat32, Dtype::kFloat64};
+  const Dtype dtypes[] = {Dtype::kInt8,     Dtype::kUint8,   Dtype::kInt32,   Dtype::kInt64,      Dtype::kFloat16,
+                          Dtype::kBfloat16, Dtype::kFloat32, Dtype::kFloat64, Dtype::kFloat8E4m3, Dtype::kFloat8E5m2};
   const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax};
   const Kind kinds[] = {Kind::kAllReduce, Kind::kReduce, Kind::kReduceScatter};
   for (Kind kind : kinds) {
@@ -107,6 +107,15 @@ Test(route, what_nccl_lacks_goes_to_the_staging_path) {
   cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kAllReduce, Dtype::kFloat32, ReduceOp::kSum), 20907));
   // An integer average rounds as tutti's host collectives do.
   cr_assert_not_null(tutti::device::nccl_lacks(reducing(Kind::kReduce, Dtype::kInt32, ReduceOp::kAvg), kNccl2_28));
+  // fp8: reductions from NCCL 2.24, and never an average (NCCL scales each input by an
+  // fp8 1/ranks); moving fp8 is moving bytes, which any NCCL does.
+  for (const Dtype fp8 : {Dtype::kFloat8E4m3, Dtype::kFloat8E5m2}) {
+    cr_assert_not_null(tutti::device::nccl_lacks(reducing(Kind::kAllReduce, fp8, ReduceOp::kSum), 22309));
+    cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kAllReduce, fp8, ReduceOp::kSum), 22400));
+    cr_assert_not_null(tutti::device::nccl_lacks(reducing(Kind::kReduceScatter, fp8, ReduceOp::kAvg), kNccl2_28));
+    cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kBroadcast, fp8, ReduceOp::kSum), 20907));
+    cr_assert_null(tutti::device::nccl_lacks(reducing(Kind::kAllGather, fp8, ReduceOp::kSum), 20907));
+  }
   // Tags, in-place all_to_all, barriers.
   cr_assert_not_null(tutti::device::nccl_lacks(reducing(Kind::kSend, Dtype::kFloat32, ReduceOp::kSum), kNccl2_28));
   cr_assert_not_null(tutti::device::nccl_lacks(reducing(Kind::kRecv, Dtype::kFloat32, ReduceOp::kSum), kNccl2_28));

@@ -1,8 +1,8 @@
 // The reduction kernels (runtime/operation/reduce_op.cc) against a plain scalar
 // reference, for every dtype x op, at lengths that leave vector and block tails, with
-// every aliasing reduce_op.h allows; and the 16-bit conversions (half.cc) at their edge
-// cases. 16-bit floats are checked with both kernels (portable and F16C/AVX2) where the
-// CPU has both.
+// every aliasing reduce_op.h allows; and the 16-bit and 8-bit conversions (half.cc,
+// float8.cc) at their edge cases. 16-bit floats are checked with both kernels (portable
+// and F16C/AVX2) where the CPU has both.
 #include <criterion/criterion.h>
 
 #include <bit>
@@ -18,6 +18,7 @@
 #include "runtime/operation/reduce_dispatch.h"
 #include "runtime/operation/reduce_op.h"
 #include "tutti_float16.h"
+#include "tutti_float8.h"
 
 using namespace tutti;
 
@@ -42,21 +43,20 @@ struct Plain {
   static T narrow(Wide v) { return v; }
 };
 
-struct Float16 {
-  using Stored = uint16_t;
+// A float narrower than float32, stored as its bits and widened to float32.
+template <class Bits, Dtype kDtype, float (*kWiden)(Bits), Bits (*kNarrow)(float)>
+struct Narrow {
+  using Stored = Bits;
   using Wide = float;
-  static constexpr Dtype dtype = Dtype::kFloat16;
-  static float widen(uint16_t v) { return half_to_float(v); }
-  static uint16_t narrow(float v) { return float_to_half(v); }
+  static constexpr Dtype dtype = kDtype;
+  static float widen(Bits v) { return kWiden(v); }
+  static Bits narrow(float v) { return kNarrow(v); }
 };
 
-struct Bfloat16 {
-  using Stored = uint16_t;
-  using Wide = float;
-  static constexpr Dtype dtype = Dtype::kBfloat16;
-  static float widen(uint16_t v) { return bfloat16_to_float(v); }
-  static uint16_t narrow(float v) { return float_to_bfloat16(v); }
-};
+using Float16 = Narrow<uint16_t, Dtype::kFloat16, half_to_float, float_to_half>;
+using Bfloat16 = Narrow<uint16_t, Dtype::kBfloat16, bfloat16_to_float, float_to_bfloat16>;
+using Float8E4m3 = Narrow<uint8_t, Dtype::kFloat8E4m3, float8_e4m3_to_float, float_to_float8_e4m3>;
+using Float8E5m2 = Narrow<uint8_t, Dtype::kFloat8E5m2, float8_e5m2_to_float, float_to_float8_e5m2>;
 
 template <class Fn>
 void for_each_type(Fn&& fn) {
@@ -68,6 +68,8 @@ void for_each_type(Fn&& fn) {
   fn(Bfloat16{});
   fn(Plain<float, Dtype::kFloat32>{});
   fn(Plain<double, Dtype::kFloat64>{});
+  fn(Float8E4m3{});
+  fn(Float8E5m2{});
 }
 
 // Runs fn once with each 16-bit kernel this CPU has, and leaves the fastest selected.
@@ -80,6 +82,8 @@ void on_each_path(Fn&& fn) {
 
 bool is_half_nan(uint16_t bits) { return (bits & 0x7fff) > 0x7c00; }
 bool is_bfloat16_nan(uint16_t bits) { return (bits & 0x7fff) > 0x7f80; }
+bool is_e4m3_nan(uint8_t bits) { return (bits & 0x7f) == 0x7f; }
+bool is_e5m2_nan(uint8_t bits) { return (bits & 0x7f) > 0x7c; }
 
 // Integers compare exactly; floats bitwise, except that any NaN matches any NaN, since
 // the reference does not pin which input's payload a NaN result carries.
@@ -90,6 +94,10 @@ bool same(typename Type::Stored x, typename Type::Stored y) {
     return x == y || (is_half_nan(x) && is_half_nan(y));
   } else if constexpr (std::is_same_v<Type, Bfloat16>) {
     return x == y || (is_bfloat16_nan(x) && is_bfloat16_nan(y));
+  } else if constexpr (std::is_same_v<Type, Float8E4m3>) {
+    return x == y || (is_e4m3_nan(x) && is_e4m3_nan(y));
+  } else if constexpr (std::is_same_v<Type, Float8E5m2>) {
+    return x == y || (is_e5m2_nan(x) && is_e5m2_nan(y));
   } else if constexpr (std::is_floating_point_v<Stored>) {
     return std::memcmp(&x, &y, sizeof x) == 0 || (std::isnan(x) && std::isnan(y));
   } else {
@@ -138,7 +146,8 @@ T reference_divide(T sum, int n) {
 }
 
 // Random elements that reach every case: full-range integers (so sums and products
-// wrap), 16-bit floats from all bit patterns (NaN, inf, subnormals, -0 included), and
+// wrap), 16-bit and 8-bit floats from all bit patterns (NaN, inf, subnormals, -0
+// included), and
 // float32/64 of mixed magnitude with a sprinkling of NaN, inf, -0 and subnormals.
 template <class Type>
 std::vector<typename Type::Stored> random_values(size_t count, std::mt19937_64& rng) {
@@ -544,20 +553,22 @@ Test(reduce_op, bfloat16_to_float_is_exact_for_every_pattern, .timeout = 10) {
   }
 }
 
-// For every pair of neighbouring positive 16-bit values lo < hi (the last pair being
-// the largest finite value and inf), checks that the float32 just below their midpoint
-// goes to lo, just above to hi, and the midpoint itself to whichever is even, with the
-// same on the negative side. That covers ties to even, the subnormals, and overflow.
-template <class Narrow, class Widen>
-void check_rounding_at_every_boundary(Narrow narrow, Widen widen, uint16_t inf_bits, double beyond_max) {
-  for (uint32_t lo = 0; lo < inf_bits; ++lo) {
+// For every pair of neighbouring positive 16-bit (or 8-bit: Bits) values lo < hi up to
+// the code `last` (for 16-bit floats inf, whose value here is beyond_max: the step past
+// the largest finite value), checks that the float32 just below their midpoint goes to
+// lo, just above to hi, and the midpoint itself to whichever is even, with the same on
+// the negative side. That covers ties to even, the subnormals, and overflow.
+template <class Bits = uint16_t, class Narrow, class Widen>
+void check_rounding_at_every_boundary(Narrow narrow, Widen widen, std::type_identity_t<Bits> last, double beyond_max) {
+  constexpr uint32_t kSignBit = 1u << (8 * sizeof(Bits) - 1);
+  for (uint32_t lo = 0; lo < last; ++lo) {
     const uint32_t hi = lo + 1;
-    const double lo_value = widen(static_cast<uint16_t>(lo));
-    const double hi_value = hi == inf_bits ? beyond_max : widen(static_cast<uint16_t>(hi));
+    const double lo_value = widen(static_cast<Bits>(lo));
+    const double hi_value = hi == last ? beyond_max : widen(static_cast<Bits>(hi));
     // Exact: a midpoint needs one more bit than a 16-bit value has, far below float32's 24.
     const auto midpoint = static_cast<float>((lo_value + hi_value) / 2);
     const uint32_t even = (lo & 1) == 0 ? lo : hi;
-    for (const uint32_t sign : {0u, 0x8000u}) {
+    for (const uint32_t sign : {0u, kSignBit}) {
       const float s = sign != 0 ? -1.0f : 1.0f;
       const float below = std::nextafter(midpoint, 0.0f);
       const float above = std::nextafter(midpoint, std::numeric_limits<float>::infinity());
@@ -682,6 +693,154 @@ Test(reduce_op, float_to_bfloat16_edge_cases, .timeout = 10) {
     cr_assert(is_bfloat16_nan(b) && (b & 0x0040) != 0, "NaN 0x%08x became 0x%04x", nan, b);
     cr_assert_eq(b & 0x8000, (nan >> 16) & 0x8000);
   }
+}
+
+// ---- 8-bit conversions ----
+
+// What an fp8 code means, from the OCP definition written out: e4m3 (bias 7, 3
+// mantissa bits, S.1111.111 NaN, no infinity) or e5m2 (bias 15, 2 mantissa bits,
+// exponent 31 for inf and NaN).
+double fp8_meaning(Dtype dtype, uint8_t bits) {
+  const bool e4m3 = dtype == Dtype::kFloat8E4m3;
+  const int mantissa_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int exponent = (bits & 0x7f) >> mantissa_bits;
+  const int mantissa = bits & ((1 << mantissa_bits) - 1);
+  const double sign = (bits & 0x80) != 0 ? -1.0 : 1.0;
+  if (e4m3 ? (bits & 0x7f) == 0x7f : exponent == 31 && mantissa != 0) return std::nan("");
+  if (!e4m3 && exponent == 31) return sign * std::numeric_limits<double>::infinity();
+  if (exponent == 0) return sign * std::ldexp(mantissa, 1 - bias - mantissa_bits);
+  return sign * std::ldexp((1 << mantissa_bits) + mantissa, exponent - bias - mantissa_bits);
+}
+
+// All 256 codes of both formats: widened exactly, and back to the same code (a NaN to a
+// NaN of its sign, quiet: e4m3 has one, e5m2 keeps the payload's top bit); the public
+// header agrees with the kernels on every code.
+Test(reduce_op, every_fp8_code_widens_exactly_and_comes_back, .timeout = 10) {
+  for (const Dtype dtype : {Dtype::kFloat8E4m3, Dtype::kFloat8E5m2}) {
+    const bool e4m3 = dtype == Dtype::kFloat8E4m3;
+    for (uint32_t code = 0; code <= 0xff; ++code) {
+      const auto bits = static_cast<uint8_t>(code);
+      const float wide = e4m3 ? float8_e4m3_to_float(bits) : float8_e5m2_to_float(bits);
+      const uint8_t back = e4m3 ? float_to_float8_e4m3(wide) : float_to_float8_e5m2(wide);
+      const double header = e4m3 ? tutti_float8_e4m3_to_double(bits) : tutti_float8_e5m2_to_double(bits);
+      const uint8_t header_back = e4m3 ? tutti_float8_e4m3_from_double(header) : tutti_float8_e5m2_from_double(header);
+      const double want = fp8_meaning(dtype, bits);
+      if (std::isnan(want)) {
+        const uint8_t quiet = e4m3 ? (bits | 0x7f) : (bits | 0x02);
+        cr_assert(std::isnan(wide) && std::signbit(wide) == ((bits & 0x80) != 0), "%s 0x%02x should widen to NaN",
+                  dtype_name(dtype), code);
+        cr_assert_eq(back, quiet, "%s NaN 0x%02x came back as 0x%02x", dtype_name(dtype), code, back);
+        cr_assert(std::isnan(header), "%s 0x%02x: the header's value", dtype_name(dtype), code);
+        cr_assert_eq(header_back, (bits & 0x80) | (e4m3 ? 0x7f : 0x7e), "%s 0x%02x: the header's NaN",
+                     dtype_name(dtype), code);
+        continue;
+      }
+      cr_assert(static_cast<double>(wide) == want && std::signbit(wide) == std::signbit(want),
+                "%s 0x%02x became %a, want %a", dtype_name(dtype), code, static_cast<double>(wide), want);
+      cr_assert(header == want && std::signbit(header) == std::signbit(want), "%s 0x%02x: the header gives %a",
+                dtype_name(dtype), code, header);
+      // e5m2's infinities saturate on the way back, as every reduction's result does.
+      const uint8_t want_back = !e4m3 && std::isinf(want) ? static_cast<uint8_t>((bits & 0x80) | 0x7b) : bits;
+      cr_assert_eq(back, want_back, "%s 0x%02x came back as 0x%02x", dtype_name(dtype), code, back);
+      cr_assert_eq(header_back, want_back, "%s 0x%02x: the header gives back 0x%02x", dtype_name(dtype), code,
+                   header_back);
+    }
+  }
+}
+
+// Ties to even between every pair of neighbouring finite values, subnormals included,
+// in the kernels and the public header alike. Past the largest finite value the last
+// pair's midpoint and beyond saturate (float_to_fp8_saturates_and_keeps_nan).
+Test(reduce_op, float_to_fp8_rounds_to_nearest_even_everywhere, .timeout = 10) {
+  auto header_e4m3 = [](float v) { return tutti_float8_e4m3_from_double(v); };
+  auto header_e5m2 = [](float v) { return tutti_float8_e5m2_from_double(v); };
+  check_rounding_at_every_boundary<uint8_t>(float_to_float8_e4m3, float8_e4m3_to_float, 0x7e, 448.0);
+  check_rounding_at_every_boundary<uint8_t>(header_e4m3, float8_e4m3_to_float, 0x7e, 448.0);
+  check_rounding_at_every_boundary<uint8_t>(float_to_float8_e5m2, float8_e5m2_to_float, 0x7b, 57344.0);
+  check_rounding_at_every_boundary<uint8_t>(header_e5m2, float8_e5m2_to_float, 0x7b, 57344.0);
+}
+
+Test(reduce_op, float_to_fp8_saturates_and_keeps_nan, .timeout = 10) {
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    float value;
+    uint8_t e4m3, e5m2;
+  };
+  const Case cases[] = {
+      {0.0f, 0x00, 0x00},
+      {-0.0f, 0x80, 0x80},
+      {1.0f, 0x38, 0x3c},
+      {-1.5f, 0xbc, 0xbe},
+      {448.0f, 0x7e, 0x5f},    // e4m3's largest; e5m2 rounds 448 to 1.11 x 2^8
+      {464.0f, 0x7e, 0x5f},    // e4m3: the tie above 448 goes to the even 448
+      {465.0f, 0x7e, 0x5f},    // e4m3: nearer 480, which is NaN's code: saturates
+      {-1000.0f, 0xfe, 0xe4},  // e4m3 saturates; e5m2 rounds to -1024
+      {57344.0f, 0x7e, 0x7b},  // e5m2's largest
+      {61440.0f, 0x7e, 0x7b},  // e5m2: the tie above 57344 would round to inf: saturates
+      {1e6f, 0x7e, 0x7b},
+      {std::numeric_limits<float>::max(), 0x7e, 0x7b},
+      {inf, 0x7e, 0x7b},  // infinity saturates too
+      {-inf, 0xfe, 0xfb},
+      {0x1p-6f, 0x08, 0x24},   // e4m3's smallest normal
+      {0x1p-9f, 0x01, 0x18},   // e4m3's smallest subnormal
+      {0x1p-10f, 0x00, 0x14},  // e4m3: a tie between 0 and 2^-9 goes to the even 0
+      {-0x1p-10f, 0x80, 0x94},
+      {0x1.000002p-10f, 0x01, 0x14},
+      {0x1.8p-9f, 0x02, 0x1a},       // e4m3: 1.5 units, a tie, rounds up to the even 2
+      {0x1.ep-7f, 0x08, 0x24},       // e4m3: 7.5 units, the tie below the smallest normal: even
+      {0x1p-14f, 0x00, 0x04},        // e5m2's smallest normal
+      {0x1p-16f, 0x00, 0x01},        // e5m2's smallest subnormal
+      {0x1p-17f, 0x00, 0x00},        // e5m2: the tie with 0
+      {1.0f + 0x1p-4f, 0x38, 0x3c},  // e4m3: a tie, 1.0 is even
+      {1.0f + 0x1p-3f + 0x1p-4f, 0x3a, 0x3d},
+  };
+  for (const Case& c : cases) {
+    cr_assert_eq(float_to_float8_e4m3(c.value), c.e4m3, "float_to_float8_e4m3(%a) = 0x%02x, want 0x%02x",
+                 static_cast<double>(c.value), float_to_float8_e4m3(c.value), c.e4m3);
+    cr_assert_eq(float_to_float8_e5m2(c.value), c.e5m2, "float_to_float8_e5m2(%a) = 0x%02x, want 0x%02x",
+                 static_cast<double>(c.value), float_to_float8_e5m2(c.value), c.e5m2);
+    cr_assert_eq(tutti_float8_e4m3_from_double(c.value), c.e4m3, "the header's e4m3 of %a",
+                 static_cast<double>(c.value));
+    cr_assert_eq(tutti_float8_e5m2_from_double(c.value), c.e5m2, "the header's e5m2 of %a",
+                 static_cast<double>(c.value));
+  }
+  // NaNs stay NaN with their sign, e5m2's quiet, even one whose payload is only in the
+  // low bits.
+  for (const uint32_t nan : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fa00000u}) {
+    const uint8_t e4m3 = float_to_float8_e4m3(std::bit_cast<float>(nan));
+    const uint8_t e5m2 = float_to_float8_e5m2(std::bit_cast<float>(nan));
+    cr_assert_eq(e4m3, ((nan >> 24) & 0x80) | 0x7f, "NaN 0x%08x became e4m3 0x%02x", nan, e4m3);
+    cr_assert(is_e5m2_nan(e5m2) && (e5m2 & 0x02) != 0, "NaN 0x%08x became e5m2 0x%02x", nan, e5m2);
+    cr_assert_eq(e5m2 & 0x80, (nan >> 24) & 0x80);
+  }
+}
+
+// A reduction rounds once per step, saturates, and keeps NaN.
+Test(reduce_op, fp8_reductions_saturate_and_round_once_in_reduce_many, .timeout = 10) {
+  const uint8_t big[] = {0x7e, 0xfe};  // e4m3 448, -448
+  uint8_t out[2];
+  reduce_into(out, big, big, 2, Dtype::kFloat8E4m3, ReduceOp::kSum);
+  cr_assert(out[0] == 0x7e && out[1] == 0xfe, "448 + 448 saturates: 0x%02x 0x%02x", out[0], out[1]);
+  reduce_into(out, big, big, 2, Dtype::kFloat8E4m3, ReduceOp::kProd);
+  cr_assert(out[0] == 0x7e && out[1] == 0x7e, "448 * 448 saturates: 0x%02x 0x%02x", out[0], out[1]);
+  const uint8_t inf[] = {0x7c, 0xfc}, one[] = {0x3c, 0x3c};  // e5m2 inf, -inf, 1
+  reduce_into(out, inf, one, 2, Dtype::kFloat8E5m2, ReduceOp::kMax);
+  cr_assert(out[0] == 0x7b && out[1] == 0x3c, "max(inf, 1) saturates: 0x%02x 0x%02x", out[0], out[1]);
+  const uint8_t nan[] = {0x7f, 0xff};
+  reduce_into(out, nan, big, 2, Dtype::kFloat8E4m3, ReduceOp::kMin);
+  cr_assert(is_e4m3_nan(out[0]) && is_e4m3_nan(out[1]), "min with NaN is NaN: 0x%02x 0x%02x", out[0], out[1]);
+  // e4m3 16 + 1 + 1: each step rounds 17 to the even 16; one rounding of 18 is exact.
+  const uint8_t sixteen[] = {0x58}, unit[] = {0x38};
+  const void* sources[] = {sixteen, unit, unit};
+  reduce_many(out, sources, 3, 1, Dtype::kFloat8E4m3, ReduceOp::kSum, 1);
+  cr_assert_eq(float8_e4m3_to_float(out[0]), 18.0f);
+  reduce_into(out, sixteen, unit, 1, Dtype::kFloat8E4m3, ReduceOp::kSum);
+  cr_assert_eq(float8_e4m3_to_float(out[0]), 16.0f);
+  // AVG divides the float32 sum once: (1 + 1 + 2) / 3 = 1.33.. rounds to 1.375.
+  const uint8_t two[] = {0x40};
+  const void* three[] = {unit, unit, two};
+  reduce_many(out, three, 3, 1, Dtype::kFloat8E4m3, ReduceOp::kAvg, 3);
+  cr_assert_eq(float8_e4m3_to_float(out[0]), 1.375f);
 }
 
 // ---- the two 16-bit kernels ----

@@ -23,6 +23,7 @@
 
 #include "tutti.h"
 #include "tutti/float16.hpp"
+#include "tutti/float8.hpp"
 
 namespace tutti {
 
@@ -51,6 +52,10 @@ template <>
 struct DtypeOf<float> : DtypeIs<float, TUTTI_DTYPE_FLOAT32> {};
 template <>
 struct DtypeOf<double> : DtypeIs<double, TUTTI_DTYPE_FLOAT64> {};
+template <>
+struct DtypeOf<Float8E4m3> : DtypeIs<Float8E4m3, TUTTI_DTYPE_FLOAT8_E4M3> {};
+template <>
+struct DtypeOf<Float8E5m2> : DtypeIs<Float8E5m2, TUTTI_DTYPE_FLOAT8_E5M2> {};
 
 // "float32" and so on, for messages.
 constexpr const char* dtype_name(tutti_dtype dtype) noexcept {
@@ -63,6 +68,8 @@ constexpr const char* dtype_name(tutti_dtype dtype) noexcept {
     case TUTTI_DTYPE_BFLOAT16: return "bfloat16";
     case TUTTI_DTYPE_FLOAT32: return "float32";
     case TUTTI_DTYPE_FLOAT64: return "float64";
+    case TUTTI_DTYPE_FLOAT8_E4M3: return "float8_e4m3";
+    case TUTTI_DTYPE_FLOAT8_E5M2: return "float8_e5m2";
   }
   return "an unknown dtype";
 }
