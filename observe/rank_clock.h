@@ -1,7 +1,8 @@
 // Where a rank's trace sits in time: its epoch (tutti_epoch metadata, the wall clock
 // when it started) and the best measured offset from its clock to the store's
-// (tutti_clock metadata: the one measured over the shortest round trip). Global time,
-// on the store's clock, is epoch_us + offset_us + ts.
+// (tutti_clock metadata: the one measured over the shortest round trip, moved toward
+// zero by half that round trip, its uncertainty, and no further than zero). Global
+// time, on the store's clock, is epoch_us + offset_us + ts.
 #pragma once
 
 #include <cstdint>

@@ -62,16 +62,18 @@ def test_merge_aligns_clocks_sorts_and_closes(timeline):
     def first(rank, tid, phase, seq=None):
         return next(e for e in events if e["pid"] == rank and e["tid"] == tid and e["ph"] == phase and
                     (seq is None or e["args"].get("seq") == seq))
-    # epoch + best offset + ts - the job's start (rank 0's epoch + 10)
-    assert first(1, 1, "B", 41)["ts"] == 1000 - 500 + 0 - 10
+    # epoch + best offset + ts - the job's start (rank 0's epoch + 10); the best offset
+    # moved toward zero by half its round trip: rank 1's -500 over 30 us, rank 3's
+    # 250.25 over 15 us
+    assert first(1, 1, "B", 41)["ts"] == 1000 - 485 + 0 - 10
     assert first(2, 2, "B", 1)["ts"] == 2000 + 0 + 2700 - 10
-    assert first(3, 1, "B", 42)["ts"] == 3000 + 250.25 + 300 - 10
+    assert first(3, 1, "B", 42)["ts"] == 3000 + 242.75 + 300 - 10
     closing = [e for e in events if e["pid"] == 3 and e["ph"] == "E"][-1]
-    assert closing["args"] == {"status": "UNFINISHED"} and closing["ts"] == 3540.25
+    assert closing["args"] == {"status": "UNFINISHED"} and closing["ts"] == 3532.75
     ranks = json.loads(timeline.read_text())["otherData"]["tutti"]["ranks"]
     assert [(r["rank"], r["host"], r["pid"], r["offset_us"], r["cut_short"], r["events"]) for r in ranks] == [
-        (0, "h0", 100, 0.0, False, 18), (1, "h0", 101, -500.0, False, 16), (2, "h1", 200, 0.0, False, 17),
-        (3, "h1", 201, 250.25, True, 9)]
+        (0, "h0", 100, 0.0, False, 18), (1, "h0", 101, -485.0, False, 16), (2, "h1", 200, 0.0, False, 17),
+        (3, "h1", 201, 242.75, True, 9)]
 
 
 def test_merge_output_option_and_the_files_it_skips(job, tmp_path):

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "observe/rank_clock.h"
 #include "observe/trace_file.h"
 #include "observe/trace_merge.h"
 
@@ -44,12 +47,37 @@ Test(trace_merge, places_each_rank_on_the_store_clock) {
   const ordered_json events = merged_job().trace["traceEvents"];
   // Global time is epoch + best offset + ts; rank 0's store GET (its ts 10) is first.
   cr_assert_eq(find(events, 0, 0, "X", -1)["ts"].get<double>(), 0.0);
-  // Rank 1: epoch +1000 us, best offset -500 (rtt 30, not the 9999 of rtt 300), ts 0.
-  cr_assert_eq(find(events, 1, 1, "B", 41)["ts"].get<double>(), 1000 - 500 + 0 - 10);
+  // Rank 1: epoch +1000 us, best offset -500 (rtt 30, not the 9999 of rtt 300), taken
+  // as -485 (the end of its +-15 nearest zero), ts 0.
+  cr_assert_eq(find(events, 1, 1, "B", 41)["ts"].get<double>(), 1000 - 485 + 0 - 10);
   // Rank 2: epoch +2000, no tutti_clock (offset 0), ts 2700 on its second communicator.
   cr_assert_eq(find(events, 2, 2, "B", 1)["ts"].get<double>(), 2000 + 2700 - 10);
-  // Rank 3: epoch +3000, offset 250.25, ts 300.
-  cr_assert_eq(find(events, 3, 1, "B", 42)["ts"].get<double>(), 3000 + 250.25 + 300 - 10);
+  // Rank 3: epoch +3000, offset 250.25 over a round trip of 15 (242.75), ts 300.
+  cr_assert_eq(find(events, 3, 1, "B", 42)["ts"].get<double>(), 3000 + 242.75 + 300 - 10);
+}
+
+// One rank's metadata: its epoch and clock samples (offset, round trip; a negative
+// round trip: a sample without one).
+ordered_json clock_events(const std::vector<std::pair<double, double>>& samples) {
+  ordered_json events = ordered_json::array();
+  events.push_back({{"ph", "M"}, {"name", "tutti_epoch"}, {"pid", 0}, {"args", {{"epoch_us", 1000}}}});
+  for (auto [offset, rtt] : samples) {
+    ordered_json args = {{"offset_us", offset}};
+    if (rtt >= 0) args["rtt_us"] = rtt;
+    events.push_back({{"ph", "M"}, {"name", "tutti_clock"}, {"pid", 0}, {"args", args}});
+  }
+  return events;
+}
+
+Test(trace_merge, takes_the_offset_nearest_zero_that_the_best_sample_allows) {
+  // Within half its round trip of zero: one clock, as on one machine.
+  cr_assert_eq(tutti::observe::read_rank_clock(clock_events({{-400, 900}, {6, 20}}))->offset_us, 0.0);
+  cr_assert_eq(tutti::observe::read_rank_clock(clock_events({{-8, 20}}))->offset_us, 0.0);
+  // Beyond it: moved toward zero by half the round trip.
+  cr_assert_eq(tutti::observe::read_rank_clock(clock_events({{-500, 30}}))->offset_us, -485.0);
+  cr_assert_eq(tutti::observe::read_rank_clock(clock_events({{1000, 100}, {9999, 300}}))->offset_us, 950.0);
+  // A sample without its round trip is taken as it is.
+  cr_assert_eq(tutti::observe::read_rank_clock(clock_events({{7, -1}}))->offset_us, 7.0);
 }
 
 Test(trace_merge, puts_metadata_first_then_sorts_by_time) {
@@ -77,14 +105,14 @@ Test(trace_merge, closes_what_a_dead_rank_left_open) {
   cr_assert_eq(ends.size(), 2u);
   const ordered_json& last_end = ends.back();
   cr_assert_eq(last_end["args"]["status"], "UNFINISHED");
-  cr_assert_eq(last_end["ts"].get<double>(), 3000 + 250.25 + 300 - 10);  // rank 3's last timestamp
+  cr_assert_eq(last_end["ts"].get<double>(), 3000 + 242.75 + 300 - 10);  // rank 3's last timestamp
   cr_assert_eq(merged.cut_short, 1u);
   cr_assert_eq(merged.notes.size(), 1u);
   cr_assert_eq(merged.notes[0],
                "rank 3's trace ends at 4 ms: the process did not exit cleanly; 1 operation left open: all_reduce #42");
   const ordered_json& rank3 = merged.trace["otherData"]["tutti"]["ranks"][3];
   cr_assert_eq(rank3["cut_short"], true);
-  cr_assert_eq(rank3["offset_us"].get<double>(), 250.25);
+  cr_assert_eq(rank3["offset_us"].get<double>(), 242.75);
   cr_assert_eq(rank3["host"], "h1");
   cr_assert_eq(rank3["pid"], 201);
   cr_assert_eq(rank3["events"], 9);
