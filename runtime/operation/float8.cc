@@ -13,14 +13,12 @@
 #include <bit>
 #include <cstdint>
 
+#include "runtime/operation/float_bits.h"
 #include "runtime/operation/reduce_op.h"
 
 namespace tutti {
 
 namespace {
-
-constexpr uint32_t kFloatSignBit = 0x80000000;
-constexpr uint32_t kFloatInf = 0x7f800000;
 
 // |value| (float32 bits `magnitude`, not NaN) as an fp8 of kMantissa bits and kBias,
 // rounded to nearest even and saturated at kLargest (the largest finite code).

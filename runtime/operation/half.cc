@@ -4,15 +4,12 @@
 #include <bit>
 #include <cstdint>
 
+#include "runtime/operation/float_bits.h"
 #include "runtime/operation/reduce_op.h"
 
 namespace tutti {
 
 namespace {
-
-constexpr uint32_t kFloatSignBit = 0x80000000;
-constexpr uint32_t kFloatInf = 0x7f800000;
-constexpr uint32_t kFloatQuietBit = 0x00400000;
 
 bool is_float_nan(uint32_t bits) { return (bits & ~kFloatSignBit) > kFloatInf; }
 
