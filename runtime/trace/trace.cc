@@ -118,9 +118,45 @@ void add_metadata_locked(Session& s, int track, const char* name, const std::str
                             args, "}}"));
 }
 
+int64_t wall_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// The clocks read at one stamp. Two reads in a row are not one moment: a page fault (the
+// first call into a page of code or the vDSO), an interrupt or a preemption between them
+// puts microseconds there, which would move every event of the process by as much
+// (enough to draw a receive ending before its send began). So stamps bracket the reads,
+// the tightest of a few tries is kept (the first pays the faults), and the clocks belong
+// to its midpoint: within a few tens of nanoseconds.
+struct ClockReading {
+  uint64_t stamp = 0;
+  uint64_t monotonic_ns = 0;
+  int64_t wall_ns = 0;  // only when asked for
+};
+
+ClockReading read_clocks(bool with_wall) {
+  constexpr int kTries = 5;
+  ClockReading best;
+  uint64_t best_width = UINT64_MAX;
+  for (int i = 0; i < kTries; ++i) {
+    const uint64_t before = stamp();
+    const uint64_t monotonic = detail::monotonic_ns();
+    const int64_t wall = with_wall ? wall_ns() : 0;
+    const uint64_t after = stamp();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = ClockReading{before + (after - before) / 2, monotonic, wall};
+    }
+  }
+  return best;
+}
+
 void recalibrate_locked(Session& s) {
-  const uint64_t stamps = stamp() - s.stamp0;
-  const uint64_t ns = detail::monotonic_ns() - s.monotonic0;
+  const ClockReading now = read_clocks(false);
+  const uint64_t stamps = now.stamp - s.stamp0;
+  const uint64_t ns = now.monotonic_ns - s.monotonic0;
   if (ns > 10'000'000 && stamps > 0) s.ns_per_stamp.store(static_cast<double>(ns) / static_cast<double>(stamps));
 }
 
@@ -156,12 +192,6 @@ bool make_folder(const std::string& path) {
     if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) return false;
   }
   return true;
-}
-
-int64_t wall_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 // Whether event is dropped: the ring is full (but for the ends of spans it kept), or it
@@ -244,15 +274,16 @@ bool start(int rank, const std::string& identity, const std::string& configured)
   }
   s.pid = rank;
   // A first measure of the stamps' rate, over 2 ms; each drain refines it.
-  s.stamp0 = stamp();
-  s.monotonic0 = detail::monotonic_ns();
-  const int64_t epoch_ns = wall_ns();
-  const int64_t epoch_us = epoch_ns / 1000;
-  s.epoch_fraction_us = static_cast<double>(epoch_ns % 1000) / 1000;
+  const ClockReading epoch = read_clocks(true);
+  s.stamp0 = epoch.stamp;
+  s.monotonic0 = epoch.monotonic_ns;
+  const int64_t epoch_us = epoch.wall_ns / 1000;
+  s.epoch_fraction_us = static_cast<double>(epoch.wall_ns % 1000) / 1000;
   while (detail::monotonic_ns() - s.monotonic0 < 2'000'000) {
   }
-  s.ns_per_stamp.store(static_cast<double>(detail::monotonic_ns() - s.monotonic0) /
-                       static_cast<double>(stamp() - s.stamp0));
+  const ClockReading later = read_clocks(false);
+  s.ns_per_stamp.store(static_cast<double>(later.monotonic_ns - s.monotonic0) /
+                       static_cast<double>(later.stamp - s.stamp0));
   s.buffer = "{\"traceEvents\":[\n";
   std::string name;
   append_json_string(concat("rank ", rank, " (", identity, ")"), &name);
