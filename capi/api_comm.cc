@@ -103,6 +103,31 @@ TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivor
   return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->shrink(), survivors); });
 }
 
+TUTTI_API tutti_status tutti_comm_grow(tutti_comm* comm, int32_t count, tutti_comm** grown) {
+  const char* api = "tutti_comm_grow";
+  if (grown == nullptr) return invalid_argument(api, "grown is NULL; pass the address of a tutti_comm*");
+  *grown = nullptr;
+  tutti::comm::Comm* parent = live_comm(comm, api);
+  if (parent == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  return guarded(api, [&] { tutti::capi::wrap_new_comm(parent->grow(count), grown); });
+}
+
+TUTTI_API tutti_status tutti_comm_join(const tutti_config* config, tutti_comm** out) {
+  const char* api = "tutti_comm_join";
+  if (out == nullptr) return invalid_argument(api, "out is NULL; pass the address of a tutti_comm*");
+  *out = nullptr;
+  return guarded(api, [&] {
+    tutti::comm::Options options = tutti::capi::comm_options(config, api);
+    if (options.request.rank != -1 || options.request.world_size != -1) {
+      tutti::fail(
+          tutti::Status::kInvalidArgument,
+          tutti::concat(api, ": config.rank is ", options.request.rank, " and config.world_size ",
+                        options.request.world_size, "; leave both -1: the grow that admits this process decides them"));
+    }
+    tutti::capi::wrap_new_comm(tutti::comm::Comm::join(options), out);
+  });
+}
+
 TUTTI_API tutti_status tutti_comm_dump(const tutti_comm* comm, int fd) {
   const char* api = "tutti_comm_dump";
   const tutti::comm::Comm* impl = live_comm(comm, api);

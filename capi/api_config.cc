@@ -15,9 +15,10 @@ constexpr uint32_t kConfigMagic = 0x54434647;  // "TCFG"
 
 // The timeout to use: the environment's when set (logged if it overrides a value the
 // program chose), else the config's, else the default.
-int64_t resolve_timeout(int64_t configured, const char* field, const char* variable, int64_t fallback) {
+int64_t resolve_timeout(int64_t configured, const char* field, const char* variable, int64_t fallback,
+                        const char* api) {
   if (configured < -1 || configured == 0) {
-    fail(Status::kInvalidArgument, concat("tutti_comm_init: config.", field, " is ", configured,
+    fail(Status::kInvalidArgument, concat(api, ": config.", field, " is ", configured,
                                           "; use a number of milliseconds >= 1, or -1 for the default"));
   }
   auto from_env = settings::integer(variable, 1, kMaxTimeoutMs);
@@ -32,15 +33,16 @@ int64_t resolve_timeout(int64_t configured, const char* field, const char* varia
 
 }  // namespace
 
-comm::Options comm_options(const tutti_config* caller) {
+comm::Options comm_options(const tutti_config* caller, const char* api) {
   tutti_config config;
   std::memset(&config, 0, sizeof config);
   tutti_config_init(&config, sizeof config);
   if (caller != nullptr) {
     if (caller->abi_magic != kConfigMagic || caller->struct_size < offsetof(tutti_config, abi_magic) + 4) {
       fail(Status::kInvalidArgument,
-           "tutti_comm_init: config was not initialised; call tutti_config_init(&config, sizeof config) before "
-           "setting fields");
+           concat(api,
+                  ": config was not initialised; call tutti_config_init(&config, sizeof config) before "
+                  "setting fields"));
     }
     // Fields this library knows but an older caller's struct lacks keep their defaults.
     std::memcpy(&config, caller, std::min(caller->struct_size, sizeof config));
@@ -51,13 +53,13 @@ comm::Options comm_options(const tutti_config* caller) {
   if (config.init_method) options.request.init_method = config.init_method;
   if (config.name) options.name = config.name;
   if (options.name.empty()) {
-    fail(Status::kInvalidArgument, "tutti_comm_init: config.name is empty; give a name, or NULL for \"world\"");
+    fail(Status::kInvalidArgument, concat(api, ": config.name is empty; give a name, or NULL for \"world\""));
   }
   if (config.trace) options.trace_folder = config.trace;
   options.init_timeout_ms = resolve_timeout(config.init_timeout_ms, "init_timeout_ms", "TUTTI_INIT_TIMEOUT_MS",
-                                            settings::kDefaultInitTimeoutMs);
+                                            settings::kDefaultInitTimeoutMs, api);
   options.op_timeout_ms =
-      resolve_timeout(config.op_timeout_ms, "op_timeout_ms", "TUTTI_OP_TIMEOUT_MS", settings::kDefaultOpTimeoutMs);
+      resolve_timeout(config.op_timeout_ms, "op_timeout_ms", "TUTTI_OP_TIMEOUT_MS", settings::kDefaultOpTimeoutMs, api);
   return options;
 }
 

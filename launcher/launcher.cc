@@ -63,7 +63,7 @@ constexpr const char* kOwnVariables[] = {
     "TUTTI_RANK",  "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK",   "TUTTI_LOCAL_SIZE",   "TUTTI_NODE_RANK",
     "TUTTI_ADDR",  "TUTTI_HOST",       "TUTTI_LAUNCHER_PID", "TUTTI_STORE_SERVER", "TUTTI_SECRET",
     "RANK",        "WORLD_SIZE",       "LOCAL_RANK",         "LOCAL_WORLD_SIZE",   "GROUP_RANK",
-    "MASTER_ADDR", "MASTER_PORT"};
+    "MASTER_ADDR", "MASTER_PORT",      "TUTTI_JOIN",         "TUTTI_RESTART"};
 
 // The launcher's own messages: one write each, "tutti launch: " first, always shown
 // (TUTTI_LOG_LEVEL gates only the info-level ones, through log::enabled).
@@ -136,7 +136,12 @@ class Job {
   bool prepare_trace_folder(const std::string& folder) const;
   void merge_trace(const std::string& folder) const;
   ExecPlan make_plan(uint16_t port, int stdin_fd) const;
-  void spawn_all(const ExecPlan& plan);
+  void spawn_all();
+  // Starts rank's process (its restart-th: 0 first, then --restart's); "" or why not.
+  std::string spawn(int rank, int restart);
+  // --restart: starts a failed rank again, which joins the job through a grow; false
+  // when no restart is left.
+  bool restart(const RankProcess& failed, const std::string& what);
   std::vector<int> running_ranks() const;
 
   static void on_signal(uv_signal_t* handle, int signum);
@@ -163,7 +168,10 @@ class Job {
   OutputWriter stdout_{STDOUT_FILENO};
   OutputWriter stderr_{STDERR_FILENO};
   std::string secret_;                               // the job's: the user's TUTTI_SECRET, else a fresh one
-  std::vector<std::unique_ptr<RankProcess>> ranks_;  // the ranks started, in rank order
+  ExecPlan plan_;                                    // how every rank is started, restarts included
+  std::vector<std::unique_ptr<RankProcess>> ranks_;  // the processes started: ranks in order, then restarts
+  std::vector<int> restarts_of_;                     // per rank, how many times it was started again
+  int restarts_ = 0;                                 // restarts so far, of options_.restarts at most
   std::unordered_map<pid_t, RankProcess*> by_pid_;
   struct rlimit original_nofile_ = {};
   size_t reaped_ = 0;
@@ -355,14 +363,14 @@ int Job::run() {
     unsetenv("TUTTI_TRACE");  // one warning here, rather than one per rank
     trace_folder.clear();
   }
-  ExecPlan plan = make_plan(port, stdin_fd);
+  plan_ = make_plan(port, stdin_fd);
   std::string job_file = publish_job_file(port);
 
   open_loop();
 
   say_info(concat("rendezvous store on ", kStoreHost, ":", port, "; starting ", options_.ranks, " rank",
                   options_.ranks == 1 ? "" : "s", " of ", options_.program_path));
-  spawn_all(plan);
+  spawn_all();
   maybe_finish();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
@@ -389,22 +397,11 @@ int Job::run() {
   return code;
 }
 
-void Job::spawn_all(const ExecPlan& plan) {
+void Job::spawn_all() {
   spawning_ = true;
+  restarts_of_.assign(static_cast<size_t>(options_.ranks), 0);
   for (int rank = 0; rank < options_.ranks && stop_signal_ == 0; ++rank) {
-    auto process = std::make_unique<RankProcess>(&loop_, rank, options_.tag_output, stdout_, stderr_,
-                                                 [this](RankProcess&) { maybe_finish(); });
-    const NodePlace place = node_place(rank, options_.ranks, options_.nodes);
-    std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank),
-                                         concat("TUTTI_LOCAL_RANK=", place.local_rank),
-                                         concat("TUTTI_LOCAL_SIZE=", place.local_size),
-                                         concat("TUTTI_NODE_RANK=", place.node),
-                                         concat("RANK=", rank),
-                                         concat("LOCAL_RANK=", place.local_rank),
-                                         concat("LOCAL_WORLD_SIZE=", place.local_size),
-                                         concat("GROUP_RANK=", place.node)};
-    bool on_terminal = options_.interactive && rank == 0;
-    std::string failure = process->start(plan, rank_env, on_terminal);
+    std::string failure = spawn(rank, 0);
     if (!failure.empty()) {
       if (exit_code_ < 0) exit_code_ = kExitCannotStart;
       auto running = running_ranks();
@@ -413,13 +410,53 @@ void Job::spawn_all(const ExecPlan& plan) {
       stop_ranks(SIGTERM);
       break;
     }
-    // A rank on the terminal leads no group of its own; PR_SET_PDEATHSIG covers it.
-    if (!on_terminal) orphan_guard_.watch(process->pid());
-    by_pid_[process->pid()] = process.get();
-    ranks_.push_back(std::move(process));
     if ((rank + 1) % kSpawnsBetweenPolls == 0) uv_run(&loop_, UV_RUN_NOWAIT);
   }
   spawning_ = false;
+}
+
+std::string Job::spawn(int rank, int restart) {
+  auto process = std::make_unique<RankProcess>(&loop_, rank, restart, options_.tag_output, stdout_, stderr_,
+                                               [this](RankProcess&) { maybe_finish(); });
+  const NodePlace place = node_place(rank, options_.ranks, options_.nodes);
+  // A restarted process keeps its rank's place on the emulated nodes (its node decides
+  // shared memory or UCX); its rank in the job comes from the grow it joins through.
+  std::vector<std::string> rank_env = {concat("TUTTI_RANK=", rank),
+                                       concat("TUTTI_LOCAL_RANK=", place.local_rank),
+                                       concat("TUTTI_LOCAL_SIZE=", place.local_size),
+                                       concat("TUTTI_NODE_RANK=", place.node),
+                                       concat("RANK=", rank),
+                                       concat("LOCAL_RANK=", place.local_rank),
+                                       concat("LOCAL_WORLD_SIZE=", place.local_size),
+                                       concat("GROUP_RANK=", place.node)};
+  if (restart > 0) {
+    rank_env.push_back("TUTTI_JOIN=1");
+    rank_env.push_back(concat("TUTTI_RESTART=", restart));
+  }
+  bool on_terminal = options_.interactive && rank == 0 && restart == 0;
+  std::string failure = process->start(plan_, rank_env, on_terminal);
+  if (!failure.empty()) return failure;
+  // A rank on the terminal leads no group of its own; PR_SET_PDEATHSIG covers it.
+  if (!on_terminal) orphan_guard_.watch(process->pid());
+  by_pid_[process->pid()] = process.get();
+  ranks_.push_back(std::move(process));
+  return "";
+}
+
+bool Job::restart(const RankProcess& failed, const std::string& what) {
+  // With no rank left running, nobody would grow to admit it.
+  if (restarts_ >= options_.restarts || running_ranks().empty()) return false;
+  const int rank = failed.rank();
+  const int again = ++restarts_of_[static_cast<size_t>(rank)];
+  ++restarts_;
+  std::string failure = spawn(rank, again);
+  if (!failure.empty()) {
+    say(concat(what, "; cannot start it again: ", failure));
+    return false;
+  }
+  say(concat(what, "; started it again as pid ", ranks_.back()->pid(), ", which joins the job as the others grow",
+             " (restart ", restarts_, " of ", options_.restarts, ")"));
+  return true;
 }
 
 std::vector<int> Job::running_ranks() const {
@@ -459,12 +496,13 @@ void Job::reap_children() {
 void Job::on_rank_exit(RankProcess& rank) {
   int status = rank.wait_status();
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  std::string what = concat("rank ", rank.rank(), " (pid ", rank.pid(), ") ", describe_wait_status(status));
+  std::string what = concat(rank.label(), " (pid ", rank.pid(), ") ", describe_wait_status(status));
   if (!failed || stop_signal_ != 0) {
     // Ranks that end while being stopped are expected to fail; only the cause is news.
     if (log::enabled(log::Level::kDebug)) say(what);
     return;
   }
+  if (restart(rank, what)) return;
   if (exit_code_ < 0) exit_code_ = shell_exit_code(status);
   size_t others = running_ranks().size();
   if (others == 0) {

@@ -31,31 +31,36 @@ Flag split_flag(const std::string& arg) {
   return {arg, std::nullopt};
 }
 
-std::optional<int> parse_ranks(const std::string& text, std::string* error) {
+// text as a whole decimal number, or nullopt when it is not one (or does not fit a long).
+std::optional<long> whole_number(const std::string& text) {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0) {
+  if (text.empty() || *end != '\0' || errno != 0) return std::nullopt;
+  return value;
+}
+
+std::optional<int> parse_ranks(const std::string& text, std::string* error) {
+  std::optional<long> value = whole_number(text);
+  if (!value) {
     *error = concat("-n \"", text, "\" is not a number; give the number of ranks to start, in [1, ", kMaxRanks, "]");
     return std::nullopt;
   }
-  if (value < 1 || value > kMaxRanks) {
+  if (*value < 1 || *value > kMaxRanks) {
     *error = concat("-n ", text, " is out of range; give the number of ranks to start, in [1, ", kMaxRanks, "]");
     return std::nullopt;
   }
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 std::optional<int> parse_nodes(const std::string& text, std::string* error) {
-  errno = 0;
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < 1 || value > kMaxRanks) {
+  std::optional<long> value = whole_number(text);
+  if (!value || *value < 1 || *value > kMaxRanks) {
     *error = concat("--nodes \"", text, "\" is not a number of nodes in [1, ", kMaxRanks,
                     "]; give how many machines to emulate, e.g. --nodes 2");
     return std::nullopt;
   }
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 std::optional<int64_t> parse_timeout_ms(const std::string& text, std::string* error) {
@@ -70,6 +75,19 @@ std::optional<int64_t> parse_timeout_ms(const std::string& text, std::string* er
   }
   int64_t ms = static_cast<int64_t>(std::ceil(seconds * 1000.0));
   return ms;
+}
+
+// Restarts are bounded so that a program that fails at once cannot loop forever.
+constexpr int kMaxRestarts = 1000;
+
+std::optional<int> parse_restarts(const std::string& text, std::string* error) {
+  std::optional<long> value = whole_number(text);
+  if (!value || *value < 0 || *value > kMaxRestarts) {
+    *error = concat("--restart \"", text, "\" is not a number of restarts in [0, ", kMaxRestarts,
+                    "]; give how many times in all a failed rank may be started again, e.g. --restart 3");
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
 }
 
 ParseResult fail_with(std::string error) {
@@ -126,6 +144,11 @@ ParseResult parse_options(std::span<const std::string> args, const char* implied
       options.tag_output = true;
     } else if (flag.name == "--no-tag-output" && !flag.inline_value) {
       options.tag_output = false;
+    } else if (flag.name == "--restart") {
+      if (!value(&text)) return fail_with("--restart needs a value, how many restarts in all, e.g. --restart 3");
+      auto restarts = parse_restarts(text, &error);
+      if (!restarts) return fail_with(error);
+      options.restarts = *restarts;
     } else if (flag.name == "--keep-going" && !flag.inline_value) {
       options.keep_going = true;
     } else if (flag.name == "--interactive" && !flag.inline_value) {
@@ -232,6 +255,11 @@ const char* usage() {
          "  --no-tag-output    print lines as they are (still whole lines, never mixed)\n"
          "  --keep-going       when a rank fails, let the others run on: they see it as a\n"
          "                     lost peer (TUTTI_ERR_PEER_LOST) and may shrink and go on\n"
+         "  --restart N        when a rank fails, start it again (N times in all at most);\n"
+         "                     the others run on. The new process gets TUTTI_JOIN=1 and\n"
+         "                     joins the job as one of the ranks a tutti_comm_grow adds\n"
+         "                     (the tutti script runner does this by itself); its output\n"
+         "                     is tagged \"[R+K]\", rank R's K-th restart (docs/elastic.md)\n"
          "  --interactive      rank 0 reads and writes the launcher's terminal directly, in\n"
          "                     its process group, untagged, and Ctrl-C is passed on to the\n"
          "                     ranks without stopping them (the default for `tutti launch\n"
@@ -242,7 +270,8 @@ const char* usage() {
          "  0        every rank exited 0\n"
          "  1-255    the first rank to fail exited with this code, or 128+N when it was\n"
          "           killed by signal N (the other ranks are then stopped, unless\n"
-         "           --keep-going)\n"
+         "           --keep-going); with --restart, a rank started again that ends well\n"
+         "           makes up for its failure\n"
          "  2        bad usage, or the program cannot be found or run\n"
          "  124      --timeout passed\n"
          "  127      a rank could not be started (fork or exec failed)\n"

@@ -22,6 +22,9 @@ struct LaunchOptions {
   int64_t timeout_ms = -1;  // the whole job; -1: none
   bool tag_output = true;
   bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant jobs)
+  // --restart N: a rank that fails is started again, N times in all at most; the new
+  // process has TUTTI_JOIN=1 and joins the job as the survivors grow (tutti_comm_join).
+  int restarts = 0;
   // Rank 0 gets the launcher's stdin, stdout, stderr and process group (the terminal,
   // for the tutti REPL); the other ranks keep /dev/null and tagged pipes. SIGINT is
   // passed on without stopping the job, since Ctrl-C there cancels a statement.
@@ -40,7 +43,7 @@ struct ParseResult {
 // Parses the arguments after "launch". Options end at "--" or at the first argument
 // that is not an option, so `tutti launch -n 2 prog -n 3` passes "-n 3" to prog.
 // Accepts -n N, --np N, --np=N, --nodes K, --timeout S, --timeout=S (seconds, decimals allowed),
-// --tag-output, --no-tag-output, --keep-going, --interactive, -h/--help. Does not look
+// --tag-output, --no-tag-output, --keep-going, --restart N, --interactive, -h/--help. Does not look
 // at the file system.
 // For `tutti run`, implied_program is the program (the tutti binary itself), and what
 // follows the options are its arguments, possibly none (a script and its arguments).

@@ -55,6 +55,11 @@ void close_fd(int& fd) {
   _exit(127);
 }
 
+// "[3] ", or "[3+1] " for rank 3's first restart.
+std::string output_tag(int rank, int restart) {
+  return restart == 0 ? concat("[", rank, "] ") : concat("[", rank, "+", restart, "] ");
+}
+
 }  // namespace
 
 std::string signal_name(int sig) {
@@ -79,13 +84,18 @@ int shell_exit_code(int wait_status) {
 RankProcess::Stream::Stream(RankProcess* owner_in, std::string prefix, OutputWriter& writer)
     : owner(owner_in), prefixer(std::move(prefix), [&writer](std::string_view lines) { writer.write(lines); }) {}
 
-RankProcess::RankProcess(uv_loop_t* loop, int rank, bool tag_output, OutputWriter& out, OutputWriter& err,
+RankProcess::RankProcess(uv_loop_t* loop, int rank, int restart, bool tag_output, OutputWriter& out, OutputWriter& err,
                          OutputClosed on_output_closed)
     : loop_(loop),
       rank_(rank),
+      restart_(restart),
       on_output_closed_(std::move(on_output_closed)),
-      out_(this, tag_output ? concat("[", rank, "] ") : std::string(), out),
-      err_(this, tag_output ? concat("[", rank, "] ") : std::string(), err) {}
+      out_(this, tag_output ? output_tag(rank, restart) : std::string(), out),
+      err_(this, tag_output ? output_tag(rank, restart) : std::string(), err) {}
+
+std::string RankProcess::label() const {
+  return restart_ == 0 ? concat("rank ", rank_) : concat("rank ", rank_, " (restart ", restart_, ")");
+}
 
 std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::string>& rank_env, bool on_terminal) {
   // Everything the child touches is built here, before fork.

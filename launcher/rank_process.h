@@ -47,7 +47,9 @@ class RankProcess {
  public:
   using OutputClosed = std::function<void(RankProcess&)>;
 
-  RankProcess(uv_loop_t* loop, int rank, bool tag_output, OutputWriter& out, OutputWriter& err,
+  // restart: 0 for the rank's first process, K for its K-th restart (--restart), whose
+  // lines are tagged "[RANK+K] ".
+  RankProcess(uv_loop_t* loop, int rank, int restart, bool tag_output, OutputWriter& out, OutputWriter& err,
               OutputClosed on_output_closed);
   // The pipes must have been closed (output_open() false) and the loop run since.
   ~RankProcess() = default;
@@ -74,6 +76,8 @@ class RankProcess {
   void close_output();
 
   int rank() const { return rank_; }
+  // "rank 3", or "rank 3 (restart 1)", for messages.
+  std::string label() const;
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0 && !reaped_; }
   bool reaped() const { return reaped_; }
@@ -97,6 +101,7 @@ class RankProcess {
 
   uv_loop_t* loop_;
   int rank_;
+  int restart_;
   OutputClosed on_output_closed_;
   Stream out_;
   Stream err_;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bindings/lua/state.h"
 #include "bindings/lua/status.h"
 
 namespace tutti::repl {
@@ -31,16 +32,24 @@ bool speaks_before_joining() {
 tutti_comm* join_job(const char* name) {
   tutti_config config;
   tutti_config_init(&config, sizeof config);
-  config.name = name;
-  // Outside a launcher the REPL is rank 0 of a world of one, also where a store
-  // address is set (then it serves its store there); with none, the runtime serves
-  // it on a free loopback port.
-  if (rank_variable_value() == nullptr) {
-    config.rank = 0;
-    config.world_size = 1;
-  }
   tutti_comm* comm = nullptr;
-  tutti_status status = tutti_comm_init(&config, &comm);
+  tutti_status status = TUTTI_OK;
+  if (tutti::lua::started_to_join()) {
+    // Started by tutti launch --restart in place of a lost rank (or by hand, with
+    // TUTTI_ADDR): it joins the job as the survivors grow, which give it its rank and
+    // its communicator's name.
+    status = tutti_comm_join(&config, &comm);
+  } else {
+    config.name = name;
+    // Outside a launcher the REPL is rank 0 of a world of one, also where a store
+    // address is set (then it serves its store there); with none, the runtime serves
+    // it on a free loopback port.
+    if (rank_variable_value() == nullptr) {
+      config.rank = 0;
+      config.world_size = 1;
+    }
+    status = tutti_comm_init(&config, &comm);
+  }
   if (status != TUTTI_OK) {
     std::fprintf(stderr, "tutti: cannot join the job: %s: %s\n", tutti_status_name(status),
                  tutti::lua::in_lua_terms(tutti_last_error()).c_str());

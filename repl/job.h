@@ -15,8 +15,9 @@ namespace tutti::repl {
 bool speaks_before_joining();
 
 // Joins the job through tutti_comm_init, as the launcher's environment says, under
-// name; a process that no launcher started is rank 0 of a world of one. Returns
-// nullptr after printing why on stderr.
+// name; a process that no launcher started is rank 0 of a world of one; one started
+// to join a running job (TUTTI_JOIN=1: tutti launch --restart) joins it through
+// tutti_comm_join instead. Returns nullptr after printing why on stderr.
 tutti_comm* join_job(const char* name);
 
 }  // namespace tutti::repl

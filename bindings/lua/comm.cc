@@ -43,6 +43,26 @@ int comm_split(lua_State* L, const Target& target) {
   return 1;
 }
 
+// shrink(): after a PEER_LOST error, a new communicator of the ranks the store has not
+// declared lost, in their order (tutti_comm_shrink). Every survivor calls it.
+int comm_shrink(lua_State* L, const Target& target) {
+  tutti_comm* handle = nullptr;
+  check_status(L, tutti_comm_shrink(target.comm, &handle));
+  push_comm(L, handle, true);
+  return 1;
+}
+
+// grow(count): a new communicator of these ranks, keeping their numbers, and the next
+// count processes that join the job (tutti_comm_grow; under tutti launch --restart,
+// the ranks it restarts). Every rank calls it with the same count.
+int comm_grow(lua_State* L, const Target& target) {
+  int32_t count = check_int32(L, target.first, "count");
+  tutti_comm* handle = nullptr;
+  check_status(L, tutti_comm_grow(target.comm, count, &handle));
+  push_comm(L, handle, true);
+  return 1;
+}
+
 int comm_close(lua_State* L) {
   close_comm(to_comm(L, 1));
   return 0;
@@ -67,6 +87,8 @@ int comm_tostring(lua_State* L) {
   X("local_size", comm_node_fact<tutti_comm_local_size>) \
   X("node_rank", comm_node_fact<tutti_comm_node_rank>)   \
   X("split", comm_split)                                 \
+  X("shrink", comm_shrink)                               \
+  X("grow", comm_grow)                                   \
   X("mem_alloc", comm_mem_alloc)
 #define TUTTI_LUA_ON_WORLD(name, function) {name, on_world<function>},
 #define TUTTI_LUA_ON_COMM(name, function) {name, on_comm<function>},

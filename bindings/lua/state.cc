@@ -1,6 +1,8 @@
 #include "bindings/lua/state.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "bindings/lua/comm.h"
 #include "bindings/lua/status.h"
@@ -61,6 +63,11 @@ void open_state(lua_State* L) {
   lua_setfield(L, LUA_REGISTRYINDEX, kStateKey);
 }
 
+bool started_to_join() {
+  const char* join = std::getenv("TUTTI_JOIN");
+  return join != nullptr && std::strcmp(join, "1") == 0;
+}
+
 void push_world(lua_State* L) {
   State* state = push_state(L);
   lua_getiuservalue(L, -1, kWorldSlot);
@@ -68,7 +75,7 @@ void push_world(lua_State* L) {
     if (state->host_world) luaL_error(L, "attempt to use a destroyed tutti.comm (the host took its world away)");
     lua_pop(L, 1);
     tutti_comm* handle = nullptr;
-    check_status(L, tutti_comm_init(nullptr, &handle));
+    check_status(L, started_to_join() ? tutti_comm_join(nullptr, &handle) : tutti_comm_init(nullptr, &handle));
     push_comm(L, handle, true);
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, -3, kWorldSlot);

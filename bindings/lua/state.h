@@ -22,9 +22,14 @@ struct ShowTarget {
 // come first.
 void open_state(lua_State* L);
 
-// The world communicator: the host's, or one made with tutti_comm_init(NULL) on first
-// use. Raises the init error, or "attempt to use a destroyed tutti.comm" once the host
-// took its world away.
+// Whether this process was started to join a running job rather than start one:
+// TUTTI_JOIN=1, which tutti launch --restart sets for the ranks it restarts. Its world
+// is then made with tutti_comm_join, not tutti_comm_init.
+bool started_to_join();
+
+// The world communicator: the host's, or one made with tutti_comm_init(NULL) (or
+// tutti_comm_join, started_to_join) on first use. Raises the init error, or "attempt
+// to use a destroyed tutti.comm" once the host took its world away.
 tutti_comm* world_comm(lua_State* L);
 // Pushes the world's tutti.comm userdata, as world_comm.
 void push_world(lua_State* L);

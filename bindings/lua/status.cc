@@ -20,7 +20,7 @@ bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 
 // The C name tutti_<rest> as a Lua script calls it.
 std::string lua_name(const std::string& rest) {
-  if (rest == "comm_init") return "tutti.world";
+  if (rest == "comm_init" || rest == "comm_join") return "tutti.world";
   if (rest.rfind("comm_", 0) == 0) return "comm:" + rest.substr(5);
   if (rest.rfind("work_", 0) == 0) return "work:" + rest.substr(5);
   return "tutti." + rest;

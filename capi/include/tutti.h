@@ -180,6 +180,35 @@ TUTTI_API tutti_status tutti_comm_split(tutti_comm* comm, int32_t color, int32_t
  *  were declared lost) | ERR_PEER_LOST] */
 TUTTI_API tutti_status tutti_comm_shrink(tutti_comm* comm, tutti_comm** survivors);
 
+/* Grows comm by count ranks (as ncclCommGrow): makes *grown, a communicator of comm's
+ * ranks, which keep their numbers, and of the next count processes that call
+ * tutti_comm_join on this job, numbered from comm's size up in the order they called
+ * it. New ranks take the next numbers, not those of ranks lost before: a shrink has
+ * already numbered the survivors without holes, and every survivor keeps its rank
+ * (its shard, its place in a ring). Collective over comm: every rank calls it with the
+ * same count. When a joiner does not come within op_timeout_ms, a rank does not call
+ * it or is lost, or the counts differ, it fails on every rank and on the joiners it
+ * had seated, with rank 0's reason; comm stays usable either way, and is destroyed
+ * as usual. Under tutti launch --restart, the ranks the launcher restarts are the
+ * joiners (docs/elastic.md).
+ * [one thread per comm] [blocks <= 2 x op_timeout_ms: the admission, then the meeting]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (how many joiners came, or which ranks never
+ *  called it) | ERR_MISMATCH (the counts) | ERR_PEER_LOST | ERR_ABORTED] */
+TUTTI_API tutti_status tutti_comm_grow(tutti_comm* comm, int32_t count, tutti_comm** grown);
+
+/* Joins a running job as one of the new ranks of a tutti_comm_grow: reaches the job's
+ * store (config's init_method, else the environment: tutti launch --restart sets it
+ * for the ranks it restarts, TUTTI_ADDR=host:port alone will do, with TUTTI_SECRET
+ * where the job has one), waits for the job's ranks to grow, and returns the grown
+ * communicator, named as its other ranks name it. config may be NULL; its rank and
+ * world_size must be -1 (the grow decides them, and a launcher's are ignored), and its
+ * name is not used. init_timeout_ms bounds the wait for a grow, op_timeout_ms the
+ * meeting after it. [any thread]
+ * [blocks <= init_timeout_ms + 2 x op_timeout_ms]
+ * [OK | ERR_INVALID_ARGUMENT | ERR_TIMEOUT (no grow admitted it) | ERR_DENIED (a wrong
+ *  secret) | ERR_TRANSPORT | the failure of the grow that seated it] */
+TUTTI_API tutti_status tutti_comm_join(const tutti_config* config, tutti_comm** out);
+
 /* Sets how long each operation issued on comm from now on may take, in ms (the
  * config's op_timeout_ms, which TUTTI_OP_TIMEOUT_MS overrides, until then); those
  * issued before keep theirs. tutti_comm_split and tutti_comm_shrink give the

@@ -38,6 +38,10 @@ class Comm {
   // given, lets another thread give the init up (init_cancel.h): it then throws
   // Error(kAborted).
   static std::unique_ptr<Comm> init(const Options& options, rendezvous::InitCancel* cancel = nullptr);
+  // Joins a running job as one of the ranks a grow admits (tutti_comm_join in tutti.h):
+  // takes its turn at the store the plan names and waits until a communicator grows to
+  // seat it, then meets the grown communicator's ranks. Throws Error.
+  static std::unique_ptr<Comm> join(const Options& options);
   // Leaves the meeting; the rank serving the store waits for the others first.
   ~Comm();
 
@@ -56,6 +60,10 @@ class Comm {
   // the order of their ranks here. Collective over those ranks; works on a
   // communicator that failed or was aborted; bounded by the op timeout.
   std::unique_ptr<Comm> shrink();
+  // A communicator of this one's ranks, keeping their numbers, and the next `count`
+  // processes that join (join()), ranks size() and up, in the order they came.
+  // Collective; the admission and the meeting each bounded by the op timeout.
+  std::unique_ptr<Comm> grow(int count);
 
   // Runs a collective or point-to-point call (see tutti.h): blocking, returning nullptr
   // once it is done or throwing its Error, or asynchronous, returning its Work at once.
@@ -91,6 +99,7 @@ class Comm {
   // split and shrink, each a span of the trace.
   std::unique_ptr<Comm> split_now(int color, int key);
   std::unique_ptr<Comm> shrink_now();
+  std::unique_ptr<Comm> grow_now(int count);
   // init, once the plan is made and the trace started.
   static std::unique_ptr<Comm> init_as_planned(const Options& options, const rendezvous::Plan& plan,
                                                rendezvous::InitCancel* cancel);
@@ -113,6 +122,14 @@ class Comm {
   // The leader of a shrink's attempt: waits until every rank has either arrived or been
   // declared lost, then tells each rank its seat in the new communicator.
   void publish_survivors(store::Client& store, const std::string& prefix, int attempt, Deadline deadline);
+  // Rank 0 of a grow: waits until every rank has asked for the same count, admits that
+  // many joiners and publishes the verdict (what every rank and joiner then waits for),
+  // a failure's included.
+  void lead_grow(store::Client& store, const std::string& prefix, int count, const std::string& grown_name,
+                 Deadline deadline);
+  // Meets the other ranks of plan under prefix_ on store_, then starts the collectives;
+  // api for messages.
+  void meet_and_start(const rendezvous::Plan& plan, Deadline deadline, const char* api);
   // After the meeting: connects the transports the collectives use, then starts the
   // failure detector.
   void start_collectives(Deadline deadline);
@@ -141,6 +158,7 @@ class Comm {
   int64_t op_timeout_ms_ = 0;
   uint64_t splits_ = 0;
   uint64_t shrinks_ = 0;
+  uint64_t grows_ = 0;
   bool joined_ = false;  // the meeting completed, so there is something to leave
   Fault fault_;          // abort, or a lost peer or store: the communicator is unusable
   std::unique_ptr<health::ActivityBoard> board_;

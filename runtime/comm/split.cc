@@ -124,10 +124,14 @@ std::unique_ptr<Comm> Comm::make_member(std::unique_ptr<store::Client> store, co
   plan.rank = new_rank;
   plan.world_size = new_size;
   plan.node_key = node_key_;
-  sub->place_ = rendezvous::meet(*sub->store_, sub->prefix_, plan, process_identity(), deadline, api);
-  sub->joined_ = true;
-  sub->start_collectives(deadline);
+  sub->meet_and_start(plan, deadline, api);
   return sub;
+}
+
+void Comm::meet_and_start(const rendezvous::Plan& plan, Deadline deadline, const char* api) {
+  place_ = rendezvous::meet(*store_, prefix_, plan, process_identity(), deadline, api);
+  joined_ = true;
+  start_collectives(deadline);
 }
 
 }  // namespace tutti::comm

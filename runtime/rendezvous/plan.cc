@@ -102,20 +102,25 @@ std::string advertised_host(const Environment& env) {
   return host ? *host : hostname();
 }
 
+// The config's init method, else TUTTI_INIT_METHOD's, else env://; an unknown one is
+// reported before anything else is read: it is the first thing wrong.
+std::string resolve_method(const std::string& configured, const Environment& env, const char* api) {
+  std::string method = !configured.empty() ? configured : env("TUTTI_INIT_METHOD").value_or("env://");
+  if (method.rfind("tcp://", 0) != 0 && method.rfind("file://", 0) != 0 && method != "env://") {
+    fail(Status::kInvalidArgument, concat(api, ": init method \"", method, "\" is not known; ", kMethods));
+  }
+  return method;
+}
+
 }  // namespace
 
 Plan make_plan(const Request& request, const Environment& env) {
   Plan plan;
-  plan.init_method = !request.init_method.empty() ? request.init_method : env("TUTTI_INIT_METHOD").value_or("env://");
+  plan.init_method = resolve_method(request.init_method, env, "tutti_comm_init");
   const std::string& method = plan.init_method;
-
-  // An unknown method is reported before anything else is read: it is the first thing wrong.
   bool is_tcp = method.rfind("tcp://", 0) == 0;
   bool is_file = method.rfind("file://", 0) == 0;
   bool is_env = method == "env://";
-  if (!is_tcp && !is_file && !is_env) {
-    fail(Status::kInvalidArgument, concat("tutti_comm_init: init method \"", method, "\" is not known; ", kMethods));
-  }
 
   const std::optional<LaunchEnv> launch = read_launch_env(env);
   plan.secret = env("TUTTI_SECRET").value_or("");
@@ -162,6 +167,60 @@ Plan make_plan(const Request& request, const Environment& env) {
     plan.serve_store = plan.rank == 0 && !launcher_serves;
     if (launcher_serves) plan.store_owner = "tutti launch";
   }
+  return plan;
+}
+
+Plan make_join_plan(const std::string& init_method, const Environment& env) {
+  constexpr const char* kApi = "tutti_comm_join";
+  Plan plan;
+  plan.init_method = resolve_method(init_method, env, kApi);
+  const std::string& method = plan.init_method;
+  const std::optional<LaunchEnv> launch = read_launch_env(env);
+  plan.secret = env("TUTTI_SECRET").value_or("");
+  plan.launcher = launch ? launch->launcher : "config";
+  if (launch) plan.variables = launch->variables;
+  plan.node_key = launch && launch->node_rank >= 0 ? concat("node#", launch->node_rank) : hostname();
+  if (method.rfind("tcp://", 0) == 0) {
+    read_tcp_address(method, &plan);
+    return plan;
+  }
+  if (method.rfind("file://", 0) == 0) {
+    plan.file_path = method.substr(7);
+    if (plan.file_path.empty() || plan.file_path.front() != '/') {
+      fail(Status::kInvalidArgument, concat(kApi, ": init method \"", method,
+                                            "\" has no absolute path; write file:///shared/dir/rendezvous-file"));
+    }
+    return plan;
+  }
+  const char* fix =
+      "set TUTTI_ADDR to the job's store (host:port; tutti launch --restart sets it for the ranks it restarts), "
+      "or the init method to tcp://HOST:PORT";
+  if (launch && launch->store_host_is_slurm_node) {
+    // Slurm's node list and step id name this process's own step, not the job's first.
+    fail(Status::kInvalidArgument,
+         concat(kApi,
+                ": under srun, a joiner cannot tell where the job's store is from Slurm's variables (they "
+                "describe its own step); ",
+                fix));
+  }
+  if (launch && !launch->store_host.empty()) {
+    plan.store_host = launch->store_host;
+    plan.store_port = static_cast<uint16_t>(launch->store_port);
+    if (env("TUTTI_STORE_SERVER").value_or("rank0") == "launcher") plan.store_owner = "tutti launch";
+    return plan;
+  }
+  // No launcher's variables, but perhaps the store's address alone: a joiner started by hand.
+  std::string port;
+  std::optional<uint16_t> number;
+  const std::optional<std::string> address = launch ? std::nullopt : env("TUTTI_ADDR");
+  if (address && split_host_port(*address, &plan.store_host, &port)) number = parse_port(port);
+  if (!number) {
+    fail(Status::kInvalidArgument,
+         concat(kApi, ": env:// found no address of the job's store",
+                address ? concat(" (TUTTI_ADDR=", *address, " is not host:port)") : std::string(),
+                " (variables read: ", joined(plan.variables), "); ", fix));
+  }
+  plan.store_port = *number;
   return plan;
 }
 

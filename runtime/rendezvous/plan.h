@@ -48,4 +48,12 @@ struct Plan {
 // variables read, and what to set.
 Plan make_plan(const Request& request, const Environment& env);
 
+// The plan of a process that joins a running job (tutti_comm_join): only where the
+// store is (never served here) and what tells its node apart; its rank and the world
+// size stay -1, for the grow that admits it decides them (a launcher's rank and size,
+// those of the process it replaces, are ignored). Throws Error(kInvalidArgument)
+// where no store address is given (a joiner alone has no job to join, and PMIx
+// carries the address only to the ranks started with the job).
+Plan make_join_plan(const std::string& init_method, const Environment& env);
+
 }  // namespace tutti::rendezvous

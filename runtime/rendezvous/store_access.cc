@@ -59,7 +59,7 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
 }  // namespace
 
 StoreAccess reach_store(const std::shared_ptr<loop::Loop>& loop, const Plan& plan, Deadline deadline,
-                        InitCancel* cancel) {
+                        InitCancel* cancel, const char* api) {
   auto step = [cancel] {
     if (cancel != nullptr) cancel->check();
   };
@@ -89,8 +89,8 @@ StoreAccess reach_store(const std::shared_ptr<loop::Loop>& loop, const Plan& pla
   } catch (const Error& error) {
     // Said as init's failure, by the rank that had it; a cancel says so itself.
     if (error.status() == Status::kAborted) throw;
-    fail(error.status(), concat("tutti_comm_init: rank ", plan.rank, " cannot reach the rendezvous store (",
-                                plan.init_method, "): ", error.what()));
+    fail(error.status(), concat(api, ": ", plan.rank >= 0 ? concat("rank ", plan.rank) : std::string("this process"),
+                                " cannot reach the rendezvous store (", plan.init_method, "): ", error.what()));
   }
   return access;
 }

@@ -29,8 +29,9 @@ struct StoreAccess {
 };
 
 // Throws Error: kTimeout past deadline, kAborted once cancel (if given) is cancelled
-// (it is asked between the steps and while connecting), or the step's own error.
+// (it is asked between the steps and while connecting), or the step's own error; api
+// starts the message of a failure to connect.
 StoreAccess reach_store(const std::shared_ptr<loop::Loop>& loop, const Plan& plan, Deadline deadline,
-                        InitCancel* cancel);
+                        InitCancel* cancel, const char* api = "tutti_comm_init");
 
 }  // namespace tutti::rendezvous

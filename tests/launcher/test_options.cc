@@ -44,7 +44,13 @@ Test(options, parses_every_form) {
   cr_assert_eq(result.options.timeout_ms, 2000);
   cr_assert(result.options.tag_output);
   cr_assert_not(result.options.keep_going);
+  cr_assert_eq(result.options.restarts, 0, "no restarts unless asked");
   cr_assert_eq(result.options.argv.size(), 1u);
+
+  result = parse({"-n", "4", "--restart", "3", "prog"});
+  cr_assert(result.kind == ParseResult::Kind::kRun);
+  cr_assert_eq(result.options.restarts, 3);
+  cr_assert_eq(parse({"-n", "4", "--restart=0", "prog"}).options.restarts, 0);
 }
 
 Test(options, stops_at_the_first_non_option) {
@@ -100,6 +106,12 @@ Test(options, bad_usage_is_named) {
   expect_error({"-n", "2", "--verbose", "prog"}, "unknown option \"--verbose\"");
   expect_error({"-n", "2", "--tag-output=yes", "prog"}, "unknown option");
   expect_error({"-n", "2", "--keep-going=1", "prog"}, "unknown option");
+  expect_error({"-n", "2", "--restart", "prog"},
+               "--restart \"prog\" is not a number of restarts in [0, 1000]; give how many times in all a failed "
+               "rank may be started again, e.g. --restart 3");
+  expect_error({"-n", "2", "--restart", "-1", "prog"}, "--restart \"-1\"");
+  expect_error({"-n", "2", "--restart", "1001", "prog"}, "--restart \"1001\"");
+  expect_error({"-n", "2", "--restart"}, "--restart needs a value");
 }
 
 Test(options, resolves_programs_in_path_and_by_path) {

@@ -34,7 +34,7 @@ from .errors import (TuttiAborted, TuttiDenied, TuttiError, TuttiInternal,
 from .work import Work
 
 __all__ = [
-    "init", "is_initialized", "destroy", "world", "rank", "world_size", "get_rank",
+    "init", "join", "is_initialized", "destroy", "world", "rank", "world_size", "get_rank",
     "get_world_size", "local_rank", "local_size", "node_rank", "new_group", "split",
     "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
     "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
@@ -69,6 +69,21 @@ def init(init_method=None, rank=None, world_size=None, timeout=None, init_timeou
         raise invalid(f"{api}: tutti is already initialised ({_world!r}); call tutti.destroy() "
                       f"first to join another job")
     _world = connect(api, init_method, rank, world_size, timeout, init_timeout, name, trace)
+    return _world
+
+
+def join(init_method=None, timeout=None, init_timeout=None, trace=None):
+    """Joins a running job as a new rank (tutti_comm_join), where init() would start
+    one: waits until the job's ranks call Comm.grow, and returns the grown Comm, which
+    becomes this process's world. Under tutti launch --restart, a restarted rank has
+    TUTTI_JOIN=1 and calls this instead of init(). init_method defaults to the
+    environment's store address (TUTTI_ADDR); init_timeout bounds the wait for a grow,
+    timeout each operation; trace as init's."""
+    global _world
+    api = "tutti.join"
+    if _world is not None:
+        raise invalid(f"{api}: tutti is already initialised ({_world!r}); call tutti.destroy() first")
+    _world = connect(api, init_method, None, None, timeout, init_timeout, None, trace, join=True)
     return _world
 
 

@@ -121,6 +121,8 @@ FUNCTIONS = {
     "tutti_comm_node_rank": (_status, [comm_p, _i32_p]),
     "tutti_comm_split": (_status, [comm_p, _i32, _i32, _comm_pp]),
     "tutti_comm_shrink": (_status, [comm_p, _comm_pp]),
+    "tutti_comm_grow": (_status, [comm_p, ctypes.c_int32, _comm_pp]),
+    "tutti_comm_join": (_status, [ctypes.POINTER(tutti_config), _comm_pp]),
     "tutti_comm_set_op_timeout": (_status, [comm_p, ctypes.c_int64]),
     "tutti_comm_dump": (_status, [comm_p, _int]),
     "tutti_comm_abort": (_status, [comm_p]),

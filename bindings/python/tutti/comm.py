@@ -1,4 +1,4 @@
-"""Comm: one tutti_comm, the world's or one made by split, new_group or shrink.
+"""Comm: one tutti_comm, the world's or one made by split, new_group, shrink or grow.
 
 A Comm is destroyed by destroy(), by leaving a `with` block, or when it is collected.
 Using it after that raises TuttiInvalidArgument rather than handing the library a
@@ -16,9 +16,10 @@ from .work import Work, timeout_ms
 
 
 def connect(api, init_method=None, rank=None, world_size=None, timeout=None, init_timeout=None,
-            name=None, trace=None):
-    """A new Comm from tutti_comm_init: tutti.init's arguments (None: the environment's),
-    messages naming `api`. Collective over every rank of the job it joins."""
+            name=None, trace=None, join=False):
+    """A new Comm from tutti_comm_init, or tutti_comm_join when join: tutti.init's
+    arguments (None: the environment's), messages naming `api`. Collective over every
+    rank of the job it joins."""
     config = _capi.tutti_config()
     check(_capi.lib.tutti_config_init(config, ctypes.sizeof(config)))
     if init_method is not None:
@@ -36,6 +37,9 @@ def connect(api, init_method=None, rank=None, world_size=None, timeout=None, ini
     if trace is not None:
         config.trace = os.fspath(trace).encode()
     handle = _capi.comm_p()
+    if join:  # a joiner meets under its grow's keys: no world of its own is numbered
+        check(_capi.lib.tutti_comm_join(config, ctypes.byref(handle)))
+        return Comm(handle)
     status = _capi.lib.tutti_comm_init(config, ctypes.byref(handle))
     global _inits
     if status != _capi.ERR_INVALID_ARGUMENT:  # past the plan: the library counted it
@@ -106,6 +110,17 @@ class Comm(Collectives):
         survivor must call it; this Comm must still be destroyed."""
         out = _capi.comm_p()
         check(_capi.lib.tutti_comm_shrink(self._live("tutti.Comm.shrink"), ctypes.byref(out)))
+        return Comm(out)
+
+    def grow(self, count):
+        """A new Comm of this one's ranks, keeping their numbers, and the next count
+        processes that call tutti.join(), ranks size() and up in the order they came
+        (tutti_comm_grow). Every rank must call it with the same count; on failure (a
+        joiner that never comes, within the timeout) this Comm stays usable."""
+        api = "tutti.Comm.grow"
+        count = int32(count, api, "count")
+        out = _capi.comm_p()
+        check(_capi.lib.tutti_comm_grow(self._live(api), count, ctypes.byref(out)))
         return Comm(out)
 
     def mem_alloc(self, nbytes):

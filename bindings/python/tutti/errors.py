@@ -102,7 +102,7 @@ _INIT_ARGUMENT = {"init_timeout_ms": "init_timeout", "op_timeout_ms": "timeout"}
 def _python_name(match):
     kind, name = match.group(1), match.group(2)
     if kind == "comm_":
-        return "tutti.init" if name == "init" else f"Comm.{name}"
+        return f"tutti.{name}" if name in ("init", "join") else f"Comm.{name}"
     if kind == "work_":
         return f"Work.{name}"
     return f"tutti.{name}"

@@ -1,6 +1,7 @@
 // tutti::Comm and tutti::Config through the C++ wrapper: the places of a rank, split
-// (with TUTTI_UNDEFINED giving an empty Comm), shrink, dump, set_op_timeout, moves and
-// the order handles die in, a Config's copies, and a C handle taken over by hand.
+// (with TUTTI_UNDEFINED giving an empty Comm), shrink, grow's and join's errors, dump,
+// set_op_timeout, moves and the order handles die in, a Config's copies, and a C
+// handle taken over by hand.
 //   tutti launch -n 3 -- build/tests/bindings.cpp.test_comm
 #include <unistd.h>
 
@@ -56,6 +57,31 @@ void shrink(tutti::Comm& world) {
   std::vector<int32_t> one(1, 1);
   survivors.all_reduce(one, TUTTI_OP_SUM);
   CHECK(one[0] == world.size(), "all_reduce on the shrunk Comm");
+}
+
+// grow() with no joiner coming throws the grow's TimeoutError on every rank, and the
+// Comm it grew from goes on; join() refuses a rank of the caller's choosing.
+void grow_and_join_errors(tutti::Comm& world) {
+  tutti::Comm copy = world.split(0, world.rank());
+  copy.set_op_timeout(std::chrono::milliseconds(500));
+  std::string why;
+  try {
+    copy.grow(1);
+  } catch (const tutti::TimeoutError& error) {
+    why = error.what();
+  }
+  CHECK(why.find("0 of the 1 joiners came") != std::string::npos, "grow without a joiner: " + why);
+  copy.set_op_timeout(std::chrono::milliseconds(20000));
+  std::vector<int32_t> one(1, 1);
+  copy.all_reduce(one, TUTTI_OP_SUM);
+  CHECK(one[0] == world.size(), "all_reduce on the Comm that failed to grow");
+  bool refused = false;
+  try {
+    tutti::Comm::join(tutti::Config().rank(0));
+  } catch (const tutti::InvalidArgumentError&) {
+    refused = true;
+  }
+  CHECK(refused, "join() with a rank set is an InvalidArgumentError");
 }
 
 // dump() writes the Comm's name (from the runner's Config) and its recent collectives.
@@ -144,6 +170,7 @@ int main() {
                                      {"places", places},
                                      {"split", split},
                                      {"shrink", shrink},
+                                     {"grow_and_join_errors", grow_and_join_errors},
                                      {"dump", dump},
                                      {"set_op_timeout", set_op_timeout},
                                      {"moves_and_lifetimes", moves_and_lifetimes},

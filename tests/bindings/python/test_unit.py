@@ -462,6 +462,30 @@ def test_use_after_destroy():
     expect_invalid(r"ranks \[0, 0\] must be distinct", tutti.new_group, [0, 0])
 
 
+def test_grow_and_join_errors():
+    """Comm.grow with no joiner coming raises the grow's TuttiTimeout, and the Comm goes
+    on; tutti.join says where it could find no store, and refuses while initialised."""
+    comm = tutti.split(0)
+    comm.set_timeout(0.3)
+    with pytest.raises(tutti.TuttiTimeout, match=r"^Comm\.grow: the grow failed, seen from comm .*: timed out "
+                                                 r"after 300 ms waiting for the joiners: 0 of the 1 joiners came"):
+        comm.grow(1)
+    comm.set_timeout(20)
+    one = torch.ones(1)
+    comm.all_reduce(one)
+    assert one.item() == 1
+    expect_invalid("count 0 on comm", comm.grow, 0)
+    comm.destroy()
+    expect_invalid("tutti.join: tutti is already initialised", tutti.join)
+    result = run_python("import tutti\n"
+                        "try:\n"
+                        f"    tutti.join(init_method='tcp://127.0.0.1:{free_port()}', init_timeout=0.3)\n"
+                        "except tutti.TuttiError as error:\n"
+                        "    print(error)\n")
+    assert result.stdout.startswith("tutti.join: this process cannot reach the rendezvous store (tcp://127.0.0.1:"), \
+        result.stdout + result.stderr
+
+
 def test_library_messages_use_python_names():
     from tutti.errors import in_python_terms
     assert in_python_terms("tutti_comm_init: rank 1 timed out; raise config.init_timeout_ms "

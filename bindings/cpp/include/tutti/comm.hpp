@@ -47,6 +47,14 @@ class Comm {
     check(tutti_comm_init(&c_config, &comm));
     return Comm(comm);
   }
+  // Joins a running job as a new rank: tutti_comm_join. Waits for the job's ranks to
+  // grow(); config's rank and world size must stay -1.
+  static Comm join(const Config& config = Config()) {
+    const tutti_config c_config = config.c_config();
+    tutti_comm* comm = nullptr;
+    check(tutti_comm_join(&c_config, &comm));
+    return Comm(comm);
+  }
 
   // Move-only; moving or destroying a Comm lets go of its communicator, which is
   // destroyed once no Work of it is left either.
@@ -78,6 +86,12 @@ class Comm {
   Comm shrink() {
     tutti_comm* out = nullptr;
     check(tutti_comm_shrink(comm_.get(), &out));
+    return Comm(out);
+  }
+  // These ranks, keeping their numbers, and the next count joiners (join()): tutti_comm_grow.
+  Comm grow(int32_t count) {
+    tutti_comm* out = nullptr;
+    check(tutti_comm_grow(comm_.get(), count, &out));
     return Comm(out);
   }
   void set_op_timeout(std::chrono::milliseconds timeout) {
