@@ -4,7 +4,7 @@
  *   coll_check [--collectives LIST] [--dtypes LIST] [--ops LIST] [--counts LIST]
  *              [--roots LIST] [--inplace] [--async] [--shared]
  *              [--big-dtypes LIST] [--big-ops LIST] [--big-from COUNT]
- *              [--random CASES [--seed SEED]]
+ *              [--random CASES [--seed SEED]] [--grow K]
  *
  * LISTs are comma-separated names, or "all". Every collective runs with every dtype,
  * every count, every root (rooted ones) and every op (reducing ones). --roots takes
@@ -18,7 +18,10 @@
  * --random runs CASES cases drawn from the lists instead of the matrix, the same draw
  * on every rank (from SEED, default 1): any collective, dtype (16-bit and 8-bit floats
  * included), op, root and form at any count from 0 to the largest of --counts, which
- * the matrix, keeping large counts to the --big-dtypes, leaves out; a soak.
+ * the matrix, keeping large counts to the --big-dtypes, leaves out; a soak. --grow K
+ * runs it all on a grown communicator: the launcher's last K ranks join
+ * (tutti_comm_join) a world of the others, which grows by K to take them in
+ * (tutti_comm_grow).
  *
  * Each case also checks that the send buffer is unchanged, that the bytes around every
  * buffer are untouched, and that a barrier returns only after every rank entered it.
@@ -73,6 +76,7 @@ typedef struct options {
   int inplace, async, shared, device;
   long random_cases;
   uint64_t seed;
+  int grow;
 } options;
 
 typedef struct test_case {
@@ -184,6 +188,9 @@ static void parse_options(int argc, char** argv, options* o) {
     } else if (strcmp(arg, "--random") == 0) {
       o->random_cases = strtol(value, NULL, 10);
       if (o->random_cases <= 0) usage("bad number of random cases", value);
+    } else if (strcmp(arg, "--grow") == 0) {
+      o->grow = (int)strtol(value, NULL, 10);
+      if (o->grow <= 0) usage("bad number of ranks to grow by", value);
     } else if (strcmp(arg, "--seed") == 0) {
       o->seed = (uint64_t)strtoull(value, NULL, 10);
     } else if (strcmp(arg, "--counts") == 0 || strcmp(arg, "--roots") == 0) {
@@ -620,6 +627,47 @@ static int run_random(const options* o, const int* roots, int n_roots) {
   return 0;
 }
 
+/* --grow K: the launcher's ranks from size - K on join; the others meet as a world of
+ * size - K and grow by K. *comm is the grown communicator; 0 (after a FAIL line) on
+ * failure. */
+static int join_grown_world(int grow) {
+  const char* launched_rank = getenv("TUTTI_RANK");
+  const char* launched_size = getenv("TUTTI_WORLD_SIZE");
+  if (launched_rank == NULL || launched_size == NULL || atoi(launched_size) <= grow) {
+    printf("FAIL rank ? --grow %d needs tutti launch with more than %d ranks\n", grow, grow);
+    return 0;
+  }
+  int first_joiner = atoi(launched_size) - grow;
+  tutti_config config;
+  tutti_config_init(&config, sizeof config);
+  tutti_status status = TUTTI_OK;
+  const char* step = "join";
+  if (atoi(launched_rank) >= first_joiner) {
+    status = tutti_comm_join(&config, &comm);
+  } else {
+    config.rank = atoi(launched_rank);
+    config.world_size = first_joiner;
+    tutti_comm* before = NULL;
+    step = "init";
+    status = tutti_comm_init(&config, &before);
+    if (status == TUTTI_OK) {
+      step = "grow";
+      status = tutti_comm_grow(before, grow, &comm);
+      tutti_comm_destroy(before);
+    }
+  }
+  if (status != TUTTI_OK) {
+    printf("FAIL rank ? %s: %s: %s\n", step, tutti_status_name(status), tutti_last_error());
+    return 0;
+  }
+  int32_t r32, s32;
+  tutti_comm_rank(comm, &r32);
+  tutti_comm_size(comm, &s32);
+  rank = r32;
+  size = s32;
+  return 1;
+}
+
 int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
@@ -633,7 +681,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 #endif
-  if (!cv_join_world(&comm, &rank, &size)) return 1;
+  if (o.grow > 0 ? !join_grown_world(o.grow) : !cv_join_world(&comm, &rank, &size)) return 1;
   if (o.shared && !make_shared_region(&o)) return 1;
   int roots[MAX_LIST];
   int n_roots = resolve_roots(&o, roots);
