@@ -17,9 +17,11 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "launcher/orphan_guard.h"
@@ -144,6 +146,12 @@ class Job {
   bool restart(const RankProcess& failed, const std::string& what);
   std::vector<int> running_ranks() const;
 
+  // --restart: a rank the store declared lost for its silence (frozen, stopped, cut
+  // off) would never exit to be started again, so the launcher kills it. The store
+  // says so on its own thread (on_silent_loss); the main loop kills (kill_silent_ranks).
+  void on_silent_loss(const std::string& identity, const std::string& reason);
+  void kill_silent_ranks();
+
   static void on_signal(uv_signal_t* handle, int signum);
   void reap_children();
   void on_rank_exit(RankProcess& rank);
@@ -164,7 +172,11 @@ class Job {
   uv_timer_t timeout_timer_;
   uv_timer_t grace_timer_;
   uv_timer_t drain_timer_;
-  OrphanGuard orphan_guard_;  // outlives the ranks: its destructor says the job ended
+  uv_async_t silent_async_;
+  std::mutex silent_mutex_;
+  std::vector<std::pair<std::string, std::string>> silent_;  // (identity, reason), under silent_mutex_
+  bool silent_async_open_ = false;                           // under silent_mutex_
+  OrphanGuard orphan_guard_;                                 // outlives the ranks: its destructor says the job ended
   OutputWriter stdout_{STDOUT_FILENO};
   OutputWriter stderr_{STDERR_FILENO};
   std::string secret_;                               // the job's: the user's TUTTI_SECRET, else a fresh one
@@ -302,6 +314,12 @@ void Job::open_loop() {
   uv_timer_init(&loop_, &timeout_timer_);
   uv_timer_init(&loop_, &grace_timer_);
   uv_timer_init(&loop_, &drain_timer_);
+  uv_async_init(&loop_, &silent_async_,
+                [](uv_async_t* async) { static_cast<Job*>(async->loop->data)->kill_silent_ranks(); });
+  {
+    std::lock_guard<std::mutex> lock(silent_mutex_);
+    silent_async_open_ = true;
+  }
   if (options_.timeout_ms > 0) {
     uv_timer_start(
         &timeout_timer_, [](uv_timer_t* timer) { static_cast<Job*>(timer->loop->data)->on_timeout(); },
@@ -344,6 +362,11 @@ int Job::run() {
     store_loop = loop::Loop::create();
     store::ServerLimits limits;
     limits.log_losses = false;  // the ranks and the launcher say it (ServerLimits)
+    if (options_.restarts > 0) {
+      limits.on_silent_loss = [this](const std::string& identity, const std::string& reason) {
+        on_silent_loss(identity, reason);
+      };
+    }
     server = store::Server::start(store_loop, kStoreHost, 0, limits, secret_);
   } catch (const std::exception& error) {
     say(concat("cannot start the rendezvous store on ", kStoreHost, ": ", error.what()));
@@ -465,6 +488,31 @@ std::vector<int> Job::running_ranks() const {
     if (rank->running()) running.push_back(rank->rank());
   }
   return running;
+}
+
+void Job::on_silent_loss(const std::string& identity, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(silent_mutex_);
+  if (!silent_async_open_) return;  // the job is over
+  silent_.emplace_back(identity, reason);
+  uv_async_send(&silent_async_);
+}
+
+void Job::kill_silent_ranks() {
+  std::vector<std::pair<std::string, std::string>> losses;
+  {
+    std::lock_guard<std::mutex> lock(silent_mutex_);
+    losses.swap(silent_);
+  }
+  for (const auto& [identity, reason] : losses) {
+    const pid_t pid = static_cast<pid_t>(std::atol(identity.substr(identity.rfind(':') + 1).c_str()));
+    auto found = by_pid_.find(pid);
+    if (found == by_pid_.end() || !found->second->running() || stop_signal_ != 0 || restarts_ >= options_.restarts) {
+      continue;
+    }
+    say(concat(found->second->label(), " (pid ", pid, ") was declared lost by the store: ", reason,
+               "; killing it, so that it can be started again (--restart)"));
+    found->second->signal(SIGKILL);
+  }
 }
 
 void Job::on_signal(uv_signal_t* handle, int signum) {
@@ -598,6 +646,11 @@ void Job::maybe_finish() {
 
 void Job::close_handles() {
   closing_ = true;
+  {
+    std::lock_guard<std::mutex> lock(silent_mutex_);
+    silent_async_open_ = false;
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&silent_async_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&child_signal_), nullptr);
   for (auto& handle : forwarded_) uv_close(reinterpret_cast<uv_handle_t*>(&handle), nullptr);
   for (uv_timer_t* timer : {&timeout_timer_, &grace_timer_, &drain_timer_}) {

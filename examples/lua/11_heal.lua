@@ -8,6 +8,10 @@
 --
 -- Run, rank 2 killing itself at step 40 (with kill -9):
 --   tutti launch -n 4 --restart 1 tutti examples/lua/11_heal.lua 2:40
+-- or freezing itself (kill -STOP): the others wait until the store declares it lost
+-- (TUTTI_HEARTBEAT_TIMEOUT_MS, 20 s by default), and the launcher kills it and starts
+-- it again:
+--   tutti launch -n 4 --restart 1 tutti examples/lua/11_heal.lua 2:40 STOP
 --
 -- Prints one line per event:
 --   [0] rank 0 of 4: training, 120 steps
@@ -21,12 +25,13 @@ local tutti = require "tutti"
 local FEATURES, SAMPLES, STEPS, RATE = 4, 840, 120, 0.1
 local TRUE_WEIGHTS, TRUE_BIAS = {2, -1, 0.5, 3}, 1
 
-local kill_rank, kill_step = -1, -1
+local kill_rank, kill_step, signal = -1, -1, arg and arg[2] or "KILL"
 if arg and arg[1] then
   kill_rank, kill_step = arg[1]:match("^(%d+):(%d+)$")
   assert(kill_rank, "11_heal: give RANK:STEP, the rank that kills itself and when, e.g. 2:40")
   kill_rank, kill_step = tonumber(kill_rank), tonumber(kill_step)
 end
+assert(signal == "KILL" or signal == "STOP", "11_heal: the signal is KILL or STOP, not " .. signal)
 
 local function say(comm, text) print(("rank %d of %d: %s"):format(comm:rank(), comm:size(), text)) end
 
@@ -77,7 +82,7 @@ comm:broadcast(model, 0)
 while model[FEATURES + 2] < STEPS do
   if doomed and model[FEATURES + 2] == kill_step then
     local pid = io.open("/proc/self/stat"):read("n")  -- this process, the tutti runner
-    os.execute(("kill -9 %d"):format(pid))
+    os.execute(("kill -%s %d"):format(signal, pid))
   end
   local ok, err = pcall(train_step, comm)
   if not ok then

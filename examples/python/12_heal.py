@@ -8,6 +8,9 @@ MLP on two spirals; what this adds is the healing (docs/elastic.md).
 Run, killing rank 2 at step 40 (it does it to itself: os.kill(getpid(), SIGKILL)):
   PYTHONPATH=build/python build/bin/tutti launch -n 4 --restart 1 -- \\
       python3 examples/python/12_heal.py --kill 2:40
+With --signal STOP rank 2 freezes instead: the others wait for it until the store
+declares it lost (TUTTI_HEARTBEAT_TIMEOUT_MS, 20 s by default), and the launcher kills
+it and starts it again.
 
 Prints one line per event, e.g.
   [0] rank 0 of 4: training, 200 steps
@@ -112,6 +115,9 @@ def heal(comm, size, step, error):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kill", metavar="RANK:STEP", help="rank RANK kills itself (SIGKILL) at step STEP")
+    parser.add_argument("--signal", default="KILL", choices=["KILL", "STOP"],
+                        help="what --kill sends: KILL, or STOP (frozen: the store declares it lost when its "
+                             "heartbeats stop, and tutti launch --restart kills it)")
     args = parser.parse_args()
     kill_rank, kill_step = map(int, args.kill.split(":")) if args.kill else (-1, -1)
     torch.set_num_threads(1)  # one core per rank
@@ -130,7 +136,7 @@ def main():
     while step < STEPS:
         try:
             if doomed and step == kill_step:
-                os.kill(os.getpid(), signal.SIGKILL)
+                os.kill(os.getpid(), getattr(signal, "SIG" + args.signal))
             loss = train_step(comm, model, optimizer, points, label)
             step += 1
         except tutti.TuttiPeerLost as error:

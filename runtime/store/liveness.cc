@@ -19,8 +19,13 @@ constexpr uint64_t kStallWorthNamingMs = 500;
 
 }  // namespace
 
-Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses)
-    : keys_(keys), sweep_interval_ms_(sweep_interval_ms), own_identity_(process_identity()), log_losses_(log_losses) {}
+Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses,
+                   std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss)
+    : keys_(keys),
+      sweep_interval_ms_(sweep_interval_ms),
+      own_identity_(process_identity()),
+      log_losses_(log_losses),
+      on_silent_loss_(std::move(on_silent_loss)) {}
 
 void Liveness::heard_from(const void* conn, uint64_t now_ms) {
   auto it = entries_.find(conn);
@@ -119,11 +124,11 @@ std::vector<const void*> Liveness::sweep(uint64_t now_ms) {
     const void* conn = deadlines_.begin()->second;
     Entry& entry = entries_.at(conn);
     uint64_t quiet_ms = now_unstalled - entry.last_heard_ms;
-    declare_lost(entry,
-                 concat("it sent nothing to the store for ", duration_text(static_cast<int64_t>(quiet_ms)),
-                        " (heartbeat timeout ", duration_text(entry.timeout_ms),
-                        "): it is frozen, stopped or cut off from the network"),
-                 now_ms);
+    const std::string reason = concat(
+        "it sent nothing to the store for ", duration_text(static_cast<int64_t>(quiet_ms)), " (heartbeat timeout ",
+        duration_text(entry.timeout_ms), "): it is frozen, stopped or cut off from the network");
+    declare_lost(entry, reason, now_ms);
+    if (on_silent_loss_) on_silent_loss_(entry.identity, reason);
     set_timeout(conn, entry, 0);  // lost once; the caller closes it
     silent.push_back(conn);
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -34,7 +35,10 @@ class Liveness {
   // sweep_interval_ms: how often the caller sweeps; a sweep later than that finds the
   // store's loop stalled.
   // log_losses: whether each loss is logged here too (ServerLimits::log_losses).
-  Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses = true);
+  // on_silent_loss: told of each connection declared lost for its silence
+  // (ServerLimits::on_silent_loss); may be empty.
+  Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses = true,
+           std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss = {});
 
   // Any frame from conn counts as a sign of life.
   void heard_from(const void* conn, uint64_t now_ms);
@@ -100,6 +104,7 @@ class Liveness {
   uint64_t last_sweep_ms_ = 0;      // or when watching last began
   const std::string own_identity_;  // this process's "host:pid", as its clients say HELLO
   const bool log_losses_;
+  const std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss_;
 };
 
 }  // namespace tutti::store

@@ -188,7 +188,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_check_t flush_check_;
   uv_idle_t flush_idle_;
   KeySpace keys_;
-  Liveness liveness_{keys_, kSweepMs, limits_.log_losses};
+  Liveness liveness_{keys_, kSweepMs, limits_.log_losses, limits_.on_silent_loss};
   std::unordered_set<Connection*> connections_;  // refused ones included, until they close
   size_t refused_open_ = 0;                      // of connections_, those refused
   // How many connections it serves: max_connections, or fewer where this process's

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,11 @@ struct ServerLimits {
   // which reports every rank's exit: a line of its own would repeat them, and call
   // "lost" the ranks the launcher itself stopped.
   bool log_losses = true;
+  // Told, on the store's loop thread, of each rank declared lost for its silence (not
+  // for a closed connection: that process is gone, or chose to go): its identity
+  // ("host:pid") and why. tutti launch --restart kills such a rank, frozen or cut off,
+  // so that it can start another in its place.
+  std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss;
 };
 
 struct ServerStats {

@@ -1,5 +1,6 @@
 """The healing examples (docs/elastic.md) as their headers run them: tutti launch -n 4
---restart 1, rank 2 killing itself with SIGKILL at step 40. The launcher must start
+--restart 1, rank 2 killing itself with SIGKILL at step 40, or freezing itself with
+SIGSTOP. The launcher must start
 it again (output tagged [2+1]), every survivor must shrink to 3 and grow back to 4,
 the new process must join as rank 3, and every rank must end at the last step with
 the same model; the job must exit 0. Also a job whose restarts are used up: the
@@ -13,10 +14,14 @@ SOURCE = os.environ["TUTTI_SOURCE_DIR"]
 TUTTI = os.environ["TUTTI_BIN"]
 
 
-def launch(*command, restarts=1):
+# A frozen rank is declared lost after the heartbeat timeout: 1 s rather than 20.
+FAST_HEARTBEATS = {"TUTTI_HEARTBEAT_INTERVAL_MS": "200", "TUTTI_HEARTBEAT_TIMEOUT_MS": "1000"}
+
+
+def launch(*command, restarts=1, env=None):
     result = subprocess.run(
         [TUTTI, "launch", "-n", "4", "--restart", str(restarts), "--timeout", "200", "--", *command],
-        capture_output=True, text=True, timeout=240)
+        capture_output=True, text=True, timeout=240, env={**os.environ, **(env or {})})
     lines = {}
     for line in result.stdout.splitlines():
         match = re.match(r"\[(\d+(?:\+\d+)?)\] (.*)", line)
@@ -59,6 +64,23 @@ def test_lua_heals():
     expect_healed(result, lines, 120,
                   r"rank \d of 4: done: step 120, weights 2\.00 -1\.00 0\.50 3\.00 bias 1\.00, "
                   r"identical on every rank")
+
+
+def test_a_frozen_rank_is_killed_and_replaced():
+    """SIGSTOP instead of SIGKILL: the store declares rank 2 lost when its heartbeats
+    stop, the launcher kills it (frozen, it would never exit) and starts it again."""
+    python = [os.environ["TUTTI_PYTHON"], os.path.join(SOURCE, "examples", "python", "12_heal.py"), "--kill", "2:40",
+              "--signal", "STOP"]
+    lua = [TUTTI, os.path.join(SOURCE, "examples", "lua", "11_heal.lua"), "2:40", "STOP"]
+    for command, steps, done in ((python, 200, r"rank \d of 4: done: step 200, loss 0\.\d+, accuracy \d+\.\d%, model "
+                                                r"identical on every rank"),
+                                 (lua, 120, r"rank \d of 4: done: step 120, weights 2\.00 -1\.00 0\.50 3\.00 bias "
+                                            r"1\.00, identical on every rank")):
+        result, lines = launch(*command, env=FAST_HEARTBEATS)
+        assert re.search(r"tutti launch: rank 2 \(pid \d+\) was declared lost by the store: it sent nothing to the "
+                         r"store for .*; killing it, so that it can be started again \(--restart\)", result.stderr), \
+            result.stdout + result.stderr
+        expect_healed(result, lines, steps, done)
 
 
 def test_no_restart_left_stops_the_job():

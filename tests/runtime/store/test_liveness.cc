@@ -290,3 +290,27 @@ Test(liveness, own_process_stalled_within_its_timeout_is_not_lost, .timeout = 10
   cr_assert_not(watch.lost(0).has_value());
   cr_assert_not(watch.lost(1).has_value());
 }
+
+// on_silent_loss (ServerLimits::on_silent_loss, which tutti launch --restart uses to
+// kill frozen ranks) hears of a connection lost for its silence, with its identity and
+// why, and not of one whose connection closed.
+Test(liveness, silent_losses_are_told_and_closed_connections_are_not, .timeout = 10) {
+  tutti::store::KeySpace keys({}, [](std::unique_ptr<tutti::store::Waiter>) {});
+  std::vector<std::pair<std::string, std::string>> told;
+  tutti::store::Liveness liveness(keys, kSweepMs, true, [&](const std::string& identity, const std::string& reason) {
+    told.emplace_back(identity, reason);
+  });
+  char conns[2] = {};
+  for (int rank = 0; rank < 2; ++rank) {
+    liveness.member(&conns[rank], "g/", rank);
+    liveness.heartbeat(&conns[rank], "elsewhere:10" + std::to_string(rank), "127.0.0.1:1", 500, "", 1000);
+  }
+  liveness.closed(&conns[0], "its connection to the store closed", 1100);
+  cr_assert(told.empty(), "a closed connection was told as a silent loss");
+  size_t closed = 0;
+  for (uint64_t now_ms = 1100; now_ms <= 1700; now_ms += kSweepMs) closed += liveness.sweep(now_ms).size();
+  cr_assert_eq(closed, 1u, "rank 1 was silent past its 500 ms");
+  cr_assert_eq(told.size(), 1u);
+  cr_assert_eq(told[0].first, "elsewhere:101");
+  cr_assert(contains(told[0].second, "sent nothing to the store for"), "%s", told[0].second.c_str());
+}
