@@ -64,6 +64,12 @@ std::unique_ptr<Comm> Comm::shrink() {
 }
 
 std::unique_ptr<Comm> Comm::shrink_now() {
+  // Declared lost itself, or cut off from the store: there is nothing to shrink with
+  // (a store that is gone would only be retried until the op timeout).
+  if (monitor_ && monitor_->store_lost()) {
+    fail(Status::kPeerLost,
+         concat(kApi, ": ", describe(), " cannot shrink: ", fault_.why(), "; this process should exit"));
+  }
   uint64_t number = shrinks_++;
   std::string prefix = concat(prefix_, "shrink.", number, "/");
   auto deadline = Deadline::after_ms(op_timeout_ms_);

@@ -305,7 +305,10 @@ std::optional<LaunchEnv> read_launch_env(const Environment& env) {
       continue;
     }
     read_ranks(reader, launcher, out);
-    if (out.launcher == "slurm") read_slurm_local_size(reader, out);
+    if (out.launcher == "slurm") {
+      read_slurm_local_size(reader, out);
+      out.node_name = reader.text("SLURMD_NODENAME").value_or("");
+    }
     read_address(reader, out);
     return out;
   }

@@ -20,6 +20,9 @@ struct LaunchEnv {
   int local_rank = -1;  // -1: not given
   int local_size = -1;
   int node_rank = -1;
+  // The node's name where the launcher gives one that every step of the job shares
+  // (Slurm's SLURMD_NODENAME, while SLURM_NODEID counts the nodes of one step only).
+  std::string node_name;
   // Where the rendezvous store is, when the environment says; empty host otherwise.
   std::string store_host;
   int store_port = -1;
@@ -36,7 +39,7 @@ struct LaunchEnv {
 // Reads the first launcher whose variables are present, in this order:
 //   1. TUTTI_RANK / TUTTI_WORLD_SIZE / TUTTI_LOCAL_RANK / TUTTI_LOCAL_SIZE / TUTTI_NODE_RANK
 //   2. RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE / GROUP_RANK (torch)
-//   3. SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID / SLURM_NODEID
+//   3. SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID / SLURM_NODEID (and SLURMD_NODENAME)
 //   4. OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK / _LOCAL_SIZE (its _NODE_RANK is not a node index)
 //   5. PMI_RANK / PMI_SIZE
 // The store address, whatever the launcher: TUTTI_ADDR ("host:port"), else

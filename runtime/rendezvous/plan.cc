@@ -30,6 +30,16 @@ std::string joined(const std::vector<std::string>& items) {
   return text.empty() ? "none" : text;
 }
 
+// What tells this process's node from the others: the launcher's node name (Slurm's,
+// the same in every step of the job, so that a spare started as a step of its own
+// joins its node's shared memory), else its node index (tutti launch's emulated nodes,
+// and Slurm's, which share a hostname), else the hostname.
+std::string node_key_of(const std::optional<LaunchEnv>& launch) {
+  if (launch && !launch->node_name.empty()) return concat("node:", launch->node_name);
+  if (launch && launch->node_rank >= 0) return concat("node#", launch->node_rank);
+  return hostname();
+}
+
 // Rank and world size: the config's when given, else the launcher's.
 void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, Plan* plan) {
   if (request.world_size == 0 || request.world_size < -1) {
@@ -67,8 +77,7 @@ void place_rank(const Request& request, const std::optional<LaunchEnv>& launch, 
     plan->local_size = launch->local_size;
     plan->node_rank = launch->node_rank;
   }
-  int launcher_node = launch ? launch->node_rank : -1;
-  plan->node_key = launcher_node >= 0 ? concat("node#", launcher_node) : hostname();
+  plan->node_key = node_key_of(launch);
 }
 
 // A program started alone (env://, no launcher's variables, no store address, no
@@ -179,7 +188,7 @@ Plan make_join_plan(const std::string& init_method, const Environment& env) {
   plan.secret = env("TUTTI_SECRET").value_or("");
   plan.launcher = launch ? launch->launcher : "config";
   if (launch) plan.variables = launch->variables;
-  plan.node_key = launch && launch->node_rank >= 0 ? concat("node#", launch->node_rank) : hostname();
+  plan.node_key = node_key_of(launch);
   if (method.rfind("tcp://", 0) == 0) {
     read_tcp_address(method, &plan);
     return plan;

@@ -34,6 +34,24 @@ expect_count 1 "^Rank: 0, linear regression, 840 samples, 210 on each of 4 ranks
 expect_count 4 "^Rank: [0-3], linear regression, weights \[ 2\.0 -1\.0 0\.5 3\.0 \] bias 1\.0 "
 expect_count 4 "^Rank: [0-3], mlp, accuracy 100\.0% \(840 of 840\)\.$"
 expect_count 4 "^Rank: [0-3], the model was identical on every rank after each of 402 steps\.$"
+# Rank 2 dies at step 40, killed, then frozen; the survivors (ranks 0, 1 and 3, then 0,
+# 1 and 2) shrink and grow back with the spare, which joins as rank 3; every rank ends
+# with the same weights. The frozen rank, woken at the end, says it was declared lost.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+expect_healed() {
+  expect_count 4 "^rank [0-3] of 4: training, 120 steps$"
+  expect_count 3 "^rank [013] of 4: step 40 failed: PEER_LOST$"
+  expect_count 3 "^rank [0-2] of 3: shrank to the 3 survivors$"
+  expect_count 1 "^rank 3 of 4: joined the job$"
+  expect_count 3 "^rank [0-2] of 4: grew back to 4 ranks; resuming at step 40$"
+  expect_count 4 \
+    "^rank [0-3] of 4: done: step 120, weights 2\.00 -1\.00 0\.50 3\.00 bias 1\.00, identical on every rank$"
+}
+TUTTI_PORT=$(free_port) submit heal
+expect_healed
+HEAL_SIGNAL=STOP TUTTI_HEARTBEAT_INTERVAL_MS=200 TUTTI_HEARTBEAT_TIMEOUT_MS=1000 TUTTI_PORT=$(free_port) submit heal
+expect_healed
+expect "rank 2 of 4: TUTTI_ERR_PEER_LOST: comm:shrink: comm \"world\" \(rank 2 of 4\) cannot shrink: this rank was declared lost by the rendezvous store"
 # Every example here is submitted above.
 for script in examples/slurm/*.sbatch; do
   [ -f "$TUTTI_TEST_DIR/$(basename "$script" .sbatch).out" ] || fail "$script is not run by this test"

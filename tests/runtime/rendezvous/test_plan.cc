@@ -1,7 +1,8 @@
 // make_plan: where this rank's place on its node comes from when the program's config
 // and the launcher both speak (fuzz_launch_env found a config world size smaller than
 // the launcher's giving a plan whose local size was larger than its world), and where
-// the store is: given by hand, through PMIx, from Slurm's node list, or nowhere.
+// the store is: given by hand, through PMIx, from Slurm's node list, or nowhere. And
+// make_join_plan: a joiner's store and node, never its rank.
 #include <criterion/criterion.h>
 
 #include <map>
@@ -15,6 +16,7 @@
 
 using fake_env::fake;
 using fake_env::Vars;
+using tutti::rendezvous::make_join_plan;
 using tutti::rendezvous::make_plan;
 using tutti::rendezvous::Plan;
 using tutti::rendezvous::Request;
@@ -72,6 +74,50 @@ Test(plan, launcher_node_id_still_names_the_node, .timeout = 10) {
   plan = make_plan(tcp_request(0, 2), fake(slurm));
   cr_assert(plan.node_key == "node#1" && plan.node_rank == -1, "node key \"%s\", node %d", plan.node_key.c_str(),
             plan.node_rank);
+  // Where Slurm names the node, the name wins: a spare started as a step of its own,
+  // whose SLURM_NODEID counts its step's nodes only, still finds its node's ranks.
+  slurm["SLURMD_NODENAME"] = "n2";
+  plan = make_plan(Request{}, fake(slurm));
+  cr_assert(plan.node_key == "node:n2" && plan.node_rank == 1, "node key \"%s\", node %d", plan.node_key.c_str(),
+            plan.node_rank);
+}
+
+Test(plan, a_joiner_needs_only_the_store, .timeout = 10) {
+  // tutti launch --restart's variables: the store, and the place of the rank replaced.
+  Vars launched = {{"TUTTI_RANK", "2"},
+                   {"TUTTI_WORLD_SIZE", "4"},
+                   {"TUTTI_NODE_RANK", "1"},
+                   {"TUTTI_ADDR", "127.0.0.1:29400"},
+                   {"TUTTI_STORE_SERVER", "launcher"},
+                   {"TUTTI_SECRET", "s3cret"}};
+  Plan plan = make_join_plan("", fake(launched));
+  cr_assert(!plan.serve_store && plan.store_host == "127.0.0.1" && plan.store_port == 29400);
+  cr_assert(plan.rank == -1 && plan.world_size == -1, "the grow decides them");
+  cr_assert(plan.node_key == "node#1" && plan.secret == "s3cret" && plan.store_owner == "tutti launch");
+  // TUTTI_ADDR alone, by hand; tcp:// from the config.
+  plan = make_join_plan("", fake({{"TUTTI_ADDR", "[::1]:29500"}}));
+  cr_assert(plan.store_host == "::1" && plan.store_port == 29500 && !plan.serve_store);
+  plan = make_join_plan("tcp://10.0.0.1:4000", fake({}));
+  cr_assert(plan.store_host == "10.0.0.1" && plan.store_port == 4000 && !plan.serve_store);
+  // Nothing to join, and Slurm's step variables, which name the joiner's own step.
+  auto refusal = [](const Vars& vars) -> std::string {
+    try {
+      make_join_plan("", fake(vars));
+    } catch (const tutti::Error& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  std::string error = refusal({});
+  cr_assert(error.find("tutti_comm_join: env:// found no address of the job's store") == 0, "%s", error.c_str());
+  error = refusal({{"SLURM_PROCID", "0"},
+                   {"SLURM_NTASKS", "1"},
+                   {"SLURM_NODEID", "0"},
+                   {"SLURM_JOB_ID", "77"},
+                   {"SLURM_STEP_ID", "3"},
+                   {"SLURM_STEP_NODELIST", "n2"}});
+  cr_assert(error.find("under srun, a joiner cannot tell where the job's store is") != std::string::npos, "%s",
+            error.c_str());
 }
 
 Test(plan, where_the_store_is_under_slurm_and_pmix, .timeout = 10) {
