@@ -2,8 +2,9 @@
 // ranks grow a world by 1 and by 2, and forked joiners join it; ranks keep their
 // numbers, joiners take the next ones, and collectives run on the result through shared
 // memory. A kill, a shrink and a grow back. And each way a grow fails: a joiner that
-// never comes, a rank that never calls it, counts that differ, a joiner for a job
-// that does not grow: each a clear error where it was made, the old world usable.
+// never comes, a rank that never calls it or dies during it, counts that differ, a
+// joiner for a job that does not grow or without the job's secret: each a clear error
+// where it was made, the old world usable.
 #include <signal.h>
 
 #include <chrono>
@@ -265,4 +266,43 @@ Test(grow, joiner_with_a_wrong_secret, .timeout = 60) {
   cr_expect_eq(line_after(ranks[0].output, "SUM "), "1", "%s", outputs(ranks).c_str());
   cr_expect_eq(line_after(ranks[1].output, "JOIN "), "DENIED tutti_comm_join", "%s", outputs(ranks).c_str());
   cr_expect_eq(line_after(ranks[1].output, "SAYS SECRET "), "1", "%s", outputs(ranks).c_str());
+}
+
+// Rank 2 of 3 dies as the others grow: their grow fails with PEER_LOST naming it
+// (the comm was found unusable, or rank 0 saw it lost while it waited), no joiner is
+// admitted, and the survivors shrink and grow again, which admits the joiner waiting.
+Test(grow, member_lost_during_the_grow, .timeout = 90) {
+  auto ranks = comm_ranks::run(
+      4,
+      [](int rank, int port) {
+        if (rank == 3) {
+          auto grown = tutti::comm::Comm::join(joiner_options(port));
+          printf("JOINED %d of %d\n", grown->rank(), grown->size());
+          printf("SUM %d\n", comm_ranks::all_reduce_sum(*grown, 1));
+          return 0;
+        }
+        auto world = tutti::comm::Comm::init(comm_ranks::options(rank, 3, port));
+        comm_ranks::barrier(*world);
+        if (rank == 2) raise(SIGKILL);
+        std::string failed = outcome_of([&] { world->grow(1); });
+        printf("GROW %s\n", failed.substr(0, failed.find(' ')).c_str());
+        printf("NAMES RANK 2 %d\n", contains(failed, "rank 2") || contains(failed, "ranks 2") ? 1 : 0);
+        auto survivors = world->shrink();
+        auto grown = survivors->grow(1);
+        printf("GROWN %d of %d\n", grown->rank(), grown->size());
+        printf("SUM %d\n", comm_ranks::all_reduce_sum(*grown, 1));
+        return 0;
+      },
+      60000);
+  cr_expect_eq(ranks[2].signal, SIGKILL, "%s", outputs(ranks).c_str());
+  for (int rank : {0, 1}) {
+    const std::string& out = ranks[rank].output;
+    cr_expect_eq(ranks[rank].exit_code, 0, "%s", outputs(ranks).c_str());
+    cr_expect_eq(line_after(out, "GROW "), "PEER_LOST", "%s", outputs(ranks).c_str());
+    cr_expect_eq(line_after(out, "NAMES RANK 2 "), "1", "%s", outputs(ranks).c_str());
+    cr_expect_eq(line_after(out, "GROWN "), tutti::concat(rank, " of 3"), "%s", outputs(ranks).c_str());
+    cr_expect_eq(line_after(out, "SUM "), "3", "%s", outputs(ranks).c_str());
+  }
+  cr_expect_eq(ranks[3].exit_code, 0, "%s", outputs(ranks).c_str());
+  cr_expect_eq(line_after(ranks[3].output, "JOINED "), "2 of 3", "%s", outputs(ranks).c_str());
 }
