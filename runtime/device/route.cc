@@ -1,5 +1,6 @@
 #include "runtime/device/route.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -12,6 +13,8 @@ namespace {
 // version codes are major*10000 + minor*100 + patch since 2.9.
 constexpr int kNccl2_10 = 21000;
 constexpr int kNccl2_24 = 22400;
+// NCCL's fp8 reduction kernels are built for sm_90 and up; elsewhere it refuses them.
+constexpr int kHopper = 90;
 
 bool is_integer(Dtype dtype) {
   return dtype == Dtype::kInt8 || dtype == Dtype::kUint8 || dtype == Dtype::kInt32 || dtype == Dtype::kInt64;
@@ -19,12 +22,17 @@ bool is_integer(Dtype dtype) {
 
 }  // namespace
 
-std::string encode(const RankGpu& gpu) { return concat(gpu.nccl_version, " ", gpu.uuid.empty() ? "-" : gpu.uuid); }
+std::string encode(const RankGpu& gpu) {
+  return concat(gpu.nccl_version, " ", gpu.uuid.empty() ? "-" : gpu.uuid, " ", gpu.compute_capability);
+}
 
 std::optional<RankGpu> decode_rank_gpu(const std::string& text) {
   RankGpu gpu;
   char uuid[80];
-  if (sscanf(text.c_str(), "%d %79s", &gpu.nccl_version, uuid) != 2 || gpu.nccl_version < 0) return std::nullopt;
+  if (sscanf(text.c_str(), "%d %79s %d", &gpu.nccl_version, uuid, &gpu.compute_capability) != 3 ||
+      gpu.nccl_version < 0 || gpu.compute_capability < 0) {
+    return std::nullopt;
+  }
   gpu.uuid = std::string(uuid) == "-" ? "" : uuid;
   return gpu;
 }
@@ -49,10 +57,12 @@ Route choose_route(const std::vector<RankGpu>& ranks, const std::string& why_not
   Route route;
   std::string missing;
   int lowest = 0;
+  int capability = ranks.empty() ? 0 : ranks[0].compute_capability;
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     int version = ranks[rank].nccl_version;
     if (version == 0) missing += concat(missing.empty() ? "" : ", ", rank);
     if (lowest == 0 || (version != 0 && version < lowest)) lowest = version;
+    capability = std::min(capability, ranks[rank].compute_capability);
   }
   if (!missing.empty()) {
     route.why_staged = concat("NCCL could not be loaded on ranks ", missing,
@@ -66,10 +76,12 @@ Route choose_route(const std::vector<RankGpu>& ranks, const std::string& why_not
   }
   route.nccl = true;
   route.nccl_version = lowest;
+  route.compute_capability = capability;
   return route;
 }
 
-const char* nccl_lacks(const Call& call, int version) {
+const char* nccl_lacks(const Call& call, const Route& route) {
+  const int version = route.nccl_version;
   if (call.kind == Kind::kBarrier) return "a barrier has no buffers for NCCL";
   if (is_point_to_point(call.kind)) return "NCCL's sends and receives have no tags";
   if (call.kind == Kind::kAllToAll && call.send == call.recv) return "NCCL has no all_to_all in place";
@@ -79,6 +91,9 @@ const char* nccl_lacks(const Call& call, int version) {
   // passes them as uint8).
   const bool fp8 = dtype == Dtype::kFloat8E4m3 || dtype == Dtype::kFloat8E5m2;
   if (fp8 && is_reducing(call.kind) && version < kNccl2_24) return "NCCL before 2.24 has no fp8 reductions";
+  if (fp8 && is_reducing(call.kind) && route.compute_capability < kHopper) {
+    return "NCCL reduces fp8 on GPUs of compute capability 9.0 and up only";
+  }
   if (!is_reducing(call.kind) || static_cast<ReduceOp>(call.op) != ReduceOp::kAvg) return nullptr;
   if (version < kNccl2_10) return "NCCL before 2.10 has no average";
   if (is_integer(dtype)) return "tutti averages integers on the host (the sum, then a truncating division)";

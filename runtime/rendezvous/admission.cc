@@ -52,8 +52,8 @@ std::vector<std::string> admit_joiners(store::Client& store, const std::vector<s
       identity = store.get(ticket_key(ticket), deadline);
     } catch (const Error& error) {
       if (!is_timeout(error)) throw;
-      // Nobody has this ticket yet: it is left to the next grow (its joiner, coming
-      // late, takes another).
+      // Nobody has taken this ticket yet: it expires, and the joiner that takes it
+      // later takes another, for the next grow.
       store.compare_set(seat_key(ticket), "", kExpired, Deadline::after_ms(2000));
       fail(Status::kTimeout, concat(identities.size(), " of the ", seats.size(), " joiners came"));
     }

@@ -112,7 +112,8 @@ void NcclDevicePath::decide_route(Deadline deadline) {
   cudaDeviceProp properties{};
   cuda_.check(cuda_.GetDeviceProperties(&properties, device_), "cudaGetDeviceProperties",
               concat("reading the GPU of ", setup_.where));
-  device::RankGpu mine{uuid_hex(properties.uuid), nccl_ != nullptr ? nccl_->version : 0};
+  device::RankGpu mine{uuid_hex(properties.uuid), nccl_ != nullptr ? nccl_->version : 0,
+                       properties.major * 10 + properties.minor};
   const std::string prefix = concat(setup_.prefix, "cuda/gpu/");
   std::vector<std::string> keys;
   keys.reserve(setup_.size);
@@ -172,7 +173,7 @@ std::shared_ptr<work::Work> NcclDevicePath::issue(const Call& call, const char* 
   }
   OnDevice on_device(cuda_, device_);
   make_ready(api, deadline);
-  const char* why = route_->nccl ? device::nccl_lacks(call, route_->nccl_version) : route_->why_staged.c_str();
+  const char* why = route_->nccl ? device::nccl_lacks(call, *route_) : route_->why_staged.c_str();
   auto work = why == nullptr ? enqueue_nccl(call, api) : stage(call, api, why, async);
   if (async) return work;
   if (!work->wait_for(timeout_ms + kWatchdogGraceMs)) {
