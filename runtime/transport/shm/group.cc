@@ -40,12 +40,12 @@ int usable_cpus() {
 }  // namespace
 
 std::unique_ptr<Group> Group::create(store::Client& store, const std::string& prefix, int rank, int size,
-                                     Deadline deadline) {
+                                     Deadline deadline, size_t slot_bytes) {
   if (size < 1 || rank < 0 || rank >= size) {
     fail(Status::kInvalidArgument, concat("shared-memory group at ", prefix, ": rank ", rank, " of ", size,
                                           " is out of range; pass 0 <= rank < size"));
   }
-  Layout layout = Layout::for_size(size);
+  Layout layout = Layout::for_size(size, slot_bytes);
   try {
     Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes,
                                      "run the same tutti build on every rank", deadline);

@@ -46,9 +46,10 @@ class Group {
  public:
   // Collective over the communicator's ranks (all on this node). Keys go under
   // `prefix` ("world.0/shm/..."). Throws Error (kTransport naming the segment when it
-  // cannot be created or mapped; kTimeout naming the missing ranks).
+  // cannot be created or mapped; kTimeout naming the missing ranks). slot_bytes: 0 for
+  // the layout's own (layout.h); tests pass less.
   static std::unique_ptr<Group> create(store::Client& store, const std::string& prefix, int rank, int size,
-                                       Deadline deadline);
+                                       Deadline deadline, size_t slot_bytes = 0);
   virtual ~Group() = default;
 
   // Bytes of shared memory this group maps, for the per-communicator memory report.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "runtime/transport/shm/segment_group.h"
 #include "runtime/transport/shm/stream_copy.h"
@@ -345,27 +346,42 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
 // every slot. The parts split a whole slot, as reduce_scatter's do: every rank copies
 // in and out at the same time, so larger steps only save handshakes. In place
 // (send == recv) this is safe chunk by chunk: the chunk of block r that a rank
-// overwrites is the one it has just put in its slot.
+// overwrites is the one it has just put in its slot. Where a slot has no cache line
+// for every rank, each chunk takes a round of steps (parts_of_slot), and a rank that
+// collects in an early round would overwrite chunks it has yet to put: in place, it
+// puts from a copy of its input.
 void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
   run(context, Shape{bytes_per_rank}, [&] {
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
     if (may_read_in_place(bytes_per_rank) && all_to_all_in_place(in, out, bytes_per_rank, context)) return;
-    const size_t part = layout_.slot_bytes / size_ / kCacheLine * kCacheLine;
+    const SlotParts parts = parts_of_slot();
+    std::vector<unsigned char> input;
+    if (in == out && parts.rounds > 1) {
+      input.assign(in, in + bytes_per_rank * size_);
+      in = input.data();
+    }
+    auto round = [&](size_t s) { return static_cast<int>(s % static_cast<size_t>(parts.rounds)); };
+    auto span = [&](size_t s) {
+      return chunk_span(s / static_cast<size_t>(parts.rounds), parts.part_bytes, bytes_per_rank);
+    };
     steps(
-        ceil_div(bytes_per_rank, part), context,
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, part, bytes_per_rank);
+        ceil_div(bytes_per_rank, parts.part_bytes) * static_cast<size_t>(parts.rounds), context,
+        [&](size_t s, uint64_t use) {
+          auto [offset, n] = span(s);
           unsigned char* mine = slot(rank_, use);
-          for (int r = 0; r < size_; ++r) {
-            if (r != rank_) std::memcpy(mine + r * part, in + r * bytes_per_rank + offset, n);
+          const int first = parts.first(round(s));
+          for (int r = first; r < std::min(size_, first + parts.ranks_per_step); ++r) {
+            if (r != rank_) std::memcpy(mine + (r - first) * parts.part_bytes, in + r * bytes_per_rank + offset, n);
           }
         },
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, part, bytes_per_rank);
+        [&](size_t s, uint64_t use) {
+          if (parts.round_of(rank_) != round(s)) return;  // the ranks of another round
+          auto [offset, n] = span(s);
+          const size_t mine = static_cast<size_t>(rank_ - parts.first(round(s))) * parts.part_bytes;
           for (int r = 0; r < size_; ++r) {
-            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + rank_ * part;
+            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + mine;
             copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
           }
         });

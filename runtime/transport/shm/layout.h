@@ -26,9 +26,9 @@ struct Layout {
   // 256 KiB (16 MiB: 7.4-7.5 vs 7.0 GB/s); at 4 ranks sharing the 2 cores, where each
   // step costs context switches, 1 MiB was 7-10% ahead of 512 KiB and 35% ahead of
   // 256 KiB. Shrinks as ranks are added so that slots and result areas stay within
-  // about kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB); the cells
-  // add at most kCellBudget. The data movers
-  // use less of a slot per step (group_copy.cc).
+  // about kSegmentBudget (at 16 ranks 960 KiB slots, at 64 ranks 252 KiB, a page from
+  // 4,096 ranks on); the cells add at most kCellBudget. The data movers use less of a
+  // slot per step (group_copy.cc).
   static constexpr size_t kMaxSlotBytes = size_t{1} << 20;
   static constexpr size_t kSegmentBudget = size_t{32} << 20;
   static constexpr size_t kPage = 4096;
@@ -63,16 +63,20 @@ struct Layout {
 
   static constexpr size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
-  static Layout for_size(int size) {
+  // slot_bytes: 0 for the size's own; tests pass a few cache lines, to take the paths
+  // of groups too large to give every rank a part of a slot at once.
+  static Layout for_size(int size, size_t slot_bytes = 0) {
     Layout layout;
     layout.size = size;
     size_t buffers = 2 * (static_cast<size_t>(size) + 1);
     size_t fitting = kSegmentBudget / buffers / kPage * kPage;
-    // Never below 256 bytes per rank: the collectives that split a slot among the
-    // ranks (reduce_scatter, all_to_all) need whole cache lines per rank.
-    size_t least = round_up(static_cast<size_t>(size) * 256, kPage);
+    // At least a page: past about 500 ranks the collectives that split a slot among the
+    // ranks (reduce_scatter, all_to_all) serve the ranks a slot's worth of cache lines
+    // at a time (SegmentGroup::parts_of_slot) rather than grow every slot with the
+    // group, which made the segment grow as the ranks squared (8 GiB at 4,096).
     layout.slot_bytes = fitting < kMaxSlotBytes ? fitting : kMaxSlotBytes;
-    if (layout.slot_bytes < least) layout.slot_bytes = least;
+    if (layout.slot_bytes < kPage) layout.slot_bytes = kPage;
+    if (slot_bytes > 0) layout.slot_bytes = slot_bytes;
     size_t cells = static_cast<size_t>(size) * kStepEntries;
     layout.cell_bytes = kCellBudget / cells / kCacheLine * kCacheLine;
     if (layout.cell_bytes > kMaxCellBytes) layout.cell_bytes = kMaxCellBytes;

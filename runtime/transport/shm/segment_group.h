@@ -47,6 +47,7 @@
 // checks like every wait, when it would run further.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <list>
@@ -157,6 +158,24 @@ class SegmentGroup final : public Group {
   size_t copy_chunk() const;
   void copy_out_blocks(unsigned char* out, const unsigned char* in, size_t offset, size_t n, uint64_t use,
                        size_t bytes_per_rank);
+
+  // How reduce_scatter and all_to_all split a slot: into parts of part_bytes (whole
+  // cache lines), one per destination rank, for ranks_per_step ranks at a time. All of
+  // them where a slot holds a cache line per rank; else (past about 500 ranks) a
+  // slot's worth, and each chunk takes `rounds` steps, round g serving ranks
+  // [g * ranks_per_step, (g + 1) * ranks_per_step).
+  struct SlotParts {
+    size_t part_bytes = 0;
+    int ranks_per_step = 0;
+    int rounds = 0;
+    int first(int round) const { return round * ranks_per_step; }
+    int round_of(int rank) const { return rank / ranks_per_step; }
+  };
+  SlotParts parts_of_slot() const {
+    const int per_step = static_cast<int>(std::min(static_cast<size_t>(size_), layout_.slot_bytes / kCacheLine));
+    return {layout_.slot_bytes / static_cast<size_t>(per_step) / kCacheLine * kCacheLine, per_step,
+            (size_ + per_step - 1) / per_step};
+  }
 
   // `chunks` steps of the simple shape: write(c, use), post, wait for all, read(c, use).
   template <typename Write, typename Read>

@@ -168,9 +168,10 @@ struct Failures {
   }
 };
 
-// `size` ranks as threads, each with its own client and Group.
+// `size` ranks as threads, each with its own client and Group (of slots of slot_bytes,
+// when not 0).
 struct Ranks {
-  explicit Ranks(int n) : size(n), groups(n), scratch(n), seq(n, 0) {
+  explicit Ranks(int n, size_t slot_bytes = 0) : size(n), groups(n), scratch(n), seq(n, 0) {
     for (int r = 0; r < n; ++r) wheres.push_back(tutti::concat("comm \"test\" (rank ", r, " of ", n, ")"));
     Failures failures{std::vector<std::string>(n)};
     for (int r = 0; r < n; ++r) clients.push_back(store.connect());
@@ -178,7 +179,7 @@ struct Ranks {
     for (int r = 0; r < n; ++r) {
       threads.emplace_back([&, r] {
         try {
-          groups[r] = Group::create(*clients[r], "test/shm/", r, n, soon());
+          groups[r] = Group::create(*clients[r], "test/shm/", r, n, soon(), slot_bytes);
         } catch (const Error& e) {
           failures.expect(r, false, e.what());
         }
@@ -481,6 +482,65 @@ Test(shm_group, all_to_all_both_forms, .timeout = 120) {
         }
       }
     });
+  }
+}
+
+// Past about 500 ranks a slot has no cache line for every rank: reduce_scatter and
+// all_to_all then serve the ranks in rounds of steps, a slot's worth of ranks each.
+// Slots of two lines take that path at 3 to 8 ranks (rounds of 2 ranks), in place too
+// (an all_to_all in place then puts from a copy: an early round's rank would overwrite
+// what it has yet to put). And the layout of such groups grows with the ranks, not
+// their square.
+Test(shm_group, ranks_served_in_rounds_where_a_slot_is_too_small, .timeout = 120) {
+  constexpr size_t kTwoLines = 2 * tutti::transport::shm::kCacheLine;
+  for (int size : {3, 5, 8}) {
+    Ranks ranks(size, kTwoLines);
+    ranks.run([&](int rank, Failures& failures) {
+      for (Dtype dtype : {Dtype::kFloat32, Dtype::kFloat16}) {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
+          for (bool in_place : {false, true}) {
+            size_t unit = tutti::dtype_size(dtype);
+            Guarded send(count * unit * size), recv(count * unit);
+            for (size_t i = 0; i < count * size; ++i) put(send.get(), i, dtype, value_of(rank, i));
+            unsigned char* out = in_place ? send.get() + rank * count * unit : recv.get();
+            ranks.groups[rank]->reduce_scatter(send.get(), out, count, dtype, ReduceOp::kSum,
+                                               ranks.context(rank, "reduce_scatter"));
+            std::string name = case_name("reduce_scatter in rounds", count, dtype, ReduceOp::kSum, in_place);
+            if (in_place) std::memcpy(recv.get(), out, count * unit);
+            check_reduced(failures, rank, size, name, recv, count, rank * count, dtype, ReduceOp::kSum);
+          }
+        }
+      }
+      auto byte_of = [](int from, int to, size_t i) { return static_cast<unsigned char>(from * 29 + to * 7 + i * 13); };
+      for (size_t bytes : {size_t{1}, size_t{64}, size_t{1000}}) {
+        for (bool in_place : {false, true}) {
+          Guarded send(bytes * size), recv(bytes * size);
+          unsigned char* in = in_place ? recv.get() : send.get();
+          for (int to = 0; to < size; ++to) {
+            for (size_t i = 0; i < bytes; ++i) in[to * bytes + i] = byte_of(rank, to, i);
+          }
+          ranks.groups[rank]->all_to_all(in, recv.get(), bytes, ranks.context(rank, "all_to_all"));
+          for (int from = 0; from < size; ++from) {
+            for (size_t i = 0; i < bytes; ++i) {
+              if (recv.get()[from * bytes + i] != byte_of(from, rank, i)) {
+                failures.expect(rank, false,
+                                tutti::concat("all_to_all in rounds of ", bytes, " bytes", in_place ? " in place" : "",
+                                              ": byte ", i, " from rank ", from, " differs"));
+                break;
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+  using tutti::transport::shm::Layout;
+  // 36 KiB a rank from 2,048 ranks on (146 MiB at 4,096, where slots of a cache line
+  // per rank made 8.1 GiB), mostly the ranks' step entries, notes and cells.
+  for (int size : {1024, 4096, 8192}) {
+    Layout layout = Layout::for_size(size);
+    cr_expect_leq(layout.total_bytes / size, size_t{64} << 10, "%d ranks: a segment of %zu bytes", size,
+                  layout.total_bytes);
   }
 }
 
