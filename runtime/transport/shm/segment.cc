@@ -75,17 +75,18 @@ void touch_every_page(const unsigned char* base, size_t bytes) {
   }
 }
 
-// Segments up to this size are mapped whole at once in every rank; larger ones page by
-// page as the collectives first use them. A group's segment grows as its ranks squared
-// past about 360 ranks (every rank's slots hold a cache line per rank: 145 MiB at 512),
-// and each rank mapping all of it made one-node init quadratic: at 512 ranks, half of
-// each rank's init CPU (tutti launch -n 512 of tutti-init-bench: 30-35 ms a rank and
-// 13-15 s for the job, against 16-18 ms and 8.6-9.5 s mapped as used). Below it
-// (every group of up to about 360 ranks: 8 MiB at 2, 48 MiB from 16) nothing changes.
+// Segments of up to this size, in groups of up to this many ranks, are mapped whole at
+// once in every rank; others page by page as the collectives first use them. Mapping
+// all of a segment costs each rank a page-table entry per page (in this VM about 5 ms
+// per 8 MiB), so the group pays ranks x bytes: at 512 ranks mapping 145 MiB each was
+// half of each rank's init CPU (tutti launch -n 512 of tutti-init-bench: 30-35 ms a
+// rank and 13-15 s for the job, against 16-18 ms and 8.6-9.5 s mapped as used). A
+// group's segment is 8 MiB at 2 ranks and about 48 from 16 to 1,500 ranks; up to 256
+// ranks every page is mapped before the first collective, as it always was.
 constexpr size_t kMapAtOnceBytes = size_t{64} << 20;
+constexpr int kMapAtOnceRanks = 256;
 
-unsigned char* map(int fd, const std::string& name, size_t bytes) {
-  const bool at_once = bytes <= kMapAtOnceBytes;
+unsigned char* map(int fd, const std::string& name, size_t bytes, bool at_once) {
   // MAP_POPULATE maps every page now, so that no collective takes page faults later.
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at_once ? MAP_POPULATE : 0), fd, 0);
   if (base == MAP_FAILED) {
@@ -182,7 +183,7 @@ Segment::~Segment() {
   if (base_ != nullptr) munmap(base_, bytes_);
 }
 
-Segment Segment::create(const std::string& name, size_t bytes) {
+Segment Segment::create(const std::string& name, size_t bytes, bool at_once) {
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) fail_errno("create", name, bytes, errno);
   // ftruncate only sets the size of a tmpfs file; posix_fallocate reserves its pages,
@@ -196,7 +197,7 @@ Segment Segment::create(const std::string& name, size_t bytes) {
   }
   unsigned char* base;
   try {
-    base = map(fd, name, bytes);
+    base = map(fd, name, bytes, at_once);
   } catch (...) {
     shm_unlink(name.c_str());
     throw;
@@ -206,7 +207,7 @@ Segment Segment::create(const std::string& name, size_t bytes) {
   return Segment(name, base, bytes);
 }
 
-Segment Segment::open(const std::string& name, size_t bytes, const char* size_remedy) {
+Segment Segment::open(const std::string& name, size_t bytes, bool at_once, const char* size_remedy) {
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) fail_errno("open", name, bytes, errno);
   struct stat status {};
@@ -220,7 +221,7 @@ Segment Segment::open(const std::string& name, size_t bytes, const char* size_re
     fail(Status::kTransport, concat(describe(name, bytes), " has ", status.st_size, " bytes, but this rank expects ",
                                     bytes, "; ", size_remedy));
   }
-  Segment segment(name, map(fd, name, bytes), bytes);
+  Segment segment(name, map(fd, name, bytes, at_once), bytes);
   Stamp stamp;
   std::memcpy(&stamp, segment.base(), sizeof stamp);
   if (stamp.magic != kMagic || stamp.bytes != bytes) {
@@ -246,8 +247,9 @@ size_t remove_abandoned_segments() {
 
 Segment Segment::share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
                        const char* size_remedy, Deadline deadline) {
-  if (rank == 0) return lead(store, prefix, size, bytes, deadline);
-  return follow(store, prefix, rank, bytes, size_remedy, deadline);
+  const bool at_once = bytes <= kMapAtOnceBytes && size <= kMapAtOnceRanks;
+  if (rank == 0) return lead(store, prefix, size, bytes, at_once, deadline);
+  return follow(store, prefix, rank, bytes, at_once, size_remedy, deadline);
 }
 
 void Segment::refuse(store::Client& store, const std::string& prefix, int rank, const Error& error, Deadline deadline) {
@@ -261,7 +263,7 @@ void Segment::refuse(store::Client& store, const std::string& prefix, int rank, 
   throw error;
 }
 
-Segment Segment::follow(store::Client& store, const std::string& prefix, int rank, size_t bytes,
+Segment Segment::follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, bool at_once,
                         const char* size_remedy, Deadline deadline) {
   const std::string name_key = prefix + "name";
   std::string name;
@@ -276,7 +278,7 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
   if (is_refusal(name)) throw refused(name, "rank 0 could not make the shared memory");
   std::optional<Segment> segment;
   try {
-    segment.emplace(open(name, bytes, size_remedy));
+    segment.emplace(open(name, bytes, at_once, size_remedy));
   } catch (const Error& e) {
     refuse(store, prefix, rank, e, deadline);
   }
@@ -299,11 +301,12 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
   return std::move(*segment);
 }
 
-Segment Segment::lead(store::Client& store, const std::string& prefix, int size, size_t bytes, Deadline deadline) {
+Segment Segment::lead(store::Client& store, const std::string& prefix, int size, size_t bytes, bool at_once,
+                      Deadline deadline) {
   remove_abandoned_segments();
   std::optional<Segment> segment;
   try {
-    segment.emplace(create(fresh_name(), bytes));
+    segment.emplace(create(fresh_name(), bytes, at_once));
   } catch (const Error& e) {
     refuse(store, prefix, 0, e, deadline);
   }
