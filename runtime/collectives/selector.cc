@@ -45,13 +45,13 @@ std::span<const Algorithm> implemented(Kind kind) {
 
 // Where a hierarchy beats the flat algorithms, as measured on 2 emulated nodes of 2
 // ranks over TCP (tutti launch --nodes 2, UCX_TLS=tcp; docs/benchmarks.md):
-//   all_reduce above kSmallMessageBytes;
-//   broadcast up to kHierarchicalBroadcastEagerBytes (1-4 KiB: 2.5-14 µs against the
-//     tree's 15-29) and above kSmallMessageBytes (256 KiB: 0.28-0.33 ms against
-//     0.55-0.71, 16 MiB: 10.6-12.9 against 17.0-17.5), but not in between, where UCX
-//     sends over TCP by rendezvous (a handshake of three legs, from 8 KiB), which the
-//     node's other ranks, waiting on shared memory, slow down when ranks share cores
-//     (8-32 KiB: 48-98 µs against 32-57);
+//   all_reduce and broadcast at every size. On 2026-11-26, with both core states, the
+//     hierarchy's all_reduce took 16-32 us from 8 B to 32 KiB against recursive
+//     doubling's 34-55 (Open MPI: 26-29 at 8 B), and its broadcast 2-15 us up to
+//     32 KiB against the tree's 6-37. Small all_reduces and mid-sized broadcasts
+//     used to lose it, only because a node's waiting ranks spun on cores that the
+//     ranks they waited for needed (emulated nodes share one machine's cores); they
+//     now yield at once once a yield has shown the core shared (shm/signal.cc).
 //   all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank (64 KiB a rank:
 //     0.14-0.20 ms against 0.46-0.48 for all_gather, 0.13-0.23 against 0.44-0.50 for
 //     reduce_scatter), past which the hierarchy's reordering copy and its two steps
@@ -59,8 +59,8 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     against 4.9-5.5).
 bool takes_hierarchy(Kind kind, size_t bytes) {
   switch (kind) {
-    case Kind::kAllReduce: return bytes > kSmallMessageBytes;
-    case Kind::kBroadcast: return bytes <= kHierarchicalBroadcastEagerBytes || bytes > kSmallMessageBytes;
+    case Kind::kAllReduce:
+    case Kind::kBroadcast: return true;
     case Kind::kAllGather:
     case Kind::kReduceScatter: return bytes <= kHierarchicalBlockBytes;
     default: return false;

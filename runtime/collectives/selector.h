@@ -37,10 +37,8 @@ constexpr size_t kSmallMessageBytes = 64 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
 // Up to this many bytes a rank, all_gather and reduce_scatter take the hierarchy where
-// there is one; broadcast up to kHierarchicalBroadcastEagerBytes and above
-// kSmallMessageBytes (selector.cc says why).
+// there is one (all_reduce and broadcast at every size; selector.cc says why).
 constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
-constexpr size_t kHierarchicalBroadcastEagerBytes = 4 * 1024;
 
 const char* algorithm_name(Algorithm algorithm);
 
@@ -53,9 +51,8 @@ class Selector {
   // `bytes` is the size of one rank's message (per-rank block for the *_gather,
   // *_scatter and all_to_all calls); shm_available when the communicator has a
   // shared-memory group, hierarchy_available when it has a hierarchy (several nodes
-  // alike: hierarchy.h), which all_reduce takes above kSmallMessageBytes, broadcast
-  // up to kHierarchicalBroadcastEagerBytes and above kSmallMessageBytes, all_gather and
-  // reduce_scatter up to kHierarchicalBlockBytes a rank. A forced shm or
+  // alike: hierarchy.h), which all_reduce and broadcast take at every size, all_gather
+  // and reduce_scatter up to kHierarchicalBlockBytes a rank. A forced shm or
   // hierarchical where there is none is an error.
   Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const;
 

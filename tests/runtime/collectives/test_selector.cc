@@ -35,22 +35,13 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false, false) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kBarrier, 0, 4, false, false) == Algorithm::kDissemination);
   cr_assert(selector.choose(Kind::kSend, 8, 4, true, false) == Algorithm::kDirect);
-  // Several nodes alike: all_reduce takes the hierarchy above kSmallMessageBytes only.
-  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
-            Algorithm::kRecursiveDoubling);
-  cr_assert(selector.choose(Kind::kAllReduce, tutti::collectives::kSmallMessageBytes + 1, 8, false, true) ==
-            Algorithm::kHierarchical);
-  // Broadcast when small or large; all_gather and reduce_scatter up to
-  // kHierarchicalBlockBytes a rank.
-  cr_assert(selector.choose(Kind::kBroadcast, 8, 4, false, true) == Algorithm::kHierarchical);
-  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes, 4, false, true) ==
-            Algorithm::kHierarchical);
-  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kHierarchicalBroadcastEagerBytes + 1, 4, false,
-                            true) == Algorithm::kBinomial);
-  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes, 8, false, true) ==
-            Algorithm::kBinomial);
-  cr_assert(selector.choose(Kind::kBroadcast, tutti::collectives::kSmallMessageBytes + 1, 4, false, true) ==
-            Algorithm::kHierarchical);
+  // Several nodes alike: all_reduce and broadcast take the hierarchy at every size;
+  // all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank.
+  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast}) {
+    for (size_t bytes : {size_t{8}, tutti::collectives::kSmallMessageBytes, size_t{16} << 20}) {
+      cr_assert(selector.choose(kind, bytes, 8, false, true) == Algorithm::kHierarchical);
+    }
+  }
   for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
     cr_assert(selector.choose(kind, 8, 8, false, true) == Algorithm::kHierarchical);
     cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, true) ==
