@@ -73,6 +73,7 @@ ucp_context_h create_context() {
       set_default(config, "RX_SEG_SIZE", "256K", {"UCX_TCP_RX_SEG_SIZE"});
     }
     set_default(config, "KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"});
+    set_default(config, "RNDV_THRESH", "256K", {"UCX_RNDV_THRESH"});
   } catch (...) {
     ucp_config_release(config);
     throw;

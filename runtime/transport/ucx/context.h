@@ -19,6 +19,13 @@
 //                           Larger segments made 2-rank all_reduce between emulated
 //                           nodes 1.1-1.9x faster from 32 KiB to 8 MiB, small messages
 //                           unchanged (docs/benchmarks.md).
+//   RNDV_THRESH=256K        messages up to 256 KiB go eagerly, as Open MPI's blocking
+//                           sends do (UCX gives ucp_tag_send_nbr its
+//                           RNDV_SEND_NBR_THRESH, 256 KiB, where tutti's nonblocking
+//                           sends got UCX's computed threshold, 8 KiB over shared
+//                           memory): a rendezvous handshake made 16-64 KiB messages
+//                           between emulated nodes over UCX's shared memory 1.5-2x
+//                           slower than Open MPI's (docs/benchmarks.md).
 //   KEEPALIVE_INTERVAL=1s   UCX checks the peers of wired-up endpoints every second
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
