@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "bindings/lua/state.h"
 #include "bindings/lua/status.h"
@@ -27,6 +28,13 @@ bool speaks_before_joining() {
   char* end = nullptr;
   long rank = std::strtol(value, &end, 10);
   return *end != '\0' || rank == 0;
+}
+
+bool may_serve_store() {
+  const char* rank = rank_variable_value();
+  const char* server = std::getenv("TUTTI_STORE_SERVER");
+  const bool launcher_serves = server != nullptr && std::string_view(server) == "launcher";
+  return (rank == nullptr || std::string_view(rank) == "0") && !launcher_serves && !tutti::lua::started_to_join();
 }
 
 tutti_comm* join_job(const char* name) {

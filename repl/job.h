@@ -14,6 +14,11 @@ namespace tutti::repl {
 // which tutti_comm_init looks for a launcher.
 bool speaks_before_joining();
 
+// Whether this process may serve the job's rendezvous store: rank 0, where the
+// launcher does not serve it itself (srun, mpirun; tutti launch says
+// TUTTI_STORE_SERVER=launcher), and not a process that joins a running job.
+bool may_serve_store();
+
 // Joins the job through tutti_comm_init, as the launcher's environment says, under
 // name; a process that no launcher started is rank 0 of a world of one; one started
 // to join a running job (TUTTI_JOIN=1: tutti launch --restart) joins it through

@@ -15,6 +15,8 @@ namespace tutti::repl {
 namespace {
 
 constexpr std::chrono::seconds kQuietExitDelay{2};
+// How long a failed rank that serves the store keeps it up before it exits.
+constexpr std::chrono::milliseconds kStoreGrace{300};
 
 // lua.c's createargtable: arg[0] is the script, arg[1..] its arguments and arg[-1]
 // the program; the arguments are also pushed, for the chunk's `...`.
@@ -72,6 +74,14 @@ int run_script(std::span<const std::string> args) {
     // Ending without leaving the world is how the other ranks learn at once that this
     // one failed: the store declares it lost, and their next collective fails with
     // TUTTI_ERR_PEER_LOST naming it, instead of waiting out the op timeout for it.
+    // A rank that serves the store would take it down at once too, and with it what
+    // the others were about to read (which rank was lost before this one failed: CI
+    // saw a survivor report only that the store went). So it aborts its world, which
+    // the store reports as this rank's loss, and keeps the store up a moment.
+    if (may_serve_store()) {
+      tutti_comm_abort(world);
+      std::this_thread::sleep_for(kStoreGrace);
+    }
     _exit(1);
   }
   lua_close(L);

@@ -14,8 +14,9 @@ SOURCE = os.environ["TUTTI_SOURCE_DIR"]
 TUTTI = os.environ["TUTTI_BIN"]
 
 
-# A frozen rank is declared lost after the heartbeat timeout: 1 s rather than 20.
-FAST_HEARTBEATS = {"TUTTI_HEARTBEAT_INTERVAL_MS": "200", "TUTTI_HEARTBEAT_TIMEOUT_MS": "1000"}
+# A frozen rank is declared lost after the heartbeat timeout: 3 s rather than 20 (and
+# not so short that a rank merely descheduled on a busy machine would be).
+FAST_HEARTBEATS = {"TUTTI_HEARTBEAT_INTERVAL_MS": "500", "TUTTI_HEARTBEAT_TIMEOUT_MS": "3000"}
 
 
 def launch(*command, restarts=1, env=None):

@@ -49,7 +49,7 @@ expect_healed() {
 }
 TUTTI_PORT=$(free_port) submit heal
 expect_healed
-HEAL_SIGNAL=STOP TUTTI_HEARTBEAT_INTERVAL_MS=200 TUTTI_HEARTBEAT_TIMEOUT_MS=1000 TUTTI_PORT=$(free_port) submit heal
+HEAL_SIGNAL=STOP TUTTI_HEARTBEAT_INTERVAL_MS=500 TUTTI_HEARTBEAT_TIMEOUT_MS=3000 TUTTI_PORT=$(free_port) submit heal
 expect_healed
 expect "rank 2 of 4: TUTTI_ERR_PEER_LOST: comm:shrink: comm \"world\" \(rank 2 of 4\) cannot shrink: this rank was declared lost by the rendezvous store"
 # Every example here is submitted above.
