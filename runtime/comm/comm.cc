@@ -33,22 +33,9 @@ std::unique_ptr<Comm> Comm::init_as_planned(const Options& options, const rendez
                                             rendezvous::InitCancel* cancel) {
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
 
-  std::unique_ptr<Comm> comm(new Comm());
-  comm->loop_ = loop::Loop::shared();
+  std::unique_ptr<Comm> comm = reach_store(options, plan, deadline, cancel, "tutti_comm_init");
   comm->name_ = options.name;
-  comm->init_method_ = plan.init_method;
-  comm->init_timeout_ms_ = options.init_timeout_ms;
-  comm->op_timeout_ms_ = options.op_timeout_ms;
-  comm->node_key_ = plan.node_key;
   comm->prefix_ = next_world_prefix();
-  comm->store_owner_ = plan.store_owner;
-  comm->store_secret_ = plan.secret;
-  rendezvous::StoreAccess access = rendezvous::reach_store(comm->loop_, plan, deadline, cancel);
-  comm->hosted_ = std::move(access.hosted);
-  comm->waits_for_all_on_leave_ = comm->hosted_ != nullptr;
-  comm->store_ = std::move(access.client);
-  comm->store_host_ = access.host;
-  comm->store_port_ = access.port;
   // From here a cancel shuts the store client down, which ends any wait on it; the
   // guard lets go of the client before the Comm (and the client) can go.
   struct Unwatch {
@@ -64,6 +51,25 @@ std::unique_ptr<Comm> Comm::init_as_planned(const Options& options, const rendez
   comm->joined_ = true;
   comm->start_collectives(deadline);
   log::info("joined ", comm->describe(), " through ", plan.init_method, " (launcher: ", plan.launcher, ")");
+  return comm;
+}
+
+std::unique_ptr<Comm> Comm::reach_store(const Options& options, const rendezvous::Plan& plan, Deadline deadline,
+                                        rendezvous::InitCancel* cancel, const char* api) {
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->loop_ = loop::Loop::shared();
+  comm->init_method_ = plan.init_method;
+  comm->init_timeout_ms_ = options.init_timeout_ms;
+  comm->op_timeout_ms_ = options.op_timeout_ms;
+  comm->node_key_ = plan.node_key;
+  comm->store_owner_ = plan.store_owner;
+  comm->store_secret_ = plan.secret;
+  rendezvous::StoreAccess access = rendezvous::reach_store(comm->loop_, plan, deadline, cancel, api);
+  comm->hosted_ = std::move(access.hosted);
+  comm->waits_for_all_on_leave_ = comm->hosted_ != nullptr;
+  comm->store_ = std::move(access.client);
+  comm->store_host_ = access.host;
+  comm->store_port_ = access.port;
   return comm;
 }
 

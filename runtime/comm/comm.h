@@ -103,6 +103,10 @@ class Comm {
   // init, once the plan is made and the trace started.
   static std::unique_ptr<Comm> init_as_planned(const Options& options, const rendezvous::Plan& plan,
                                                rendezvous::InitCancel* cancel);
+  // A Comm with the options' timeouts and the plan's store reached (served here where
+  // the plan says), for init and join to name and meet; api starts a failure's message.
+  static std::unique_ptr<Comm> reach_store(const Options& options, const rendezvous::Plan& plan, Deadline deadline,
+                                           rendezvous::InitCancel* cancel, const char* api);
   Comm() = default;
   // Throws the fault, if one was raised. The test is inline and the message cold: this
   // runs on every call, where a stack frame for the message's strings costs more than

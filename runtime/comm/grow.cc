@@ -178,18 +178,7 @@ std::unique_ptr<Comm> Comm::join(const Options& options) {
   rendezvous::Plan plan = rendezvous::make_join_plan(options.request.init_method, rendezvous::process_environment());
   log::set_identity("joiner");
   auto deadline = Deadline::after_ms(options.init_timeout_ms);
-  std::unique_ptr<Comm> comm(new Comm());
-  comm->loop_ = loop::Loop::shared();
-  comm->init_method_ = plan.init_method;
-  comm->init_timeout_ms_ = options.init_timeout_ms;
-  comm->op_timeout_ms_ = options.op_timeout_ms;
-  comm->node_key_ = plan.node_key;
-  comm->store_owner_ = plan.store_owner;
-  comm->store_secret_ = plan.secret;
-  rendezvous::StoreAccess access = rendezvous::reach_store(comm->loop_, plan, deadline, nullptr, kJoin);
-  comm->store_ = std::move(access.client);
-  comm->store_host_ = access.host;
-  comm->store_port_ = access.port;
+  std::unique_ptr<Comm> comm = reach_store(options, plan, deadline, nullptr, kJoin);
 
   const Seat seat = decode_seat(rendezvous::await_seat(*comm->store_, process_identity(), deadline, kJoin));
   const std::string where =

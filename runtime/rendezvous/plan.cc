@@ -11,17 +11,26 @@ namespace {
 
 constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
 
-// tcp://HOST:PORT, after the scheme.
-void read_tcp_address(const std::string& method, Plan* plan) {
+// tcp://HOST:PORT, after the scheme; api starts the message of a bad one.
+void read_tcp_address(const std::string& method, Plan* plan, const char* api) {
   std::string port;
   std::optional<uint16_t> number;
   if (split_host_port(method.substr(6), &plan->store_host, &port)) number = parse_port(port);
   if (!number) {
     fail(Status::kInvalidArgument,
-         concat("tutti_comm_init: init method \"", method,
+         concat(api, ": init method \"", method,
                 "\" is not HOST:PORT with a port in 1..65535; write it as tcp://127.0.0.1:29500 or tcp://[::1]:29500"));
   }
   plan->store_port = *number;
+}
+
+// file:///PATH, after the scheme.
+void read_file_path(const std::string& method, Plan* plan, const char* api) {
+  plan->file_path = method.substr(7);
+  if (plan->file_path.empty() || plan->file_path.front() != '/') {
+    fail(Status::kInvalidArgument,
+         concat(api, ": init method \"", method, "\" has no absolute path; write file:///shared/dir/rendezvous-file"));
+  }
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -140,14 +149,10 @@ Plan make_plan(const Request& request, const Environment& env) {
   place_rank(request, launch, &plan);
 
   if (is_tcp) {
-    read_tcp_address(method, &plan);
+    read_tcp_address(method, &plan, "tutti_comm_init");
     plan.serve_store = plan.rank == 0;
   } else if (is_file) {
-    plan.file_path = method.substr(7);
-    if (plan.file_path.empty() || plan.file_path.front() != '/') {
-      fail(Status::kInvalidArgument, concat("tutti_comm_init: init method \"", method,
-                                            "\" has no absolute path; write file:///shared/dir/rendezvous-file"));
-    }
+    read_file_path(method, &plan, "tutti_comm_init");
     plan.store_host = advertised_host(env);
     plan.serve_store = plan.rank == 0;
   } else {
@@ -190,15 +195,11 @@ Plan make_join_plan(const std::string& init_method, const Environment& env) {
   if (launch) plan.variables = launch->variables;
   plan.node_key = node_key_of(launch);
   if (method.rfind("tcp://", 0) == 0) {
-    read_tcp_address(method, &plan);
+    read_tcp_address(method, &plan, kApi);
     return plan;
   }
   if (method.rfind("file://", 0) == 0) {
-    plan.file_path = method.substr(7);
-    if (plan.file_path.empty() || plan.file_path.front() != '/') {
-      fail(Status::kInvalidArgument, concat(kApi, ": init method \"", method,
-                                            "\" has no absolute path; write file:///shared/dir/rendezvous-file"));
-    }
+    read_file_path(method, &plan, kApi);
     return plan;
   }
   const char* fix =

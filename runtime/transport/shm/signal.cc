@@ -3,7 +3,6 @@
 #include <immintrin.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/transport/core_sharing.h"
 
 namespace tutti::transport::shm {
 namespace {
@@ -33,18 +33,6 @@ constexpr int64_t kSleepSliceNs = 2'000'000;
 // that costs. Also the sleep while isends or irecvs are in flight, which only the
 // waiter's progress calls move forward.
 constexpr int64_t kUnfencedSliceNs = 100'000;
-
-// A yield with nothing else to run is a syscall, well under a microsecond; one that
-// took longer ran another process on this core.
-constexpr int64_t kYieldRanOthersNs = 3'000;
-
-// Whether this process's last yield in a wait ran another process: its core is shared
-// with what it waits for, so its next waits skip the spin and yield at once, as a
-// group with more ranks than cores does from the start (kSharedCore). Ranks of groups
-// that fit the cores but share a machine with other groups (emulated nodes, two jobs)
-// learn it here; a spin on a core the awaited rank needs cost 4-rank 8-byte
-// hierarchical all_reduces on 2 emulated nodes over 100 us now and then, against 16-25.
-std::atomic<bool> core_shared{false};
 
 uint32_t* futex_word(const StepEntry& entry) { return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word)); }
 
@@ -90,7 +78,11 @@ uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
   // all_reduce; after that, the clock is read every 64 pauses.
   int64_t started = 0;
-  const int64_t spin_ns = core_shared.load(std::memory_order_relaxed) ? 0 : policy.spin_ns;
+  // A core shared with what this waits for (core_sharing.h) is handed over at once,
+  // as a group with more ranks than cores does from the start (kSharedCore): emulated
+  // nodes of 2 ranks fit 2 cores, yet 4 ranks share them, and a spin there cost 4-rank
+  // 8-byte hierarchical all_reduces over 100 us now and then, against 16-25.
+  const int64_t spin_ns = core_shared() ? 0 : policy.spin_ns;
   do {
     for (int i = 0; i < 64; ++i) {
       word = load_word(entry, std::memory_order_acquire);
@@ -116,14 +108,11 @@ uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   // runnable on this very core, and sched_yield runs it at once, where a futex sleep
   // and wake-up costs tens of microseconds (in a VM, over a hundred). With nothing
   // else to run, a yield returns at once, so this is still a prompt poll.
-  for (int64_t before = now_ns(); before - started < policy.yield_ns;) {
+  while (now_ns() - started < policy.yield_ns) {
     context.check(what);
     check_peer();
     context.progress_background();
-    sched_yield();
-    const int64_t after = now_ns();
-    core_shared.store(after - before > kYieldRanOthersNs, std::memory_order_relaxed);
-    before = after;
+    yield_core();
     word = load_word(entry, std::memory_order_acquire);
     if (reached(word, step)) return word;
   }

@@ -1,0 +1,17 @@
+// Whether this process's cores are shared with what its waits wait for, as the waits
+// themselves learn it: a sched_yield that takes longer than a bare system call ran
+// another thread or process on this core. Every wait of every transport (shared
+// memory's, the collectives' waits on UCX) yields through here and reads the answer:
+// while the core is shared they yield at once instead of spinning first, since a spin
+// would keep the core from the rank it waits for (more ranks than cores, emulated
+// nodes that share one machine's cores, another job on the node).
+#pragma once
+
+namespace tutti::transport {
+
+// Yields the core, and remembers whether the yield ran someone else.
+void yield_core();
+// Whether the last yield_core of this process ran someone else.
+bool core_shared();
+
+}  // namespace tutti::transport
