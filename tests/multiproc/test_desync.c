@@ -58,21 +58,24 @@ Test(desync, long_waits_say_what_they_wait_for_and_on_whom, .timeout = 120) {
   tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=200");
   tt_job_env(&job, "TUTTI_WAIT_REPORT_MS=1000");
   cr_assert(tt_job_run(&job, 60000), "%s did not end:\n%s", tt_job_command(&job), tt_excerpt(job.output, kNeedles));
+  /* Each report says the time it was written, which a busy machine makes 1.1 s or
+   * more for the report due at 1 s: the tenths are allowed, the whole second is not. */
   char report[512];
   for (int rank = 0; rank < 2; ++rank) {
     for (int waited = 1; waited <= 2; ++waited) {
       snprintf(report, sizeof report,
-               "WARN: all_reduce #4 on comm \"world\" (rank %d of 3) has waited %d s for rank 2; ranks that have not "
-               "joined it: 2 (last seen in recv from rank 0 (tag 99), after all_reduce #3, for ",
+               "WARN: all_reduce #4 on comm \"world\" \\(rank %d of 3\\) has waited %d(\\.[0-9])? s for rank 2; ranks "
+               "that have not joined it: 2 \\(last seen in recv from rank 0 \\(tag 99\\), after all_reduce #3, for ",
                rank, waited);
-      cr_expect(tt_count(job.output, report) == 1, "rank %d did not report once at %d s: %s\n%s", rank, waited, report,
-                tt_excerpt(job.output, kNeedles));
+      cr_expect(tt_count_lines_matching(job.output, report) == 1, "rank %d did not report once at %d s: %s\n%s", rank,
+                waited, report, tt_excerpt(job.output, kNeedles));
     }
   }
-  cr_expect(tt_count(job.output,
-                     "WARN: tutti_recv #1 (peer 0, tag 99) on comm \"world\" (rank 2 of 3) has waited 1 s "
-                     "for rank 0 to send it; rank 0 is in all_reduce #4 (for ") == 1,
-            "%s", tt_excerpt(job.output, kNeedles));
+  cr_expect(
+      tt_count_lines_matching(job.output,
+                              "WARN: tutti_recv #1 \\(peer 0, tag 99\\) on comm \"world\" \\(rank 2 of 3\\) has "
+                              "waited 1(\\.[0-9])? s for rank 0 to send it; rank 0 is in all_reduce #4 \\(for ") == 1,
+      "%s", tt_excerpt(job.output, kNeedles));
   cr_expect(tt_count(job.output, "; it times out in ") >= 5, "each report says when the wait times out:\n%s",
             tt_excerpt(job.output, kNeedles));
 }

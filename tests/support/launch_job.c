@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "tests/support/launch_job.h"
 
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,23 @@ void tt_job_cleanup(tt_job* job) {
 int tt_count(const char* text, const char* needle) {
   int count = 0;
   for (const char* at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle)) ++count;
+  return count;
+}
+
+int tt_count_lines_matching(const char* text, const char* pattern) {
+  regex_t compiled;
+  if (regcomp(&compiled, pattern, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) != 0) {
+    fprintf(stderr, "tt_count_lines_matching: the pattern %s does not compile\n", pattern);
+    abort();
+  }
+  int count = 0;
+  for (const char* line = text; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    size_t length = strcspn(line, "\n");
+    char* copy = strndup(line, length);
+    if (regexec(&compiled, copy, 0, NULL, 0) == 0) ++count;
+    free(copy);
+  }
+  regfree(&compiled);
   return count;
 }
 

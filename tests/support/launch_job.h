@@ -51,6 +51,10 @@ void tt_job_cleanup(tt_job* job);
 
 /* How many times needle occurs in text. */
 int tt_count(const char* text, const char* needle);
+/* How many lines of text match the POSIX extended regular expression pattern; aborts
+ * on a pattern that does not compile. For lines carrying a measured time, which a busy
+ * machine moves (a report due at 1 s may say "1.1 s"). */
+int tt_count_lines_matching(const char* text, const char* pattern);
 /* Copies into out the rest of rank's first output line that starts with "[RANK] " +
  * prefix (the text after the prefix, without the newline). Returns 1 if found. */
 int tt_rank_line(const char* output, int rank, const char* prefix, char* out, size_t out_size);
