@@ -3,6 +3,7 @@
 //
 // Run:   build/bin/tutti-rendezvous-bench [-n RANKS] [-p PROCESSES] [-l LOOPS]
 //                                         [--ranks-per-node K] [--no-secret] [--hold MS]
+//                                         [--relays K]
 // Defaults: 1000 ranks in 16 client processes, one event loop per process, 8 ranks
 // per simulated node, with a job secret. The store runs in a child process of its own,
 // started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
@@ -28,6 +29,12 @@
 // TCPStore through bench/rendezvous_bench_torch.py the same way. The exit status is 1
 // if any rank failed (the first failure is printed).
 //
+// --relays K puts K relays (runtime/store/relay.h) in front of the store, each in a
+// process of its own as each node's would be, and a simulated node's ranks connect to
+// relay (node % K): the store then serves K connections and K heartbeats a second,
+// and the relays' CPU, memory and descriptors are printed beside the store's (on a
+// real job, the nodes' own).
+//
 // It includes runtime headers, unlike the collectives' bench: the store has no C API.
 #include <dirent.h>
 #include <poll.h>
@@ -49,6 +56,7 @@
 #include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
 #include "runtime/store/auth.h"
+#include "runtime/store/relay.h"
 #include "runtime/store/server.h"
 
 namespace {
@@ -66,9 +74,10 @@ struct Options {
   int ranks_per_node = 8;
   bool secret = true;
   int hold_ms = 0;
+  int relays = 0;
 };
 
-// What the store's process reports when it is told to stop.
+// What the store's process (or a relay's) reports when it is told to stop.
 struct ServerReport {
   long start_kib = 0;  // VmRSS once listening, before any rank
   int start_fds = 0;   // descriptors open then (the listener, the loop's own)
@@ -94,14 +103,23 @@ struct ClientReport {
 };
 
 // The store's process: listens, says its port, serves until the parent closes stop_fd
-// (or exits), then reports.
-[[noreturn]] void serve(const std::string& secret, int report_fd, int stop_fd) {
-  prctl(PR_SET_NAME, "rdv-store");  // for perf and top; its threads inherit the name
+// (or exits), then reports. With store_port, a relay to the store there.
+[[noreturn]] void serve(const std::string& secret, int report_fd, int stop_fd, uint16_t store_port = 0) {
+  prctl(PR_SET_NAME, store_port ? "rdv-relay" : "rdv-store");  // for perf and top; its threads inherit the name
   ServerReport report;
   uint16_t port = 0;
   try {
     auto loop = tutti::loop::Loop::create();
-    auto server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
+    std::unique_ptr<tutti::store::Server> server;
+    if (store_port) {
+      tutti::store::RelaySetup setup;
+      setup.store_host = "127.0.0.1";
+      setup.store_port = store_port;
+      setup.secret = secret;
+      server = tutti::store::start_relay(loop, setup, tutti::Deadline::after_ms(30000));
+    } else {
+      server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
+    }
     port = server->port();
     report.start_kib = status_kib("VmRSS");
     report.start_fds = count_fds(getpid());
@@ -120,7 +138,7 @@ struct ClientReport {
     report.hwm_kib = status_kib("VmHWM");
     server.reset();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tutti-rendezvous-bench: the store failed: %s\n", e.what());
+    std::fprintf(stderr, "tutti-rendezvous-bench: the %s failed: %s\n", store_port ? "relay" : "store", e.what());
     write_all(report_fd, &port, sizeof(port));
     _exit(1);
   }
@@ -166,7 +184,7 @@ struct ClientReport {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "tutti-rendezvous-bench: %s\nusage: tutti-rendezvous-bench [-n RANKS (1000)] [-p PROCESSES (16)] "
-               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)]\n",
+               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)] [--relays K (0)]\n",
                problem);
   return 2;
 }
@@ -185,6 +203,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--hold" && value) {
       options.hold_ms = std::atoi(value);
       if (options.hold_ms < 0 || options.hold_ms > 3600 * 1000) return usage("bad value for --hold");
+      ++i;
+    } else if (arg == "--relays" && value) {
+      options.relays = std::atoi(value);
+      if (options.relays < 0 || options.relays > 1000) return usage("bad value for --relays");
       ++i;
     } else if ((arg == "-n" || arg == "-p" || arg == "-l" || arg == "--ranks-per-node") && value) {
       int number = std::atoi(value);
@@ -225,6 +247,34 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tutti-rendezvous-bench: the store's process did not start\n");
     return 1;
   }
+  // The relays, each in a process of its own, told to stop with the store.
+  std::vector<pid_t> relay_pids;
+  std::vector<int> relay_report_fds;
+  int relay_stop[2];
+  if (pipe(relay_stop) != 0) return usage("cannot create pipes");
+  for (int r = 0; r < options.relays; ++r) {
+    int relay_report[2];
+    if (pipe(relay_report) != 0) return usage("cannot create pipes");
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(relay_report[0]);
+      close(report_pipe[0]);
+      close(stop_pipe[1]);  // the store's stop is the parent's alone
+      close(relay_stop[1]);
+      for (int fd : relay_report_fds) close(fd);
+      serve(job.secret, relay_report[1], relay_stop[0], job.port);
+    }
+    close(relay_report[1]);
+    uint16_t relay_port = 0;
+    if (pid < 0 || !read_all(relay_report[0], &relay_port, sizeof(relay_port)) || relay_port == 0) {
+      std::fprintf(stderr, "tutti-rendezvous-bench: relay %d's process did not start\n", r);
+      return 1;
+    }
+    relay_pids.push_back(pid);
+    relay_report_fds.push_back(relay_report[0]);
+    job.relay_ports.push_back(relay_port);
+  }
+  close(relay_stop[0]);
   int per_process = options.ranks / options.processes;
   if (static_cast<uint64_t>(per_process) + 64 > file_limit) {
     std::fprintf(stderr, "tutti-rendezvous-bench: warning: %d ranks per process, but a process may open %llu files\n",
@@ -250,6 +300,8 @@ int main(int argc, char** argv) {
       close(report[0]);
       close(report_pipe[0]);
       close(stop_pipe[1]);
+      close(relay_stop[1]);
+      for (int fd : relay_report_fds) close(fd);
       for (int fd : ready_fds) close(fd);
       for (int fd : client_report_fds) close(fd);
       run_client(job, first, count, options.loops, ready[1], go_pipe[0], report[1]);
@@ -300,6 +352,18 @@ int main(int argc, char** argv) {
   }
   for (pid_t pid : clients) waitpid(pid, nullptr, 0);
 
+  // The relays first: a relay whose ranks have all left is no loss to the store.
+  close(relay_stop[1]);
+  std::vector<ServerReport> relays(relay_pids.size());
+  for (size_t r = 0; r < relay_pids.size(); ++r) {
+    int relay_status = 0;
+    bool relay_reported = read_all(relay_report_fds[r], &relays[r], sizeof(ServerReport));
+    waitpid(relay_pids[r], &relay_status, 0);
+    if (!relay_reported || !WIFEXITED(relay_status) || WEXITSTATUS(relay_status) != 0) {
+      std::fprintf(stderr, "tutti-rendezvous-bench: relay %zu's process did not report\n", r);
+      return 1;
+    }
+  }
   close(stop_pipe[1]);
   ServerReport server;
   bool reported = read_all(report_pipe[0], &server, sizeof(server));
@@ -349,14 +413,28 @@ int main(int argc, char** argv) {
               server.peak_connections);
   std::printf("store traffic      %.1f requests and %.0f reply bytes per rank\n", server.requests / n,
               server.reply_bytes / n);
+  double relays_cpu = 0;
+  long long relay_fds = 0;
+  long relay_kib = 0;
+  for (const auto& relay : relays) {
+    relays_cpu += relay.cpu_s;
+    relay_fds = std::max(relay_fds, relay.start_fds + static_cast<long long>(relay.peak_connections));
+    relay_kib = std::max(relay_kib, relay.hwm_kib - relay.start_kib);
+  }
+  if (!relays.empty()) {
+    std::printf(
+        "relays             %zu: CPU %.2f s in all; the busiest held %lld fds and grew %.1f MiB (on a real "
+        "job, each node's own)\n",
+        relays.size(), relays_cpu, relay_fds, relay_kib / 1024.0);
+  }
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
   std::printf(
       "RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f "
       "ranks_cpu_s=%.3f store_hwm_kib=%ld "
       "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
-      "reply_bytes_per_rank=%.0f secret=%d failed=%d\n",
+      "reply_bytes_per_rank=%.0f secret=%d relays=%zu relays_cpu_s=%.3f relay_fds=%lld failed=%d\n",
       options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib,
       server.start_kib, kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0,
-      failed);
+      relays.size(), relays_cpu, relay_fds, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -153,7 +153,12 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   const std::string prefix = kPrefix;
   const std::string where = concat("simulated rank ", rank, " of ", job.world_size);
 
-  auto store = store::Client::connect(loop, job.host, job.port, deadline, job.secret);
+  // Through its node's relay where there are relays: the plan still names the store,
+  // as a rank's does, since the relay stands in for it.
+  uint16_t port = job.relay_ports.empty()
+                      ? job.port
+                      : job.relay_ports[static_cast<size_t>(rank / job.ranks_per_node) % job.relay_ports.size()];
+  auto store = store::Client::connect(loop, job.host, port, deadline, job.secret);
   times.connected_ns = now_ns();
   rendezvous::Place place =
       rendezvous::meet(*store, prefix, plan_for(job, rank), concat(node_name(job, rank), ":", 100000 + rank), deadline,

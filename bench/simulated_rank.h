@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/loop/loop.h"
 
@@ -35,6 +36,9 @@ struct SimulatedJob {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   std::string secret;  // "" for none
+  // Relays (store/relay.h) in front of the store, if any: a simulated node's ranks
+  // connect to relay (node % relays), as a node's ranks would to their node's relay.
+  std::vector<uint16_t> relay_ports;
   int world_size = 0;
   int ranks_per_node = 8;  // consecutive ranks share a simulated node name
   int64_t init_timeout_ms = 120000;

@@ -714,6 +714,12 @@ class ClientImpl final : public Client {
     run_async("heartbeat", std::move(r), timeout_ms, std::move(done));
   }
 
+  void forward_async(Request request, Forwarded done) override {
+    core_->call_async(std::move(request), [done = std::move(done)](Answer answer) {
+      done(answer.reply, answer.source != Answer::Source::kServer);
+    });
+  }
+
   void shutdown(Status status, const std::string& why) override {
     core_->fail_all(Answer::Source::kShutdown, status, why);
     auto core = core_;

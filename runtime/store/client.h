@@ -21,6 +21,7 @@
 #include "runtime/common/deadline.h"
 #include "runtime/common/status.h"
 #include "runtime/loop/loop.h"
+#include "runtime/store/protocol.h"
 
 namespace tutti::store {
 
@@ -128,6 +129,11 @@ class Client {
   // client sends later reaches the store after it. done gets its outcome.
   virtual void set_async(const std::string& key, const std::string& value, Done done) = 0;
   virtual void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) = 0;
+  // A request as it came from a client of a relay (relay.h), sent on with an id of this
+  // connection's; done gets the store's reply, or, with lost set, the failure of this
+  // connection (its status and message in the reply). Runs where Done does.
+  using Forwarded = std::function<void(const protocol::Reply& reply, bool lost)>;
+  virtual void forward_async(protocol::Request request, Forwarded done) = 0;
 
   // Fails every pending and later call with `status` and `why`, and closes the
   // connection. Any thread; returns without waiting for the server.

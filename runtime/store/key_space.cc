@@ -136,6 +136,8 @@ std::optional<Reply> KeySpace::handle(const Request& request) {
     case Op::kHeartbeat:
     case Op::kMember:
     case Op::kRoster:
+    case Op::kRelayJoin:
+    case Op::kRelayLeave:
       return error(request, Status::kInvalidArgument,
                    concat(protocol::op_name(request.op), " is about the connection, not keys; the server handles it"));
     case Op::kSet:

@@ -19,9 +19,33 @@ constexpr uint64_t kStallWorthNamingMs = 500;
 
 }  // namespace
 
-Liveness::Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses,
+void KeySpaceSink::set(const std::string& key, const std::string& value) {
+  protocol::Request request;
+  request.op = protocol::Op::kSet;
+  request.keys = {key};
+  request.value = value;
+  auto reply = keys_.handle(request);
+  if (reply && reply->status != Status::kOk) {
+    log::error("rendezvous store: cannot write \"", key, "\": ", reply->message);
+  }
+}
+
+void KeySpaceSink::add(const std::string& key, int64_t delta, std::function<void(int64_t)> then) {
+  protocol::Request request;
+  request.op = protocol::Op::kAdd;
+  request.keys = {key};
+  request.number = delta;
+  auto reply = keys_.handle(request);
+  if (!reply || reply->status != Status::kOk) {
+    log::error("rendezvous store: cannot add to \"", key, "\": ", reply ? reply->message : "no answer");
+    return;
+  }
+  then(reply->number);
+}
+
+Liveness::Liveness(LivenessSink& sink, uint64_t sweep_interval_ms, bool log_losses,
                    std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss)
-    : keys_(keys),
+    : sink_(sink),
       sweep_interval_ms_(sweep_interval_ms),
       own_identity_(process_identity()),
       log_losses_(log_losses),
@@ -69,31 +93,50 @@ void Liveness::heartbeat(const void* conn, const std::string& identity, const st
   set_timeout(conn, entry, timeout_ms);
   if (activity != entry.activity) {
     entry.activity = activity;
-    for (const auto& [prefix, rank] : entry.groups) set(activity_key(prefix, rank), activity);
+    for (const auto& [prefix, rank] : entry.groups) sink_.set(activity_key(prefix, rank), activity);
   }
   entry.activity_ms = now_ms;
 }
 
 void Liveness::member(const void* conn, const std::string& prefix, int64_t rank) {
   Entry& entry = entries_[conn];
-  std::erase_if(entry.groups, [&](const auto& group) { return group.first == prefix; });
-  if (rank >= 0) entry.groups.emplace_back(prefix, rank);
+  std::erase_if(entry.groups, [&](const auto& group) {
+    if (group.first != prefix) return false;
+    sink_.watched(group.first, group.second, false);
+    return true;
+  });
+  if (rank < 0) return;
+  entry.groups.emplace_back(prefix, rank);
+  sink_.watched(prefix, rank, true);
+}
+
+size_t Liveness::relayed(const void* conn, const std::string& prefix, int64_t rank, bool joined) {
+  Entry& entry = entries_[conn];
+  if (joined) {
+    entry.relayed.emplace(prefix, rank);
+  } else {
+    entry.relayed.erase({prefix, rank});
+  }
+  return entry.relayed.size();
 }
 
 std::vector<std::string> Liveness::roster(const std::string& prefix, uint64_t now_ms) const {
   std::vector<RosterEntry> members;
   for (const auto& [conn, entry] : entries_) {
-    for (const auto& [group, rank] : entry.groups) {
-      if (!prefix.empty() && group != prefix) continue;
+    auto list = [&](const std::string& group, int64_t rank, bool relayed) {
+      if (!prefix.empty() && group != prefix) return;
       RosterEntry member;
       member.prefix = group;
       member.rank = rank;
-      member.identity = entry.identity;
+      // A relay's ranks: what the store knows of them is the relay's liveness.
+      member.identity = relayed ? concat("relay ", entry.identity) : entry.identity;
       member.silent_ms = static_cast<int64_t>(unstalled(now_ms) - entry.last_heard_ms);
       member.timeout_ms = entry.timeout_ms;
-      member.activity = entry.activity;
+      if (!relayed) member.activity = entry.activity;
       members.push_back(std::move(member));
-    }
+    };
+    for (const auto& [group, rank] : entry.groups) list(group, rank, false);
+    for (const auto& [group, rank] : entry.relayed) list(group, rank, true);
   }
   std::sort(members.begin(), members.end(), [](const RosterEntry& a, const RosterEntry& b) {
     return std::tie(a.prefix, a.rank) < std::tie(b.prefix, b.rank);
@@ -107,7 +150,11 @@ std::vector<std::string> Liveness::roster(const std::string& prefix, uint64_t no
 void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_ms) {
   auto it = entries_.find(conn);
   if (it == entries_.end()) return;
-  if (it->second.timeout_ms > 0) declare_lost(it->second, reason, now_ms);
+  if (it->second.timeout_ms > 0) {
+    declare_lost(it->second, reason, now_ms);
+  } else {
+    for (const auto& [prefix, rank] : it->second.groups) sink_.watched(prefix, rank, false);
+  }
   set_timeout(conn, it->second, 0);
   entries_.erase(it);
   own_.erase(conn);
@@ -161,7 +208,7 @@ void Liveness::forgive_stall(uint64_t stalled_ms, uint64_t now_ms, std::vector<c
   }
 }
 
-void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms) {
+void Liveness::declare_lost(Entry& entry, const std::string& reason, uint64_t now_ms) {
   LossEvent event;
   event.identity = entry.identity;
   event.address = entry.address;
@@ -175,33 +222,35 @@ void Liveness::declare_lost(const Entry& entry, const std::string& reason, uint6
               ") is lost: ", reason);
   }
   for (const auto& [prefix, rank] : entry.groups) {
+    // First, so that the store above a relay does not record it a second time.
+    sink_.watched(prefix, rank, false);
     event.rank = rank;
-    protocol::Request add;
-    add.op = protocol::Op::kAdd;
-    add.keys = {lost_count_key(prefix)};
-    add.number = 1;
-    auto count = keys_.handle(add);
-    if (!count || count->status != Status::kOk) {
-      log::error("rendezvous store: cannot record the loss of rank ", rank, " (", entry.identity,
-                 "): ", count ? count->message : "no answer");
-      continue;
+    record_loss(prefix, event);
+  }
+  entry.groups.clear();
+  if (!entry.relayed.empty()) {
+    if (log_losses_) {
+      log::warn("rendezvous store: the relay ", entry.identity, " at ", entry.address, " is lost, and with it the ",
+                entry.relayed.size(), " ranks it carried: ", reason);
     }
-    std::string value = encode(event);
-    set(lost_rank_key(prefix, rank), value);
-    // Last: ranks wait on lost/<n>, and may read lost/rank/<r> as soon as it wakes them.
-    set(lost_key(prefix, count->number), value);
+    event.reason = concat("the relay that carried it to the store (", entry.identity, ") is lost: ", reason);
+    event.activity.clear();
+    event.activity_age_ms = -1;
+    for (const auto& [prefix, rank] : entry.relayed) {
+      event.rank = rank;
+      record_loss(prefix, event);
+    }
+    entry.relayed.clear();
   }
 }
 
-void Liveness::set(const std::string& key, const std::string& value) {
-  protocol::Request request;
-  request.op = protocol::Op::kSet;
-  request.keys = {key};
-  request.value = value;
-  auto reply = keys_.handle(request);
-  if (reply && reply->status != Status::kOk) {
-    log::error("rendezvous store: cannot write \"", key, "\": ", reply->message);
-  }
+void Liveness::record_loss(const std::string& prefix, const LossEvent& event) {
+  std::string value = encode(event);
+  sink_.add(lost_count_key(prefix), 1, [this, prefix, rank = event.rank, value](int64_t count) {
+    sink_.set(lost_rank_key(prefix, rank), value);
+    // Last: ranks wait on lost/<n>, and may read lost/rank/<r> as soon as it wakes them.
+    sink_.set(lost_key(prefix, count), value);
+  });
 }
 
 }  // namespace tutti::store

@@ -27,8 +27,36 @@
 #include <vector>
 
 #include "runtime/store/key_space.h"
+#include "runtime/store/loss_event.h"
 
 namespace tutti::store {
+
+// Where a Liveness writes what it learns (loss events, activity), and whom it tells
+// which ranks it watches: the store's own keys, or, in a relay, the store above it.
+class LivenessSink {
+ public:
+  virtual ~LivenessSink() = default;
+  // Failures are the sink's to log: a loss is recorded as well as it can be.
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  // Adds delta to the integer at key, then calls then with the new value (not on failure).
+  virtual void add(const std::string& key, int64_t delta, std::function<void(int64_t)> then) = 0;
+  // Rank `rank` of the group under prefix is watched here from now on (joined), or no
+  // longer: it left, or its loss is being recorded.
+  virtual void watched(const std::string& prefix, int64_t rank, bool joined) = 0;
+};
+
+// The store's own keys: a loss is recorded at once, and the ranks it watches are its
+// own business.
+class KeySpaceSink final : public LivenessSink {
+ public:
+  explicit KeySpaceSink(KeySpace& keys) : keys_(keys) {}
+  void set(const std::string& key, const std::string& value) override;
+  void add(const std::string& key, int64_t delta, std::function<void(int64_t)> then) override;
+  void watched(const std::string&, int64_t, bool) override {}
+
+ private:
+  KeySpace& keys_;
+};
 
 class Liveness {
  public:
@@ -37,7 +65,7 @@ class Liveness {
   // log_losses: whether each loss is logged here too (ServerLimits::log_losses).
   // on_silent_loss: told of each connection declared lost for its silence
   // (ServerLimits::on_silent_loss); may be empty.
-  Liveness(KeySpace& keys, uint64_t sweep_interval_ms, bool log_losses = true,
+  Liveness(LivenessSink& sink, uint64_t sweep_interval_ms, bool log_losses = true,
            std::function<void(const std::string& identity, const std::string& reason)> on_silent_loss = {});
 
   // Any frame from conn counts as a sign of life.
@@ -48,6 +76,10 @@ class Liveness {
                  const std::string& activity, uint64_t now_ms);
   // MEMBER: conn is rank `rank` of the group under prefix (rank < 0: no longer).
   void member(const void* conn, const std::string& prefix, int64_t rank);
+  // RELAY_JOIN (joined) and RELAY_LEAVE: conn, a relay, carries rank `rank` of the group
+  // under prefix, or no longer. A relay carries many ranks of one group; when it is
+  // lost, so is each it still carries. Returns how many it carries now.
+  size_t relayed(const void* conn, const std::string& prefix, int64_t rank, bool joined);
 
   // The members of the groups under prefix (every group for ""), encoded as
   // roster.h's entries, ordered by group and rank.
@@ -64,6 +96,7 @@ class Liveness {
   bool sweep_overdue(uint64_t now_ms) const { return watching() && now_ms > last_sweep_ms_ + 2 * sweep_interval_ms_; }
 
   bool watching() const { return !timeouts_.empty(); }
+  size_t watched_count() const { return timeouts_.size(); }
 
  private:
   using Deadlines = std::multimap<uint64_t, const void*>;
@@ -78,6 +111,7 @@ class Liveness {
     std::string activity;
     uint64_t activity_ms = 0;                             // when activity was reported
     std::vector<std::pair<std::string, int64_t>> groups;  // (prefix, rank)
+    std::set<std::pair<std::string, int64_t>> relayed;    // a relay's ranks: (prefix, rank)
   };
 
   void set_timeout(const void* conn, Entry& entry, int64_t timeout_ms);
@@ -88,10 +122,11 @@ class Liveness {
   // The store's clock less the stalls forgiven so far: what last_heard_ms and the
   // deadlines count on, so that forgiving a stall moves them all at once.
   uint64_t unstalled(uint64_t now_ms) const { return now_ms - stalled_ms_; }
-  void declare_lost(const Entry& entry, const std::string& reason, uint64_t now_ms);
-  void set(const std::string& key, const std::string& value);
+  // Writes the loss events of entry's ranks, and forgets them: lost once.
+  void declare_lost(Entry& entry, const std::string& reason, uint64_t now_ms);
+  void record_loss(const std::string& prefix, const LossEvent& event);
 
-  KeySpace& keys_;
+  LivenessSink& sink_;
   std::unordered_map<const void*, Entry> entries_;
   // The watched connections by when they turn silent for good (last heard + timeout,
   // on the unstalled clock): a sweep reads only those past due, not every connection,

@@ -143,6 +143,8 @@ std::string op_name(Op op) {
     case Op::kMember: return "MEMBER";
     case Op::kMultiSet: return "MULTI_SET";
     case Op::kRoster: return "ROSTER";
+    case Op::kRelayJoin: return "RELAY_JOIN";
+    case Op::kRelayLeave: return "RELAY_LEAVE";
   }
   static const char kHex[] = "0123456789abcdef";
   auto v = static_cast<uint8_t>(op);
@@ -150,7 +152,7 @@ std::string op_name(Op op) {
 }
 
 bool is_known_op(uint8_t op) {
-  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kRoster);
+  return op >= static_cast<uint8_t>(Op::kHello) && op <= static_cast<uint8_t>(Op::kRelayLeave);
 }
 
 Header parse_header(std::string_view bytes) {
@@ -198,6 +200,8 @@ std::string encode(const Request& r) {
       put_str(body, r.value);
       break;
     case Op::kMember:
+    case Op::kRelayJoin:
+    case Op::kRelayLeave:
       put_str(body, r.keys.at(0));
       put_i64(body, r.number);
       break;
@@ -229,6 +233,8 @@ std::string encode(const Reply& r) {
         break;
       case Op::kSet:
       case Op::kMember:
+      case Op::kRelayJoin:
+      case Op::kRelayLeave:
       case Op::kMultiSet: break;
       case Op::kGet:
       case Op::kCompareSet: put_str(body, r.values.at(0)); break;
@@ -295,6 +301,8 @@ Request decode_request(const Frame& f) {
       r.with_value = (f.header.flags & kFlagWithValue) != 0;
       break;
     case Op::kMember:
+    case Op::kRelayJoin:
+    case Op::kRelayLeave:
       r.keys.push_back(in.str());
       r.number = in.i64();
       break;
@@ -337,6 +345,8 @@ Reply decode_reply(const Frame& f) {
         break;
       case Op::kSet:
       case Op::kMember:
+      case Op::kRelayJoin:
+      case Op::kRelayLeave:
       case Op::kMultiSet: break;
       case Op::kGet:
       case Op::kCompareSet: r.values.push_back(in.str()); break;

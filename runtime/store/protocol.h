@@ -20,6 +20,8 @@
 //   MEMBER       str prefix, i64 rank
 //   MULTI_SET    u32 n, n × str key, u32 n, n × str value (as many values as keys)
 //   ROSTER       str prefix (empty: every group)
+//   RELAY_JOIN   str prefix, i64 rank
+//   RELAY_LEAVE  str prefix, i64 rank
 // Reply bodies: i32 status (a tutti::Status), str message, then, only when the status
 // is kOk:
 //   HELLO        i64 version, str server, i64 max_frame_bytes, str auth (a challenge,
@@ -30,7 +32,7 @@
 //   CHECK        str flags (one byte per key, 0 or 1)
 //   MULTI_GET    u32 n, n × str value DELETE       i64 existed (0 or 1)
 //   ROSTER       u32 n, n × str member (store/roster.h: one line per member of a group)
-//   SET, HEARTBEAT, MEMBER, MULTI_SET  nothing
+//   SET, HEARTBEAT, MEMBER, MULTI_SET, RELAY_JOIN, RELAY_LEAVE  nothing
 //
 // Failure detection (see liveness.h): HEARTBEAT asks the server to watch this
 // connection, declaring it lost when no frame arrives for timeout_ms or when it closes
@@ -39,6 +41,12 @@
 // loss events and activity there. ROSTER reads back what the server knows of the
 // members of groups: what each last reported doing and how long it has been silent,
 // for `tutti top`.
+//
+// A relay (relay.h) is a store in front of the store: the ranks of its node connect to
+// it, it watches them, and it carries their key requests up one connection. It says
+// RELAY_JOIN for each rank of a group it carries, and RELAY_LEAVE when that rank has
+// left or it declared it lost itself: the store then watches the relay's connection
+// for all of them, and declares each still carried lost when the relay goes.
 //
 // The handshake carries authentication without a version bump: a server that wants
 // credentials answers HELLO with a non-empty challenge, and the client sends a second
@@ -77,6 +85,8 @@ enum class Op : uint8_t {
   kMember = 11,
   kMultiSet = 12,
   kRoster = 13,
+  kRelayJoin = 14,
+  kRelayLeave = 15,
 };
 
 // "SET", "MULTI_GET", ...; "op 0x2a" for a value outside the enum.
@@ -114,12 +124,12 @@ struct Request {
   bool wait_any = false;            // WAIT
   bool with_value = false;          // WAIT any: the reply carries the present key's value;
                                     // HEARTBEAT: the server's clock
-  std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER and ROSTER prefix
+  std::vector<std::string> keys;    // one key for SET, GET, ADD, COMPARE_SET, DELETE; MEMBER, RELAY_* and ROSTER prefix
   std::vector<std::string> values;  // MULTI_SET, one per key
   std::string value;                // SET value, COMPARE_SET desired, HELLO client, HEARTBEAT activity
   std::string expected;             // COMPARE_SET expected, HELLO auth
   int64_t number = 0;               // GET/WAIT/MULTI_GET/HEARTBEAT timeout_ms, ADD delta, HELLO version,
-                                    // MEMBER rank
+                                    // MEMBER and RELAY_* rank
 };
 
 struct Reply {

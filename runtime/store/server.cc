@@ -14,6 +14,7 @@
 #include <future>
 #include <list>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "runtime/common/error.h"
@@ -24,6 +25,7 @@
 #include "runtime/store/listeners.h"
 #include "runtime/store/liveness.h"
 #include "runtime/store/protocol.h"
+#include "runtime/store/relay.h"
 #include "runtime/store/socket_address.h"
 
 namespace tutti::store {
@@ -79,6 +81,8 @@ struct Connection {
   std::list<Connection*>::iterator greeting_entry;
   bool in_greeting = false;
   uint64_t handshake_deadline = 0;
+  uint64_t serial = 0;  // never reused: a relay's answers from above find it by this
+  size_t relayed = 0;   // a relay's connection: the ranks it carries (RELAY_JOIN)
 };
 
 struct WriteRequest {
@@ -91,11 +95,13 @@ struct WriteRequest {
 // is open, so that a ~Server that gives up waiting never frees memory the loop uses.
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
  public:
-  ServerCore(loop::Loop* loop, const std::string& host, const ServerLimits& limits, std::string secret)
+  ServerCore(loop::Loop* loop, const std::string& host, const ServerLimits& limits, std::string secret,
+             std::shared_ptr<Upstream> upstream)
       : loop_(loop),
         host_(host),
         limits_(limits),
         secret_(std::move(secret)),
+        upstream_(std::move(upstream)),
         keys_(limits, [this](std::unique_ptr<Waiter> waiter) { answer_ready_on_loop(std::move(waiter)); }),
         closed_future_(closed_.get_future().share()) {}
 
@@ -127,6 +133,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   static void on_timer(uv_timer_t* timer);
   static void on_handshake_timer(uv_timer_t* timer);
   static void on_sweep(uv_timer_t* timer);
+  static void on_relay_beat(uv_timer_t* timer);
   static void on_flush(uv_check_t* check);
   static void on_write(uv_write_t* req, int status);
   static void on_connection_closed(uv_handle_t* handle);
@@ -137,6 +144,10 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
   void greet_on_loop(Connection* conn, const Request& request);
   void liveness_request_on_loop(Connection* conn, const Request& request);
+  // A relay's: sends request up, and its answer back to conn when it comes.
+  void forward_on_loop(Connection* conn, Request request);
+  // A key the store itself writes (kRefusedKey, kDeniedKey): here, or in a relay, above.
+  void note_on_loop(const char* key, const std::optional<std::string>& value);
   void sweep_on_loop();
   void deny_on_loop(Connection* conn, const Reply& reply);
   void turn_away_on_loop(Connection* conn, const Reply& reply);
@@ -165,12 +176,17 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void close_on_loop(Connection* conn, const std::string& reason = kClosedReason);
   void handle_closed_on_loop();
   void update_stats_on_loop();
-  std::string where() const { return concat("rendezvous store on ", host_, ":", port_.load()); }
+  std::string where() const {
+    return concat(upstream_ ? "rendezvous relay on " : "rendezvous store on ", host_, ":", port_.load());
+  }
 
   loop::Loop* loop_;
   std::string host_;
   ServerLimits limits_;
   const std::string secret_;  // "": clients need none
+  // Set for a relay (relay.h): keys live above, and Liveness writes there.
+  const std::shared_ptr<Upstream> upstream_;
+  uv_timer_t relay_beat_timer_;  // a relay's heartbeats to its store
   std::atomic<uint16_t> port_{0};
   // Several, each with an accept queue of its own (listeners.h).
   std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
@@ -188,9 +204,13 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   uv_check_t flush_check_;
   uv_idle_t flush_idle_;
   KeySpace keys_;
-  Liveness liveness_{keys_, kSweepMs, limits_.log_losses, limits_.on_silent_loss};
+  KeySpaceSink key_sink_{keys_};
+  Liveness liveness_{upstream_ ? static_cast<LivenessSink&>(*upstream_) : key_sink_, kSweepMs, limits_.log_losses,
+                     limits_.on_silent_loss};
   std::unordered_set<Connection*> connections_;  // refused ones included, until they close
-  size_t refused_open_ = 0;                      // of connections_, those refused
+  std::unordered_map<uint64_t, Connection*> by_serial_;
+  uint64_t next_serial_ = 1;
+  size_t refused_open_ = 0;  // of connections_, those refused
   // How many connections it serves: max_connections, or fewer where this process's
   // descriptor limit leaves less room; and what to tell those turned away.
   size_t capacity_ = 0;
@@ -227,6 +247,16 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   own(&flush_check_);
   uv_idle_init(loop_->uv(), &flush_idle_);
   own(&flush_idle_);
+  uv_timer_init(loop_->uv(), &relay_beat_timer_);
+  own(&relay_beat_timer_);
+  if (upstream_) {
+    // Watched by the store from the start, so that the ranks it carries are never
+    // unwatched; a lost store closes everything.
+    upstream_->on_lost([this](const std::string&) { close_all_on_loop(); });
+    upstream_->beat(0);
+    auto interval = static_cast<uint64_t>(upstream_->heartbeat_interval_ms());
+    uv_timer_start(&relay_beat_timer_, &ServerCore::on_relay_beat, interval, interval);
+  }
 
   std::vector<int> fds;
   int rc = bind_listeners(address, listeners_for(limits_.max_connections), &fds);
@@ -330,6 +360,8 @@ void ServerCore::accept_on_loop(uv_stream_t* listener) {
     ++refused_open_;
   }
   connections_.insert(conn);
+  conn->serial = next_serial_++;
+  by_serial_.emplace(conn->serial, conn);
   update_stats_on_loop();
   conn->handshake_deadline = uv_now(loop_->uv()) + limits_.handshake_timeout_ms;
   conn->greeting_entry = greeting_.insert(greeting_.end(), conn);
@@ -410,19 +442,28 @@ void ServerCore::handle_frame_on_loop(Connection* conn, const protocol::Frame& f
     return;
   }
   if (request.op == Op::kHello) throw ProtocolError("sent HELLO a second time");
-  if (request.op == Op::kHeartbeat || request.op == Op::kMember || request.op == Op::kRoster) {
+  if (request.op == Op::kHeartbeat || request.op == Op::kMember || request.op == Op::kRoster ||
+      request.op == Op::kRelayJoin || request.op == Op::kRelayLeave) {
     liveness_request_on_loop(conn, request);
+    return;
+  }
+  if (upstream_) {
+    forward_on_loop(conn, std::move(request));
+    update_stats_on_loop();
     return;
   }
 
   std::optional<Reply> reply = keys_.handle(request);
   if (!reply) {
-    if (conn->waiters.size() >= limits_.max_waiters_per_connection) {
+    // A relay waits for the ranks it carries, each as many as a rank may.
+    size_t most = limits_.max_waiters_per_connection * (1 + conn->relayed);
+    if (conn->waiters.size() >= most) {
       reply = Reply{};
       reply->op = request.op;
       reply->id = request.id;
       reply->status = Status::kInvalidArgument;
       reply->message = concat("this connection has max_waiters_per_connection (", limits_.max_waiters_per_connection,
+                              conn->relayed ? concat(" for each of the ", conn->relayed, " ranks it relays") : "",
                               ") requests waiting already; wait for fewer keys at once or raise the limit");
     } else {
       uint64_t wait_ms = static_cast<uint64_t>(std::min(request.number, kMaxWaitMs));
@@ -469,7 +510,7 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
     liveness_.heartbeat(conn, conn->identity, conn->peer, request.number, request.value, uv_now(loop_->uv()));
     if (request.with_value) {
       reply.with_value = true;
-      reply.values = {std::to_string(wall_clock_us())};
+      reply.values = {std::to_string(upstream_ ? upstream_->store_clock_us() : wall_clock_us())};
     }
     if (liveness_.watching() && !uv_is_active(reinterpret_cast<uv_handle_t*>(&sweep_timer_))) {
       uv_timer_start(&sweep_timer_, &ServerCore::on_sweep, kSweepMs, kSweepMs);
@@ -478,13 +519,59 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
     reply.values = liveness_.roster(request.keys.at(0), uv_now(loop_->uv()));
   } else if (request.keys.at(0).empty() || request.keys[0].size() > limits_.max_key_bytes) {
     reply.status = Status::kInvalidArgument;
-    reply.message = concat("MEMBER needs a key prefix of 1 to ", limits_.max_key_bytes, " bytes");
+    reply.message =
+        concat(protocol::op_name(request.op), " needs a key prefix of 1 to ", limits_.max_key_bytes, " bytes");
+  } else if (request.op == Op::kRelayJoin || request.op == Op::kRelayLeave) {
+    if (upstream_) {
+      // Relays do not stack: the store above would watch this relay's ranks as this one's.
+      reply.status = Status::kInvalidArgument;
+      reply.message = concat(protocol::op_name(request.op), " reached a relay; relay to the store itself");
+    } else {
+      conn->relayed = liveness_.relayed(conn, request.keys[0], request.number, request.op == Op::kRelayJoin);
+    }
   } else {
     liveness_.member(conn, request.keys[0], request.number);
     // This frame was heard before the connection was an entry of the roster.
     liveness_.heard_from(conn, uv_now(loop_->uv()));
   }
   send_on_loop(conn, reply);
+}
+
+void ServerCore::forward_on_loop(Connection* conn, Request request) {
+  uint32_t id = request.id;
+  Op op = request.op;
+  upstream_->forward(std::move(request), [weak = weak_from_this(), serial = conn->serial, id, op](
+                                             const Reply& reply, bool connection_lost) {
+    auto core = weak.lock();
+    if (!core || core->closing_) return;
+    auto it = core->by_serial_.find(serial);
+    if (it == core->by_serial_.end()) return;  // it closed meanwhile
+    Reply answer = reply;
+    answer.id = id;
+    answer.op = op;
+    if (connection_lost) {
+      answer.status = Status::kPeerLost;
+      answer.message = concat("the relay lost its store: ", reply.message);
+    }
+    core->send_on_loop(it->second, answer);
+  });
+}
+
+void ServerCore::note_on_loop(const char* key, const std::optional<std::string>& value) {
+  Request request;
+  request.op = value ? Op::kSet : Op::kDelete;
+  request.keys = {key};
+  if (value) request.value = *value;
+  if (upstream_) {
+    upstream_->forward(std::move(request), [](const Reply&, bool) {});
+  } else {
+    keys_.handle(request);
+  }
+}
+
+void ServerCore::on_relay_beat(uv_timer_t* timer) {
+  auto* self = static_cast<ServerCore*>(timer->data);
+  self->upstream_->beat(self->liveness_.watched_count());
 }
 
 void ServerCore::on_sweep(uv_timer_t* timer) { static_cast<ServerCore*>(timer->data)->sweep_on_loop(); }
@@ -501,11 +588,7 @@ void ServerCore::sweep_on_loop() {
 
 void ServerCore::deny_on_loop(Connection* conn, const Reply& reply) {
   log::warn(where(), ": denied the connection from ", conn->peer, ": ", conn->handshake->why());
-  Request set;
-  set.op = Op::kSet;
-  set.keys = {kDeniedKey};
-  set.value = concat(wall_clock_ms(), "\n", conn->peer, ": ", conn->handshake->why());
-  keys_.handle(set);
+  note_on_loop(kDeniedKey, concat(wall_clock_ms(), "\n", conn->peer, ": ", conn->handshake->why()));
   ++denied_;
   ++dropped_;
   turn_away_on_loop(conn, reply);
@@ -535,11 +618,7 @@ void ServerCore::publish_refusal_on_loop(const std::string& what) {
   // The first refusal of a spell without room is the one to report.
   if (refusal_published_) return;
   refusal_published_ = true;
-  Request set;
-  set.op = Op::kSet;
-  set.keys = {kRefusedKey};
-  set.value = what;
-  keys_.handle(set);
+  note_on_loop(kRefusedKey, what);
 }
 
 void ServerCore::leave_greeting_on_loop(Connection* conn) {
@@ -686,13 +765,11 @@ void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
   // A store that is shutting down loses nobody: its clients learn that it went.
   if (!closing_) liveness_.closed(conn, reason, uv_now(loop_->uv()));
   leave_greeting_on_loop(conn);
+  by_serial_.erase(conn->serial);
   if (connections_.erase(conn) == 1 && conn->refused) --refused_open_;
   if (refusal_published_ && connections_.size() - refused_open_ < capacity_) {
     // Room again: the refusal no longer holds for meetings still to come.
-    Request remove;
-    remove.op = Op::kDelete;
-    remove.keys = {kRefusedKey};
-    keys_.handle(remove);
+    note_on_loop(kRefusedKey, std::nullopt);
     refusal_published_ = false;
   }
   update_stats_on_loop();
@@ -722,6 +799,7 @@ void ServerCore::close_all_on_loop() {
   if (closing_) return;
   flush_on_loop(SIZE_MAX);  // replies already made go before the farewells below
   closing_ = true;
+  if (upstream_) upstream_->close();
   // Parked requests are told why, best effort: a write that would block is skipped,
   // since the connection closes right after and the client sees that anyway.
   for (auto& waiter : keys_.take_all()) {
@@ -738,6 +816,7 @@ void ServerCore::close_all_on_loop() {
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&relay_beat_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_check_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_idle_), &ServerCore::on_own_handle_closed);
 }
@@ -775,14 +854,14 @@ class ServerImpl final : public Server {
 }  // namespace
 
 std::unique_ptr<Server> Server::start(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
-                                      ServerLimits limits, std::string secret) {
+                                      ServerLimits limits, std::string secret, std::shared_ptr<Upstream> upstream) {
   sockaddr_storage address{};
   std::string why = resolve_socket_address(host, port, /*passive=*/true, &address);
   if (!why.empty()) {
     fail(Status::kInvalidArgument, concat("rendezvous store: cannot listen on ", host, ":", port, ": ", why,
                                           "; use a name or address of this machine"));
   }
-  auto core = std::make_shared<ServerCore>(loop.get(), host, limits, std::move(secret));
+  auto core = std::make_shared<ServerCore>(loop.get(), host, limits, std::move(secret), std::move(upstream));
   loop->call([core, address, port] { core->start_on_loop(address, port); }, Deadline::after_ms(30000));
   return std::make_unique<ServerImpl>(std::move(loop), std::move(core));
 }

@@ -77,14 +77,18 @@ constexpr const char* kRefusedKey = "tutti.store/refused";
 // does not fail the meeting at once: a stranger on the machine could then fail any job.
 constexpr const char* kDeniedKey = "tutti.store/denied";
 
+class Upstream;  // relay.h
+
 class Server {
  public:
   // Listens on host:port (port 0 picks a free one) on `loop`. Throws Error: kTransport
   // when it cannot bind (the message says the address and why, e.g. in use), and
   // kInvalidArgument for a host that does not resolve to a local address. secret: the
-  // job's (TUTTI_SECRET); "" serves clients without one, and only those.
+  // job's (TUTTI_SECRET); "" serves clients without one, and only those. upstream: a
+  // connection to another store makes this one its relay (relay.h: start_relay).
   static std::unique_ptr<Server> start(std::shared_ptr<loop::Loop> loop, const std::string& host, uint16_t port,
-                                       ServerLimits limits = {}, std::string secret = {});
+                                       ServerLimits limits = {}, std::string secret = {},
+                                       std::shared_ptr<Upstream> upstream = {});
   // Closes the listener and every connection; clients with calls pending see kPeerLost.
   // Any thread but the loop's; returns once the loop has let go of every handle.
   virtual ~Server() = default;

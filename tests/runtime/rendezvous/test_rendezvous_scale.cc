@@ -11,9 +11,12 @@
 
 #include <cstdio>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "bench/simulated_rank.h"
 #include "runtime/loop/loop.h"
+#include "runtime/store/relay.h"
 #include "runtime/store/server.h"
 #include "tests/support/processes.h"
 
@@ -34,20 +37,21 @@ constexpr double kMaxRequestsPerRank = 40;
 constexpr double kMaxReplyBytesPerRank = 5 * 1024;
 constexpr double kMaxWritesPerRank = 16;
 
-}  // namespace
+// 2,000 ranks on the store's side of them, through kRelays relays.
+constexpr int kRelays = 4;
+constexpr const char* kSecret = "a job secret";
 
-Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .timeout = 240) {
+// Runs kRanks simulated ranks against the store at port (through the relays at
+// relay_ports, if any), after checking this process may open their descriptors.
+tutti::bench::BatchOutcome run_job(uint16_t port, std::vector<uint16_t> relay_ports = {}) {
   uint64_t file_limit = tutti::bench::raise_file_limit();
   // A connection each, at both ends, in this one process.
   cr_assert_geq(file_limit, 2 * kRanks + 256, "this test needs %d open files; the limit is %llu", 2 * kRanks + 256,
                 static_cast<unsigned long long>(file_limit));
-
-  auto server_loop = tutti::loop::Loop::create();
-  auto server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, {}, "a job secret");
-
   tutti::bench::SimulatedJob job;
-  job.port = server->port();
-  job.secret = "a job secret";
+  job.port = port;
+  job.relay_ports = std::move(relay_ports);
+  job.secret = kSecret;
   job.world_size = kRanks;
   job.init_timeout_ms = tt_timeout_ms(200000);
   // No periodic heartbeat within the run, so that the count does not depend on its
@@ -57,6 +61,15 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
   tutti::bench::BatchOutcome outcome = tutti::bench::run_ranks(job, 0, kRanks, 4, nullptr);
   cr_assert_eq(outcome.failed, 0, "%d of %d simulated ranks failed; the first: %s", outcome.failed, kRanks,
                outcome.first_error.c_str());
+  return outcome;
+}
+
+}  // namespace
+
+Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .timeout = 240) {
+  auto server_loop = tutti::loop::Loop::create();
+  auto server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, {}, kSecret);
+  tutti::bench::BatchOutcome outcome = run_job(server->port());
 
   tutti::store::ServerStats stats = server->stats();
   double requests_per_rank = static_cast<double>(stats.requests) / kRanks;
@@ -80,4 +93,51 @@ Test(rendezvous_scale, two_thousand_ranks_cost_the_store_a_constant_per_rank, .t
                 "the store made %.2f socket writes per rank (bound %.0f): some step sends its requests one round "
                 "trip at a time again, or the store writes each reply on its own",
                 writes_per_rank, kMaxWritesPerRank);
+}
+
+// The same job through relays (store/relay.h), each on a loop of its own as each would
+// be a node's process: the store serves one connection per relay, and what the relays
+// carry up reaches it in few writes; each rank's traffic is the relay's to serve.
+Test(rendezvous_scale, two_thousand_ranks_through_relays_cost_the_store_a_connection_per_relay, .timeout = 240) {
+  auto server_loop = tutti::loop::Loop::create();
+  auto server = tutti::store::Server::start(server_loop, "127.0.0.1", 0, {}, kSecret);
+  std::vector<std::shared_ptr<tutti::loop::Loop>> relay_loops;
+  std::vector<std::unique_ptr<tutti::store::Server>> relays;
+  std::vector<uint16_t> relay_ports;
+  for (int r = 0; r < kRelays; ++r) {
+    tutti::store::RelaySetup setup;
+    setup.store_host = "127.0.0.1";
+    setup.store_port = server->port();
+    setup.secret = kSecret;
+    relay_loops.push_back(tutti::loop::Loop::create());
+    relays.push_back(
+        tutti::store::start_relay(relay_loops.back(), setup, tutti::Deadline::after_ms(tt_timeout_ms(10000))));
+    relay_ports.push_back(relays.back()->port());
+  }
+  run_job(server->port(), relay_ports);
+
+  tutti::store::ServerStats stats = server->stats();
+  size_t relayed_connections = 0;
+  for (const auto& relay : relays) relayed_connections += relay->stats().peak_connections;
+  double store_writes_per_rank = static_cast<double>(stats.writes) / kRanks;
+  std::fprintf(stderr,
+               "rendezvous_scale: %d ranks through %d relays: the store's peak connections %zu, %.2f requests and "
+               "%.3f writes per rank; the relays' connections %zu\n",
+               kRanks, kRelays, stats.peak_connections, static_cast<double>(stats.requests) / kRanks,
+               store_writes_per_rank, relayed_connections);
+  cr_expect_leq(stats.peak_connections, static_cast<size_t>(kRelays),
+                "the store served %zu connections at once for %d relays: ranks reach it past their relays",
+                stats.peak_connections, kRelays);
+  cr_expect_geq(relayed_connections, static_cast<size_t>(kRanks), "the relays served %zu connections for %d ranks",
+                relayed_connections, kRanks);
+  cr_expect_leq(static_cast<double>(stats.requests) / kRanks, kMaxRequestsPerRank,
+                "the store served %.2f requests per rank (bound %.0f)", static_cast<double>(stats.requests) / kRanks,
+                kMaxRequestsPerRank);
+  // What a relay carries up in one turn of its loop goes in one write, and so do the
+  // store's answers to it: far fewer than a write per rank.
+  cr_expect_leq(store_writes_per_rank, 2.0,
+                "the store made %.2f socket writes per rank through relays: the relays' traffic is no longer "
+                "carried in batches",
+                store_writes_per_rank);
+  relays.clear();  // before the store: a relay whose ranks have left is no loss
 }

@@ -173,7 +173,7 @@ constexpr int64_t kTimeoutMs = 2000;
 // A Liveness without a server: connections are made-up pointers, the clock is now_ms,
 // and the test calls sweep() where the server's timer would.
 struct Watch {
-  Watch() : keys({}, [](std::unique_ptr<tutti::store::Waiter>) {}), liveness(keys, kSweepMs) {}
+  Watch() : keys({}, [](std::unique_ptr<tutti::store::Waiter>) {}), sink(keys), liveness(sink, kSweepMs) {}
 
   // Connection `rank` of group "g/", from a process named identity, starts beating.
   const void* join(int rank, const std::string& identity) {
@@ -204,6 +204,7 @@ struct Watch {
   char conns[3] = {};
   uint64_t now_ms = 1000;
   tutti::store::KeySpace keys;
+  tutti::store::KeySpaceSink sink;
   tutti::store::Liveness liveness;
 };
 
@@ -296,8 +297,9 @@ Test(liveness, own_process_stalled_within_its_timeout_is_not_lost, .timeout = 10
 // why, and not of one whose connection closed.
 Test(liveness, silent_losses_are_told_and_closed_connections_are_not, .timeout = 10) {
   tutti::store::KeySpace keys({}, [](std::unique_ptr<tutti::store::Waiter>) {});
+  tutti::store::KeySpaceSink sink(keys);
   std::vector<std::pair<std::string, std::string>> told;
-  tutti::store::Liveness liveness(keys, kSweepMs, true, [&](const std::string& identity, const std::string& reason) {
+  tutti::store::Liveness liveness(sink, kSweepMs, true, [&](const std::string& identity, const std::string& reason) {
     told.emplace_back(identity, reason);
   });
   char conns[2] = {};

@@ -153,6 +153,13 @@ Test(protocol, requests_round_trip, .timeout = 10) {
   Request roster = request(Op::kRoster, {""});
   got = round_trip(roster);
   cr_assert(got.op == Op::kRoster && got.keys == roster.keys);
+
+  for (Op op : {Op::kRelayJoin, Op::kRelayLeave}) {
+    Request relayed = request(op, {"world.0/"});
+    relayed.number = 70000;
+    got = round_trip(relayed);
+    cr_assert(got.op == op && got.keys == relayed.keys && got.number == 70000);
+  }
 }
 
 Test(protocol, replies_round_trip, .timeout = 10) {
@@ -165,7 +172,7 @@ Test(protocol, replies_round_trip, .timeout = 10) {
   Reply got = round_trip(hello);
   cr_assert(got.status == Status::kOk && got.values == hello.values && got.max_frame_bytes == 1 << 24);
 
-  for (Op op : {Op::kSet, Op::kHeartbeat, Op::kMember, Op::kMultiSet}) {
+  for (Op op : {Op::kSet, Op::kHeartbeat, Op::kMember, Op::kMultiSet, Op::kRelayJoin, Op::kRelayLeave}) {
     Reply empty;
     empty.op = op;
     got = round_trip(empty);
@@ -378,5 +385,7 @@ Test(protocol, op_names, .timeout = 10) {
   cr_assert_eq(op_name(Op::kMultiGet), "MULTI_GET");
   cr_assert_eq(op_name(Op::kMultiSet), "MULTI_SET");
   cr_assert_eq(op_name(Op::kRoster), "ROSTER");
+  cr_assert_eq(op_name(Op::kRelayJoin), "RELAY_JOIN");
+  cr_assert_eq(op_name(Op::kRelayLeave), "RELAY_LEAVE");
   cr_assert_eq(op_name(static_cast<Op>(0x2a)), "op 0x2a");
 }

@@ -1,0 +1,176 @@
+// A relay (relay.h) in front of a store, through real connections: ranks on the relay
+// see the store's keys as ranks on the store do; the relay watches its ranks and writes
+// their losses where the store writes its own; a relay that is lost takes the ranks it
+// still carries with it, and one that loses its store closes its ranks' connections.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include "runtime/common/wall_clock.h"
+#include "runtime/store/loss_event.h"
+#include "runtime/store/relay.h"
+#include "runtime/store/roster.h"
+#include "tests/runtime/store/store_test.h"
+
+using store_test::contains;
+using store_test::soon;
+using tutti::Status;
+using tutti::store::decode_loss_event;
+
+namespace {
+
+const char* const kSecret = "relay-test-secret";
+
+// A store, and a relay in front of it on a loop of its own, as a node would have.
+struct Relayed {
+  explicit Relayed(int64_t relay_timeout_ms = 20000) : store({}, kSecret) {
+    tutti::store::RelaySetup setup;
+    setup.store_host = "127.0.0.1";
+    setup.store_port = store.server->port();
+    setup.secret = kSecret;
+    setup.heartbeat_interval_ms = 100;
+    setup.heartbeat_timeout_ms = relay_timeout_ms;
+    relay = tutti::store::start_relay(relay_loop, setup, soon());
+  }
+  std::unique_ptr<tutti::store::Client> rank(const std::string& secret = kSecret) {
+    return tutti::store::Client::connect(store.client_loop, "127.0.0.1", relay->port(), soon(), secret);
+  }
+
+  store_test::Store store;
+  std::shared_ptr<tutti::loop::Loop> relay_loop = tutti::loop::Loop::create();
+  std::unique_ptr<tutti::store::Server> relay;
+};
+
+tutti::store::LossEvent loss(tutti::store::Client& client, const std::string& key) {
+  auto event = decode_loss_event(client.get(key, soon()));
+  cr_assert(event.has_value(), "%s is not a loss event", key.c_str());
+  return *event;
+}
+
+}  // namespace
+
+Test(relay, ranks_on_a_relay_share_the_stores_keys, .timeout = 30) {
+  Relayed job;
+  auto rank = job.rank();
+  rank->set("a", "from the relay", soon());
+  cr_assert_eq(job.store.client->get("a", soon()), "from the relay");
+  job.store.client->set("b", "from the store", soon());
+  cr_assert_eq(rank->get("b", soon()), "from the store");
+  cr_assert_eq(rank->add("n", 2, soon()), 2);
+  cr_assert_eq(job.store.client->add("n", 3, soon()), 5);
+  cr_assert_eq(rank->compare_set("c", "", "first", soon()), "first");
+  cr_assert_eq(rank->multi_get({"a", "b", "c"}, soon()),
+               (std::vector<std::string>{"from the relay", "from the store", "first"}));
+
+  // A waiting GET waits at the store, and is answered through the relay.
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    job.store.client->set("late", "now", soon());
+  });
+  cr_assert_eq(rank->get("late", soon()), "now");
+  later.join();
+  auto timeout = store_test::error_of([&] { rank->get("never", tutti::Deadline::after_ms(200)); });
+  cr_assert_eq(timeout.status(), Status::kTimeout, "%s", timeout.what());
+  // The store's limits reach the rank with the store's words.
+  auto too_long = store_test::error_of([&] { rank->set(std::string(5000, 'k'), "", soon()); });
+  cr_assert_eq(too_long.status(), Status::kInvalidArgument, "%s", too_long.what());
+}
+
+Test(relay, a_rank_without_the_secret_is_denied_by_the_relay, .timeout = 30) {
+  Relayed job;
+  auto denied = store_test::error_of([&] { job.rank("another secret"); });
+  cr_assert_eq(denied.status(), Status::kDenied, "%s", denied.what());
+}
+
+Test(relay, a_rank_the_relay_loses_is_a_loss_event_at_the_store, .timeout = 30) {
+  Relayed job;
+  auto rank = job.rank();
+  rank->member("world.0/", 4, soon());
+  rank->heartbeat(5000, "3 1 1700000000000 broadcast", soon());
+  cr_assert_eq(job.store.client->get("world.0/activity/4", soon()), "3 1 1700000000000 broadcast");
+  rank.reset();  // a killed process
+
+  auto event = loss(*job.store.client, "world.0/lost/1");
+  cr_assert_eq(event.rank, 4);
+  cr_assert(contains(event.identity, ":" + std::to_string(getpid())), "%s", event.identity.c_str());
+  cr_assert(contains(event.reason, "closed"), "%s", event.reason.c_str());
+  cr_assert_eq(event.activity, "3 1 1700000000000 broadcast");
+  cr_assert_eq(job.store.client->get("world.0/lost/count", soon()), "1");
+  cr_assert_eq(loss(*job.store.client, "world.0/lost/rank/4").rank, 4);
+}
+
+Test(relay, a_silent_rank_is_lost_by_the_relays_watch, .timeout = 30) {
+  Relayed job;
+  auto rank = job.rank();
+  rank->member("g/", 1, soon());
+  rank->heartbeat(300, "", soon());
+  auto event = loss(*job.store.client, "g/lost/1");  // no heartbeat follows
+  cr_assert_eq(event.rank, 1);
+  cr_assert(contains(event.reason, "sent nothing to the store for"), "%s", event.reason.c_str());
+}
+
+Test(relay, a_lost_relay_takes_the_ranks_it_carries, .timeout = 30) {
+  Relayed job(/*relay_timeout_ms=*/5000);
+  auto leaving = job.rank();
+  leaving->member("world.0/", 0, soon());
+  leaving->heartbeat(5000, "", soon());
+  auto a = job.rank();
+  a->member("world.0/", 1, soon());
+  a->heartbeat(5000, "", soon());
+  auto b = job.rank();
+  b->member("world.0/", 2, soon());
+  b->heartbeat(5000, "", soon());
+  leaving->heartbeat(0, "", soon());  // a clean leave: not carried any more
+  leaving.reset();
+
+  // The store lists the ranks the relay carries under the relay's name.
+  cr_assert(store_test::eventually(
+      [&] {
+        auto lines = job.store.client->roster("world.0/", soon());
+        return lines.size() == 2 && contains(lines[0], "relay ");
+      },
+      5000));
+  job.relay.reset();  // the relay's process ends with ranks still on it
+
+  auto first = loss(*job.store.client, "world.0/lost/1");
+  auto second = loss(*job.store.client, "world.0/lost/2");
+  cr_assert_eq(first.rank + second.rank, 3, "ranks 1 and 2, got %lld and %lld", static_cast<long long>(first.rank),
+               static_cast<long long>(second.rank));
+  cr_assert(contains(first.reason, "the relay that carried it to the store"), "%s", first.reason.c_str());
+  cr_assert(!job.store.client->check({"world.0/lost/3"}, soon()).at(0), "rank 0 left cleanly: no third loss");
+  cr_assert_eq(job.store.client->get("world.0/lost/count", soon()), "2");
+}
+
+Test(relay, a_relay_that_loses_its_store_closes_its_ranks_connections, .timeout = 30) {
+  Relayed job;
+  auto rank = job.rank();
+  rank->set("k", "v", soon());
+  job.store.client.reset();
+  job.store.server.reset();  // the store's process ends
+  auto lost = store_test::error_of([&] {
+    for (int i = 0; i < 100; ++i) {
+      rank->get("k", soon());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  cr_assert(lost.status() == Status::kPeerLost || lost.status() == Status::kTransport, "%s", lost.what());
+}
+
+Test(relay, a_relay_gives_the_stores_clock, .timeout = 30) {
+  Relayed job;
+  auto rank = job.rank();
+  std::promise<std::string> clock;
+  rank->heartbeat_async(5000, "", [&](Status status, const std::string& message, const std::string& value) {
+    clock.set_value(status == Status::kOk ? value : message);
+  });
+  auto future = clock.get_future();
+  cr_assert(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  std::string value = future.get();
+  int64_t store_us = std::strtoll(value.c_str(), nullptr, 10);
+  // Same machine, same clock: the estimate is within a second of it.
+  cr_assert_lt(std::llabs(store_us - tutti::wall_clock_us()), 1000000, "relay's clock for the store: %s",
+               value.c_str());
+}
