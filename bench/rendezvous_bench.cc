@@ -53,9 +53,9 @@
 
 #include "bench/process_probe.h"
 #include "bench/simulated_rank.h"
-#include "runtime/health/monitor.h"
 #include "runtime/loop/loop.h"
 #include "runtime/store/auth.h"
+#include "runtime/store/heartbeat_settings.h"
 #include "runtime/store/relay.h"
 #include "runtime/store/server.h"
 
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
   job.world_size = options.ranks;
   job.ranks_per_node = options.ranks_per_node;
   job.hold_ms = options.hold_ms;
-  tutti::health::read_heartbeat_settings(&job.heartbeat_interval_ms, &job.heartbeat_timeout_ms);
+  tutti::store::read_heartbeat_settings(&job.heartbeat_interval_ms, &job.heartbeat_timeout_ms);
 
   // Every child is forked before this process has threads, so each is a clean
   // one-thread copy.

@@ -6,6 +6,7 @@
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/rendezvous/store_access.h"
+#include "runtime/store/heartbeat_settings.h"
 #include "runtime/trace/trace.h"
 
 namespace tutti::comm {
@@ -119,7 +120,7 @@ void Comm::start_collectives(Deadline deadline) {
   watch.rank = rank();
   watch.where = describe();
   watch.store_owner = store_owner_;
-  health::read_heartbeat_settings(&watch.interval_ms, &watch.timeout_ms);
+  store::read_heartbeat_settings(&watch.interval_ms, &watch.timeout_ms);
   watch.board = board_.get();
   watch.on_failure = [this](Status status, const std::string& why) { lose(status, why); };
   monitor_ = health::Monitor::start(std::move(watch));

@@ -146,7 +146,7 @@ class Comm {
   void lose(Status status, const std::string& why);
 
   std::shared_ptr<loop::Loop> loop_;
-  std::shared_ptr<rendezvous::HostedStore> hosted_;  // set on the process serving the store
+  std::shared_ptr<rendezvous::HostedStore> hosted_;  // set on the process serving the store or a node relay
   bool waits_for_all_on_leave_ = false;              // the world comm of the process serving the store
   std::unique_ptr<store::Client> store_;
   std::string store_host_;

@@ -44,6 +44,10 @@ constexpr Setting kTable[] = {
      "and beside MASTER_ADDR (MASTER_PORT+1 when unset: MASTER_PORT is torch's store's)."},
     {"TUTTI_HOST", "string", "",
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
+    {"TUTTI_RELAY", "string", "auto",
+     "on, off or auto (on from 2048 ranks): each node's local rank 0 serves a relay in front of the store, and "
+     "its node's ranks reach the store through it, so the store holds a connection and a heartbeat per node, "
+     "not per rank; needs a launcher that gives local ranks and the store's address (tutti launch, srun)."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(),
      "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(),

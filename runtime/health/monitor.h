@@ -40,10 +40,6 @@ struct MonitorSetup {
   std::function<void(Status status, const std::string& why)> on_failure;
 };
 
-// The heartbeat settings (TUTTI_HEARTBEAT_INTERVAL_MS, TUTTI_HEARTBEAT_TIMEOUT_MS),
-// checked: throws Error(kInvalidArgument) when the timeout is under two intervals.
-void read_heartbeat_settings(int64_t* interval_ms, int64_t* timeout_ms);
-
 class Monitor {
  public:
   // Starts watching on the loop, without waiting for the store: its first heartbeat

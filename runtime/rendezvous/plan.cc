@@ -1,5 +1,9 @@
 #include "runtime/rendezvous/plan.h"
 
+#include <unistd.h>
+
+#include <cctype>
+
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/identity.h"
@@ -10,6 +14,9 @@ namespace tutti::rendezvous {
 namespace {
 
 constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
+// TUTTI_RELAY=auto puts relays in front of the store from this many ranks on: where
+// one store's connections, and its heartbeats, start to cost more than a hop.
+constexpr int kRelayAutoRanks = 2048;
 
 // tcp://HOST:PORT, after the scheme; api starts the message of a bad one.
 void read_tcp_address(const std::string& method, Plan* plan, const char* api) {
@@ -130,6 +137,40 @@ std::string resolve_method(const std::string& configured, const Environment& env
   return method;
 }
 
+// Node relays (store/relay.h): TUTTI_RELAY=on, off, or auto (the default). A node's
+// local rank 0 serves its relay and writes where in a file of the node's (named by
+// the job's store and the node); the node's ranks read it and connect there.
+void plan_relays(Plan* plan, const Environment& env) {
+  const std::string setting = env("TUTTI_RELAY").value_or("auto");
+  if (setting != "on" && setting != "off" && setting != "auto") {
+    fail(Status::kInvalidArgument,
+         concat("tutti_comm_init: TUTTI_RELAY=\"", setting, "\" is not on, off or auto (the default: relays from ",
+                kRelayAutoRanks, " ranks on)"));
+  }
+  if (setting == "off" || (setting == "auto" && plan->world_size < kRelayAutoRanks)) return;
+  std::string missing;
+  if (plan->local_rank < 0) {
+    missing = "no launcher said which ranks share a node (LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK)";
+  } else if (plan->store_port == 0 || plan->store_via_pmix) {
+    missing = "the store's port is known only once it serves (file://, PMIx), too late for a relay to name it";
+  }
+  if (!missing.empty()) {
+    if (setting == "on") {
+      fail(Status::kInvalidArgument,
+           concat("tutti_comm_init: TUTTI_RELAY=on, but ", missing,
+                  "; run under tutti launch, or srun with a store address (TUTTI_ADDR), or unset TUTTI_RELAY"));
+    }
+    return;
+  }
+  std::string name;
+  for (char c : concat(plan->store_host, "-", plan->store_port, "-", plan->node_key)) {
+    name += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
+  }
+  plan->through_relay = true;
+  plan->serve_relay = plan->local_rank == 0;
+  plan->relay_file = concat(env("TMPDIR").value_or("/tmp"), "/tutti-", getuid(), "-relay-", name);
+}
+
 }  // namespace
 
 Plan make_plan(const Request& request, const Environment& env) {
@@ -165,6 +206,7 @@ Plan make_plan(const Request& request, const Environment& env) {
       plan.store_host = advertised_host(env);
       plan.store_port = launch->store_host.empty() && launch->store_port > 0 ? launch->store_port : 0;
       plan.serve_store = plan.rank == 0;
+      plan_relays(&plan, env);
       return plan;
     }
     if (!launch || launch->store_host.empty()) {
@@ -181,6 +223,7 @@ Plan make_plan(const Request& request, const Environment& env) {
     plan.serve_store = plan.rank == 0 && !launcher_serves;
     if (launcher_serves) plan.store_owner = "tutti launch";
   }
+  plan_relays(&plan, env);
   return plan;
 }
 

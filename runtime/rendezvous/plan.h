@@ -39,6 +39,12 @@ struct Plan {
   bool serve_store = false;            // this rank starts the store
   std::string store_owner = "rank 0";  // who serves it, for messages: "rank 0" or "tutti launch"
   std::string file_path;               // file:// only
+  // Node relays (store/relay.h, TUTTI_RELAY): this rank reaches the store through its
+  // node's relay, which the node's local rank 0 serves (serve_relay) and whose address
+  // it writes to relay_file, as file:// writes the store's.
+  bool through_relay = false;
+  bool serve_relay = false;
+  std::string relay_file;
   // TUTTI_SECRET, "" when unset: what the store and its clients prove to each other
   // (store/handshake.h). Never logged, and not in `variables`.
   std::string secret;

@@ -9,26 +9,41 @@
 #include "runtime/rendezvous/file_method.h"
 #include "runtime/rendezvous/pmix_exchange.h"
 #include "runtime/rendezvous/slurm_node.h"
+#include "runtime/store/heartbeat_settings.h"
+#include "runtime/store/relay.h"
 #include "runtime/store/server.h"
 
 namespace tutti::rendezvous {
 
 class HostedStore {
  public:
-  explicit HostedStore(std::unique_ptr<store::Server> server) : server_(std::move(server)) {}
+  HostedStore() = default;
   ~HostedStore() {
-    server_.reset();
-    if (!published_file_.empty()) std::remove(published_file_.c_str());
+    // The relay first: it carries its ranks' last words to the store.
+    for (auto* hosted : {&relay_, &store_}) {
+      hosted->server.reset();
+      if (!hosted->published_file.empty()) std::remove(hosted->published_file.c_str());
+    }
   }
-  const store::Server& server() const { return *server_; }
-  void publish(const std::string& path) {
-    publish_store_address(path, server_->host(), server_->port());
-    published_file_ = path;
-  }
+  const store::Server& server() const { return *store_.server; }
+  void serve(std::unique_ptr<store::Server> server) { store_.server = std::move(server); }
+  void serve_relay(std::unique_ptr<store::Server> relay) { relay_.server = std::move(relay); }
+  const store::Server& relay() const { return *relay_.server; }
+  void publish(const std::string& path) { publish_at(&store_, path); }
+  void publish_relay(const std::string& path) { publish_at(&relay_, path); }
 
  private:
-  std::unique_ptr<store::Server> server_;
-  std::string published_file_;
+  struct Hosted {
+    std::unique_ptr<store::Server> server;
+    std::string published_file;
+  };
+  static void publish_at(Hosted* hosted, const std::string& path) {
+    publish_store_address(path, hosted->server->host(), hosted->server->port());
+    hosted->published_file = path;
+  }
+
+  Hosted store_;
+  Hosted relay_;  // this node's, where this process is its local rank 0
 };
 
 namespace {
@@ -43,7 +58,8 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
          concat("tutti_comm_init: rank 0 cannot serve the rendezvous store for ", plan.init_method, ": ", error.what(),
                 plan.store_port ? "; pick a free port, or use tutti launch, which picks one itself" : ""));
   }
-  auto hosted = std::make_shared<HostedStore>(std::move(server));
+  auto hosted = std::make_shared<HostedStore>();
+  hosted->serve(std::move(server));
   if (!plan.file_path.empty()) hosted->publish(plan.file_path);
   if (plan.secret.empty() && plan.world_size > 1) {  // alone, it has nobody to let in
     const std::string listening = hosted->server().host();
@@ -54,6 +70,24 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
               "TUTTI_SECRET=$(openssl rand -hex 32)), as tutti launch does by itself");
   }
   return hosted;
+}
+
+// The node's relay, in front of the store at host:port, published where the node's
+// ranks look for it.
+void serve_relay(const std::shared_ptr<loop::Loop>& loop, const Plan& plan, const std::string& host, uint16_t port,
+                 Deadline deadline, HostedStore* hosted) {
+  store::RelaySetup setup;
+  setup.store_host = host;
+  setup.store_port = port;
+  setup.secret = plan.secret;
+  store::read_heartbeat_settings(&setup.heartbeat_interval_ms, &setup.heartbeat_timeout_ms);
+  try {
+    hosted->serve_relay(store::start_relay(loop, setup, deadline));
+    hosted->publish_relay(plan.relay_file);
+  } catch (const Error& error) {
+    fail(error.status(), concat("tutti_comm_init: rank ", plan.rank, " (local rank 0 of node ", plan.node_key,
+                                ") cannot serve its node's relay to the rendezvous store: ", error.what()));
+  }
 }
 
 }  // namespace
@@ -79,8 +113,17 @@ StoreAccess reach_store(const std::shared_ptr<loop::Loop>& loop, const Plan& pla
     access.port = found.port;
   }
   step();
+  if (plan.serve_relay) {
+    if (!access.hosted) access.hosted = std::make_shared<HostedStore>();
+    serve_relay(loop, plan, access.host, access.port, deadline, access.hosted.get());
+  }
+  step();
   try {
-    if (!plan.file_path.empty() && !plan.serve_store) {
+    if (plan.through_relay) {
+      // Its node's relay stands in for the store, for this rank and the splits it makes.
+      access.client =
+          connect_through_file(loop, plan.relay_file, deadline, plan.secret, &access.host, &access.port, cancelled);
+    } else if (!plan.file_path.empty() && !plan.serve_store) {
       access.client =
           connect_through_file(loop, plan.file_path, deadline, plan.secret, &access.host, &access.port, cancelled);
     } else {

@@ -1,6 +1,7 @@
 // The store a world meets through, reached the way its plan says: a Slurm node name
 // resolved to its address, the store served by this rank (and its address published
-// to a file for file://, or through PMIx), then a connection to it. Comm::init makes
+// to a file for file://, or through PMIx), the node's relay served by its local rank
+// 0 (store/relay.h), then a connection to the store, or to the relay standing in for it. Comm::init makes
 // this one call whatever the init method; split and shrink reuse what it found.
 #pragma once
 
@@ -16,15 +17,15 @@
 
 namespace tutti::rendezvous {
 
-// The store this process serves, shared by the communicators that use it so that it
-// outlives whichever of them goes first; with file://, the published address goes
-// with it, as torch's FileStore removes its file.
+// The store, or node relay, this process serves, shared by the communicators that use
+// it so that it outlives whichever of them goes first; a published address (file://,
+// the relay's file) goes with it, as torch's FileStore removes its file.
 class HostedStore;
 
 struct StoreAccess {
-  std::shared_ptr<HostedStore> hosted;  // set where this rank serves the store
+  std::shared_ptr<HostedStore> hosted;  // set where this rank serves the store or its node's relay
   std::unique_ptr<store::Client> client;
-  std::string host;  // where the store listens, for the connections splits open
+  std::string host;  // where the store (or the relay) listens, for the connections splits open
   uint16_t port = 0;
 };
 

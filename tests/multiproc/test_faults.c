@@ -155,6 +155,17 @@ static void kill_between_nodes(long long count) {
 Test(faults, kill_between_nodes_during_small_all_reduce, .timeout = 150) { kill_between_nodes(1); }
 Test(faults, kill_between_nodes_during_hierarchical_all_reduce, .timeout = 150) { kill_between_nodes(1 << 20); }
 
+/* The same kill behind node relays (TUTTI_RELAY=on: each node's local rank 0 serves a
+ * relay its node's ranks reach the store through): rank 3's relay sees it go and
+ * writes its loss to the store, where every survivor reads it, and the survivors
+ * shrink through their relays. */
+Test(faults, kill_behind_a_node_relay, .timeout = 150) {
+  run_job_on(2, "TUTTI_RELAY=on", 4, "kill", 3, 1, 20000, 1000, 0, 1);
+  long long took = expect_survivors_lost(4, 3, NULL);
+  cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
+  expect_survivors_shrank(4, 3, -1);
+}
+
 /* The shrink's leader (rank 0, first to arrive) dies while it waits for the last
  * survivor: the others see it lost, elect another leader and shrink without it. */
 Test(faults, shrink_survives_the_loss_of_its_leader, .timeout = 150) {

@@ -18,6 +18,7 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/identity.h"
 #include "runtime/health/monitor.h"
+#include "runtime/store/heartbeat_settings.h"
 #include "runtime/store/loss_event.h"
 #include "tests/runtime/store/store_test.h"
 
@@ -324,17 +325,17 @@ Test(monitor, heartbeat_settings_default_and_are_checked) {
   unsetenv("TUTTI_HEARTBEAT_INTERVAL_MS");
   unsetenv("TUTTI_HEARTBEAT_TIMEOUT_MS");
   int64_t interval = 0, timeout = 0;
-  tutti::health::read_heartbeat_settings(&interval, &timeout);
+  tutti::store::read_heartbeat_settings(&interval, &timeout);
   cr_expect(interval == 1000 && timeout == 20000, "defaults %lld and %lld", static_cast<long long>(interval),
             static_cast<long long>(timeout));
 
   setenv("TUTTI_HEARTBEAT_INTERVAL_MS", "250", 1);
   setenv("TUTTI_HEARTBEAT_TIMEOUT_MS", "500", 1);
-  tutti::health::read_heartbeat_settings(&interval, &timeout);
+  tutti::store::read_heartbeat_settings(&interval, &timeout);
   cr_expect(interval == 250 && timeout == 500);
 
   setenv("TUTTI_HEARTBEAT_TIMEOUT_MS", "499", 1);
-  tutti::Error error = store_test::error_of([&] { tutti::health::read_heartbeat_settings(&interval, &timeout); });
+  tutti::Error error = store_test::error_of([&] { tutti::store::read_heartbeat_settings(&interval, &timeout); });
   cr_expect(error.status() == Status::kInvalidArgument);
   cr_expect(contains(error.what(),
                      "TUTTI_HEARTBEAT_TIMEOUT_MS (499) is under two heartbeat intervals "
@@ -342,7 +343,7 @@ Test(monitor, heartbeat_settings_default_and_are_checked) {
             "%s", error.what());
 
   setenv("TUTTI_HEARTBEAT_TIMEOUT_MS", "soon", 1);
-  error = store_test::error_of([&] { tutti::health::read_heartbeat_settings(&interval, &timeout); });
+  error = store_test::error_of([&] { tutti::store::read_heartbeat_settings(&interval, &timeout); });
   cr_expect(error.status() == Status::kInvalidArgument);
   cr_expect(contains(error.what(), "TUTTI_HEARTBEAT_TIMEOUT_MS"), "%s", error.what());
 }

@@ -211,3 +211,60 @@ Test(plan, a_program_started_alone_is_a_world_of_one, .timeout = 10) {
   fails(two, {}, "this process's rank is unknown");
   fails(tcp_request(-1, -1), {}, "this process's rank is unknown");
 }
+
+// Node relays (TUTTI_RELAY): on from 2,048 ranks by default, or when asked; a node's
+// local rank 0 serves its relay, and every rank of the node looks for it in one file,
+// named by the job's store and the node. Where no launcher says who shares a node, or
+// the store's port is not known in advance, "on" is an error and "auto" goes without.
+Test(plan, relays_from_a_size_or_when_asked, .timeout = 10) {
+  Plan plan = make_plan(Request{}, fake(kTuttiLaunch));
+  cr_expect(!plan.through_relay && !plan.serve_relay, "4 ranks need no relay by default");
+
+  Vars big = kTuttiLaunch;
+  big["TUTTI_WORLD_SIZE"] = "4096";
+  big["TUTTI_LOCAL_SIZE"] = "64";
+  big["TMPDIR"] = "/scratch";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.through_relay && !plan.serve_relay, "local rank 1 of 4,096 ranks goes through its node's relay");
+  cr_expect(plan.relay_file.rfind("/scratch/tutti-", 0) == 0 &&
+                plan.relay_file.find("-relay-127.0.0.1-29500-") != std::string::npos,
+            "%s", plan.relay_file.c_str());
+  big["TUTTI_LOCAL_RANK"] = "0";
+  big["TUTTI_RANK"] = "0";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.through_relay && plan.serve_relay, "local rank 0 serves its node's relay");
+  big["TUTTI_RELAY"] = "off";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(!plan.through_relay && !plan.serve_relay);
+
+  Vars asked = kTuttiLaunch;
+  asked["TUTTI_RELAY"] = "on";
+  plan = make_plan(Request{}, fake(asked));
+  cr_expect(plan.through_relay && !plan.serve_relay);
+
+  // Nodes are told apart in the file's name, as emulated nodes of one machine are.
+  Vars other_node = asked;
+  other_node["TUTTI_NODE_RANK"] = "1";
+  Plan elsewhere = make_plan(Request{}, fake(other_node));
+  cr_expect(elsewhere.node_key != plan.node_key && elsewhere.relay_file != plan.relay_file, "%s and %s",
+            elsewhere.relay_file.c_str(), plan.relay_file.c_str());
+
+  asked["TUTTI_RELAY"] = "yes";
+  try {
+    make_plan(Request{}, fake(asked));
+    cr_assert_fail("TUTTI_RELAY=yes was taken");
+  } catch (const tutti::Error& error) {
+    cr_expect(std::string(error.what()).find("TUTTI_RELAY=\"yes\" is not on, off or auto") != std::string::npos, "%s",
+              error.what());
+  }
+  try {
+    make_plan(tcp_request(1, 4), fake({{"TUTTI_RELAY", "on"}}));
+    cr_assert_fail("a relay was planned with no launcher to say who shares a node");
+  } catch (const tutti::Error& error) {
+    cr_expect(std::string(error.what()).find("TUTTI_RELAY=on, but no launcher said which ranks share a node") !=
+                  std::string::npos,
+              "%s", error.what());
+  }
+  Plan by_hand = make_plan(tcp_request(1, 4096), fake({}));
+  cr_expect(!by_hand.through_relay, "auto goes without where it cannot");
+}
