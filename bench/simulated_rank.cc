@@ -9,7 +9,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "runtime/rendezvous/meeting.h"
 #include "runtime/rendezvous/plan.h"
 #include "runtime/store/client.h"
+#include "runtime/transport/ucx/connect.h"
 
 namespace tutti::bench {
 namespace {
@@ -64,21 +64,6 @@ std::string card_of(const SimulatedJob& job, int rank) {
   return concat(node_name(job, rank), "\n", 100000 + rank, "\n") + address;
 }
 
-// The peers a ring (rank ± 1) and a binomial tree or recursive doubling (rank ^ 2^k)
-// talk to: O(log N) of them.
-std::vector<int> peers_of(int rank, int size) {
-  std::set<int> peers;
-  if (size > 1) {
-    peers.insert((rank + 1) % size);
-    peers.insert((rank + size - 1) % size);
-  }
-  for (int bit = 1; bit < size; bit <<= 1) {
-    if ((rank ^ bit) < size) peers.insert(rank ^ bit);
-  }
-  peers.erase(rank);
-  return {peers.begin(), peers.end()};
-}
-
 // Mirrors Segment::share (transport/shm/segment.cc) with the store alone: the node's
 // local rank 0 ("lead") publishes the segment's name, waits for every other local
 // rank's mapped/<r> in one MULTI_GET and says the verdict; the others ("follow") read
@@ -102,41 +87,20 @@ void share_segment(store::Client& store, const std::string& prefix, const rendez
   mapped->wait(told);
 }
 
-// Mirrors connect.cc's StoreDirectory: one get_async per peer, asked on the loop
-// thread and again when its slice times out, all in flight at once (the lookups are
-// lazy and asynchronous, so a collective's first step asks for its few peers
-// together, and the client writes what the loop sends in one turn at once).
-void look_up_peers(loop::Loop& loop, store::Client& store, const std::string& prefix, const std::vector<int>& peers,
-                   Deadline deadline) {
-  struct Lookups {
-    std::mutex mutex;
-    std::condition_variable done;
-    size_t left = 0;
-    std::string error;
-  };
-  auto lookups = std::make_shared<Lookups>();
-  lookups->left = peers.size();
-  struct Ask {
-    static void run(store::Client& store, std::shared_ptr<Lookups> lookups, std::string key) {
-      store.get_async(key, kLookUpSliceMs,
-                      [&store, lookups, key](Status status, const std::string& message, const std::string&) {
-                        if (status == Status::kTimeout) return run(store, lookups, key);
-                        std::lock_guard<std::mutex> lock(lookups->mutex);
-                        if (status != Status::kOk && lookups->error.empty()) lookups->error = message;
-                        if (--lookups->left == 0) lookups->done.notify_all();
-                      });
+// Mirrors connect.cc's StoreDirectory at a program's first collective: the usual
+// peers' cards in one MULTI_GET, asked again when its slice times out.
+void look_up_peers(store::Client& store, const std::string& prefix, int rank, int size, Deadline deadline) {
+  std::vector<std::string> keys;
+  for (int peer : transport::ucx::usual_peers(rank, size)) keys.push_back(concat(prefix, "ucx/ucx/", peer));
+  if (keys.empty()) return;
+  for (;;) {
+    try {
+      store.multi_get(keys, Deadline::after_ms(std::min(deadline.remaining_ms(), kLookUpSliceMs)));
+      return;
+    } catch (const Error& error) {
+      if (error.status() != Status::kTimeout || deadline.expired()) throw;
     }
-  };
-  loop.call(
-      [&] {
-        for (int peer : peers) Ask::run(store, lookups, concat(prefix, "ucx/ucx/", peer));
-      },
-      deadline);
-  std::unique_lock<std::mutex> lock(lookups->mutex);
-  if (!lookups->done.wait_until(lock, deadline.at(), [&] { return lookups->left == 0; })) {
-    fail(Status::kTimeout, concat("UCX address lookups: ", lookups->left, " of ", peers.size(), " peers unanswered"));
   }
-  if (!lookups->error.empty()) fail(Status::kTransport, concat("UCX address lookup: ", lookups->error));
 }
 
 struct RankTimes {
@@ -187,7 +151,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   auto monitor = health::Monitor::start(std::move(watch));
 
   // A program's first collectives: the transport looks its peers' cards up lazily.
-  look_up_peers(*loop, *store, prefix, peers_of(rank, job.world_size), deadline);
+  look_up_peers(*store, prefix, rank, job.world_size, deadline);
   if (job.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(job.hold_ms));
 
   // ~Comm: the monitor leaves the store's watch, then the meeting.

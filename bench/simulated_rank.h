@@ -17,7 +17,7 @@
 //   4. shared memory, per simulated node: Segment::share's keys          mirrored (transport/shm/segment.cc)
 //   5. the failure detector: a HEARTBEAT and a parked GET of the first   real (health::Monitor)
 //      loss event, unwaited, then a heartbeat per interval while it runs
-//   6. UCX lookups of the peers a ring and a binomial tree talk to       mirrored (connect.cc's lazy get_async)
+//   6. UCX lookups of the usual peers, in one MULTI_GET                mirrored (connect.cc's StoreDirectory)
 //   7. destroy: the monitor's HEARTBEAT(0), then rendezvous::leave      real
 #pragma once
 

@@ -714,7 +714,7 @@ class ClientImpl final : public Client {
     run_async("heartbeat", std::move(r), timeout_ms, std::move(done));
   }
 
-  void forward_async(Request request, Forwarded done) override {
+  void request_async(Request request, Answered done) override {
     core_->call_async(std::move(request), [done = std::move(done)](Answer answer) {
       done(answer.reply, answer.source != Answer::Source::kServer);
     });

@@ -129,11 +129,12 @@ class Client {
   // client sends later reaches the store after it. done gets its outcome.
   virtual void set_async(const std::string& key, const std::string& value, Done done) = 0;
   virtual void heartbeat_async(int64_t timeout_ms, const std::string& activity, Done done) = 0;
-  // A request as it came from a client of a relay (relay.h), sent on with an id of this
-  // connection's; done gets the store's reply, or, with lost set, the failure of this
-  // connection (its status and message in the reply). Runs where Done does.
-  using Forwarded = std::function<void(const protocol::Reply& reply, bool lost)>;
-  virtual void forward_async(protocol::Request request, Forwarded done) = 0;
+  // A request of any op, sent with an id of this connection's (a relay's rank's, which
+  // relay.h carries up; a MULTI_GET of peers' cards): done gets the store's reply as it
+  // is, or, with lost set, the failure of this connection (its status and message in
+  // the reply). Runs where Done does.
+  using Answered = std::function<void(const protocol::Reply& reply, bool lost)>;
+  virtual void request_async(protocol::Request request, Answered done) = 0;
 
   // Fails every pending and later call with `status` and `why`, and closes the
   // connection. Any thread; returns without waiting for the server.

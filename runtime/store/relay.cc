@@ -23,7 +23,7 @@ std::shared_ptr<Upstream> Upstream::connect(const std::shared_ptr<loop::Loop>& l
 void Upstream::send(Request request, std::function<void(const Reply&)> then) {
   std::string what = concat(protocol::op_name(request.op), request.keys.empty() ? "" : " \"",
                             request.keys.empty() ? "" : request.keys[0], request.keys.empty() ? "" : "\"");
-  client_->forward_async(
+  client_->request_async(
       std::move(request), [this, what, then = std::move(then)](const Reply& reply, bool connection_lost) {
         if (closed_) return;
         if (connection_lost) return lost(reply.message);
@@ -59,8 +59,8 @@ void Upstream::watched(const std::string& prefix, int64_t rank, bool joined) {
   send(std::move(request), {});
 }
 
-void Upstream::forward(Request request, Client::Forwarded done) {
-  client_->forward_async(std::move(request), [this, done = std::move(done)](const Reply& reply, bool connection_lost) {
+void Upstream::forward(Request request, Client::Answered done) {
+  client_->request_async(std::move(request), [this, done = std::move(done)](const Reply& reply, bool connection_lost) {
     if (closed_) return;
     done(reply, connection_lost);
     if (connection_lost) lost(reply.message);

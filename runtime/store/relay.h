@@ -66,8 +66,8 @@ class Upstream final : public LivenessSink {
   void add(const std::string& key, int64_t delta, std::function<void(int64_t)> then) override;
   void watched(const std::string& prefix, int64_t rank, bool joined) override;
 
-  // Sends request up; done gets the store's reply (see Client::forward_async).
-  void forward(protocol::Request request, Client::Forwarded done);
+  // Sends request up; done gets the store's reply (see Client::request_async).
+  void forward(protocol::Request request, Client::Answered done);
   // One heartbeat up, saying how many ranks it watches; measures the clock offset.
   void beat(size_t ranks);
   // The store's wall clock in microseconds since the epoch, as far as this relay knows.

@@ -671,7 +671,12 @@ void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_cl
   if (conn->in_flush) return;
   conn->in_flush = true;
   conn->flush_entry = flush_.insert(flush_.end(), conn);
-  if (flush_.size() == 1) uv_check_start(&flush_check_, &ServerCore::on_flush);
+  if (flush_.size() == 1) {
+    uv_check_start(&flush_check_, &ServerCore::on_flush);
+    // A reply made outside the poll phase (a timer's: a wait that timed out) would
+    // otherwise wait in the outbox until the next I/O woke the loop from poll.
+    uv_idle_start(&flush_idle_, [](uv_idle_t*) {});
+  }
 }
 
 void ServerCore::write_on_loop(Connection* conn, bool then_close) {

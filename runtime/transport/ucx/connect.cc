@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/common/concat.h"
@@ -43,32 +45,80 @@ PeerCard decode(const std::string& value, const std::string& key) {
 // address long after this rank first sends to it (it is still starting), and a parked
 // request should not outlive its transport by much.
 constexpr int64_t kLookUpSliceMs = 10000;
+// How long the usual peers' cards are waited for together: every rank publishes its
+// card right after the meeting, before its first collective, so one still missing
+// after this is late (descheduled, or never coming), and the others are not held up
+// for it any longer.
+constexpr int64_t kUsualWaitMs = 1000;
 
-// Cards from the store, one key per peer, read when the transport first needs them.
+// Cards from the store, read when the transport first needs them. The first lookup of
+// one of the usual peers reads all of theirs in one MULTI_GET: an algorithm that walks
+// its partners step by step (recursive doubling, log N steps) would otherwise wait a
+// round trip to the store at each step of its first call, and the store would serve a
+// request per card. Other peers are read one key each.
 // The lookups' callbacks run on the store client's loop thread and may outlive the
 // directory; they hold the shared state, whose `open` flag the directory clears.
 class StoreDirectory final : public PeerDirectory {
  public:
-  StoreDirectory(store::Client& store, std::string prefix)
-      : state_(std::make_shared<State>(store, std::move(prefix))) {}
+  StoreDirectory(store::Client& store, std::string prefix, int rank, int size)
+      : state_(std::make_shared<State>(store, std::move(prefix), usual_peers(rank, size))) {}
   ~StoreDirectory() override {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    std::lock_guard<std::recursive_mutex> lock(state_->mutex);
     state_->open = false;
   }
 
-  void look_up(int peer, Found found) override { ask(state_, peer, std::move(found)); }
+  void look_up(int peer, Found found) override {
+    if (state_->usual.count(peer) == 0) return ask(state_, peer, std::move(found));
+    std::string card;
+    Usual was;
+    {
+      std::lock_guard<std::recursive_mutex> lock(state_->mutex);
+      if (!state_->open) return;
+      was = state_->usual_state;
+      if (was == Usual::kRead) {
+        card = state_->read.at(peer);
+      } else if (was != Usual::kEach) {
+        state_->waiting[peer] = std::move(found);
+        state_->usual_state = Usual::kAsked;
+      }
+    }
+    if (was == Usual::kRead) return answer(std::move(found), Status::kOk, "", card, key_of(state_->prefix, peer));
+    if (was == Usual::kEach) return ask(state_, peer, std::move(found));
+    if (was == Usual::kUnasked) ask_usual(state_);
+  }
 
  private:
+  // The usual peers' cards: not asked for yet, asked for together, read, or read one
+  // key each (the batch waited kUsualWaitMs for a peer still without a card).
+  enum class Usual { kUnasked, kAsked, kRead, kEach };
+
   struct State {
-    State(store::Client& client, std::string key_prefix) : store(client), prefix(std::move(key_prefix)) {}
+    State(store::Client& client, std::string key_prefix, std::set<int> usual_peers)
+        : store(client), prefix(std::move(key_prefix)), usual(std::move(usual_peers)) {}
     store::Client& store;
     const std::string prefix;
-    std::mutex mutex;
-    bool open = true;  // guarded by mutex: whether the transport still wants answers
+    const std::set<int> usual;
+    // Recursive: a client that has failed answers a request at once, in the caller's
+    // thread, and the answer takes the lock the ask holds.
+    std::recursive_mutex mutex;
+    bool open = true;                           // guarded by mutex: whether the transport still wants answers
+    Usual usual_state = Usual::kUnasked;        // guarded by mutex
+    std::unordered_map<int, Found> waiting;     // guarded by mutex: usual peers looked up, while asked
+    std::unordered_map<int, std::string> read;  // guarded by mutex: their cards, once read
   };
 
+  static void answer(Found found, Status status, const std::string& message, const std::string& value,
+                     const std::string& key) {
+    if (status != Status::kOk) return found(status, message, PeerCard{});
+    try {
+      found(Status::kOk, "", decode(value, key));
+    } catch (const Error& e) {
+      found(e.status(), e.what(), PeerCard{});
+    }
+  }
+
   static void ask(const std::shared_ptr<State>& state, int peer, Found found) {
-    std::lock_guard<std::mutex> lock(state->mutex);
+    std::lock_guard<std::recursive_mutex> lock(state->mutex);
     if (!state->open) return;
     // Asked under the lock, so that no lookup starts once the directory (and with it the
     // communicator, which owns the store client) is going.
@@ -77,19 +127,72 @@ class StoreDirectory final : public PeerDirectory {
                            [state, peer, key, found = std::move(found)](Status status, const std::string& message,
                                                                         const std::string& value) mutable {
                              if (status == Status::kTimeout) return ask(state, peer, std::move(found));
-                             if (status != Status::kOk) return found(status, message, PeerCard{});
-                             try {
-                               found(Status::kOk, "", decode(value, key));
-                             } catch (const Error& e) {
-                               found(e.status(), e.what(), PeerCard{});
-                             }
+                             answer(std::move(found), status, message, value, key);
                            });
+  }
+
+  // One MULTI_GET of the usual peers' cards; each lookup made meanwhile, and each made
+  // later, is answered from what it read. If one of them has no card yet after
+  // kUsualWaitMs, they are read one key each from then on, so that a late peer does not
+  // hold up the lookups of the others.
+  static void ask_usual(const std::shared_ptr<State>& state) {
+    std::lock_guard<std::recursive_mutex> lock(state->mutex);
+    if (!state->open) return;
+    store::protocol::Request request;
+    request.op = store::protocol::Op::kMultiGet;
+    for (int peer : state->usual) request.keys.push_back(key_of(state->prefix, peer));
+    request.number = kUsualWaitMs;
+    state->store.request_async(std::move(request), [state](const store::protocol::Reply& reply, bool lost) {
+      const bool late = !lost && reply.status == Status::kTimeout;
+      const bool read = !lost && reply.status == Status::kOk && reply.values.size() == state->usual.size();
+      std::unordered_map<int, Found> waiting;
+      {
+        std::lock_guard<std::recursive_mutex> answered(state->mutex);
+        if (!state->open) return;
+        if (read) {
+          size_t i = 0;
+          for (int peer : state->usual) state->read[peer] = reply.values[i++];
+        }
+        // After a failure, a later lookup asks again.
+        state->usual_state = read ? Usual::kRead : late ? Usual::kEach : Usual::kUnasked;
+        waiting.swap(state->waiting);
+      }
+      for (auto& [peer, found] : waiting) {
+        if (late) {
+          ask(state, peer, std::move(found));
+        } else if (read) {
+          answer(std::move(found), Status::kOk, "", state->read.at(peer), key_of(state->prefix, peer));
+        } else {
+          std::string why = lost || reply.status != Status::kOk ? reply.message
+                                                                : concat("the store answered ", reply.values.size(),
+                                                                         " cards for ", state->usual.size());
+          answer(std::move(found),
+                 lost                          ? Status::kPeerLost
+                 : reply.status == Status::kOk ? Status::kTransport
+                                               : reply.status,
+                 why, "", key_of(state->prefix, peer));
+        }
+      }
+    });
   }
 
   std::shared_ptr<State> state_;
 };
 
 }  // namespace
+
+std::set<int> usual_peers(int rank, int size) {
+  std::set<int> peers;
+  if (size > 1) {
+    peers.insert((rank + 1) % size);
+    peers.insert((rank + size - 1) % size);
+  }
+  for (int bit = 1; bit < size; bit <<= 1) {
+    if ((rank ^ bit) < size) peers.insert(rank ^ bit);
+  }
+  peers.erase(rank);
+  return peers;
+}
 
 std::unique_ptr<Transport> connect(store::Client& store, const std::string& prefix, int rank, int size,
                                    const std::string& where) {
@@ -99,7 +202,7 @@ std::unique_ptr<Transport> connect(store::Client& store, const std::string& pref
                 " is out of range; the UCX transport takes 1 to ", kMaxRanks, " ranks, each in [0, size - 1]"));
   }
   auto transport = std::make_unique<WorkerTransport>(Context::shared(), rank, size, where,
-                                                     std::make_unique<StoreDirectory>(store, prefix));
+                                                     std::make_unique<StoreDirectory>(store, prefix, rank, size));
   // Not waited for: a peer's lookup waits at the store until the card is there, and a
   // connection that breaks fails this rank's next store call as well.
   std::string key = key_of(prefix, rank);

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -719,4 +720,21 @@ Test(server, a_thousand_strangers_at_once_leave_the_job_unharmed, .timeout = 120
   cr_assert_eq(count_of(logged, "dropping the connection from 127.0.0.1:"), kStrangers / 2);
   store.client->set("after", "ok", soon());
   cr_assert_eq(store.connect()->get("after", soon()), "ok");
+}
+
+// A wait that times out is answered by the store's timer, with nothing else going on:
+// the answer must go out then, not sit until the next I/O wakes the store's loop (an
+// asynchronous GET, which has no deadline of its own on the client, waited for one).
+Test(server, a_wait_that_times_out_is_answered_at_once, .timeout = 30) {
+  store_test::Store store;
+  std::promise<tutti::Status> answered;
+  auto start = store_test::Clock::now();
+  store.client->get_async(
+      "never", 200, [&](tutti::Status status, const std::string&, const std::string&) { answered.set_value(status); });
+  auto future = answered.get_future();
+  cr_assert(future.wait_for(std::chrono::milliseconds(tt_timeout_ms(3000))) == std::future_status::ready,
+            "the timed-out GET was not answered within 3 s of its 200 ms timeout");
+  cr_assert_eq(future.get(), tutti::Status::kTimeout);
+  std::fprintf(stderr, "server: a GET of 200 ms timed out after %lld ms\n",
+               static_cast<long long>(store_test::ms_since(start)));
 }

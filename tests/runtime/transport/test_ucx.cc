@@ -17,6 +17,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -545,6 +546,44 @@ Test(ucx, addresses_are_read_when_first_needed, .timeout = 30) {
 
   auto e = error_of([&] { tutti::transport::ucx::connect(*clients[3], "w/", 3, 3, kWhere); });
   cr_assert(e.status() == Status::kInvalidArgument, "%s", e.what());
+}
+
+// The usual peers' cards (rank +- 1, rank ^ 2^k) are read in one request, at the first
+// message to one of them: a first recursive doubling then waits for the store once, not
+// at each of its log N steps. Any other peer's card is one request of its own.
+Test(ucx, the_usual_peers_cards_are_read_together, .timeout = 30) {
+  constexpr int kSize = 8;
+  World world(kSize);
+  std::vector<std::string> cards;
+  for (int r = 0; r < kSize; ++r) cards.push_back(tutti::concat("w/ucx/", r));
+  cr_assert(tutti::transport::ucx::usual_peers(0, kSize) == (std::set<int>{1, 2, 4, 7}));
+  world.store.client->wait_all(cards, soon());  // every card published: nothing still in flight
+  uint64_t before = world.store.server->stats().requests;
+
+  // Rank 0 sends to each of its usual peers, which receive from it: rank 0 reads the
+  // four cards in one request, and each receiver its own usual peers', 0 among them.
+  std::vector<int32_t> values = {1, 2, 4, 7}, got(4, 0);
+  std::vector<Posted> posted;
+  for (size_t i = 0; i < values.size(); ++i) {
+    int peer = values[i];
+    posted.push_back({&world[0], world[0].post_send(peer, user(1), &values[i], 4)});
+    posted.push_back({&world[peer], world[peer].post_recv(0, user(1), &got[i], 4)});
+  }
+  finish(world, posted);
+  release_all(posted);
+  cr_assert(got == values);
+  uint64_t after_usual = world.store.server->stats().requests;
+  cr_expect_eq(after_usual - before, 5u, "5 lookups (rank 0's and its 4 peers'), got %llu",
+               static_cast<unsigned long long>(after_usual - before));
+
+  // Rank 3 is not one of rank 0's usual peers, nor 0 one of 3's: a GET each.
+  int32_t to_three = 3, got_three = 0;
+  std::vector<Posted> other = {{&world[0], world[0].post_send(3, user(2), &to_three, 4)},
+                               {&world[3], world[3].post_recv(0, user(2), &got_three, 4)}};
+  finish(world, other);
+  release_all(other);
+  cr_assert_eq(got_three, 3);
+  cr_expect_eq(world.store.server->stats().requests - after_usual, 2u);
 }
 
 // Rank 1 is a child process that connects and exits a moment later, without closing
