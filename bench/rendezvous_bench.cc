@@ -3,7 +3,7 @@
 //
 // Run:   build/bin/tutti-rendezvous-bench [-n RANKS] [-p PROCESSES] [-l LOOPS]
 //                                         [--ranks-per-node K] [--no-secret] [--hold MS]
-//                                         [--relays K]
+//                                         [--relays K] [--timeout S]
 // Defaults: 1000 ranks in 16 client processes, one event loop per process, 8 ranks
 // per simulated node, with a job secret. The store runs in a child process of its own,
 // started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
@@ -34,6 +34,12 @@
 // relay (node % K): the store then serves K connections and K heartbeats a second,
 // and the relays' CPU, memory and descriptors are printed beside the store's (on a
 // real job, the nodes' own).
+//
+// --timeout S is each rank's init timeout (120 s by default, as TUTTI_INIT_TIMEOUT_MS's).
+// The store and the relays give a connection that long to finish its handshake, not
+// their default 10 s: here a rank is one of thousands of threads on two cores, and may
+// wait longer than that for a core between its connect and its HELLO, which a rank on
+// a machine of its own does not.
 //
 // It includes runtime headers, unlike the collectives' bench: the store has no C API.
 #include <dirent.h>
@@ -75,6 +81,7 @@ struct Options {
   bool secret = true;
   int hold_ms = 0;
   int relays = 0;
+  int timeout_s = 120;
 };
 
 // What the store's process (or a relay's) reports when it is told to stop.
@@ -104,21 +111,27 @@ struct ClientReport {
 
 // The store's process: listens, says its port, serves until the parent closes stop_fd
 // (or exits), then reports. With store_port, a relay to the store there.
-[[noreturn]] void serve(const std::string& secret, int report_fd, int stop_fd, uint16_t store_port = 0) {
+[[noreturn]] void serve(const std::string& secret, int64_t handshake_timeout_ms, int report_fd, int stop_fd,
+                        uint16_t store_port = 0) {
   prctl(PR_SET_NAME, store_port ? "rdv-relay" : "rdv-store");  // for perf and top; its threads inherit the name
   ServerReport report;
   uint16_t port = 0;
   try {
     auto loop = tutti::loop::Loop::create();
     std::unique_ptr<tutti::store::Server> server;
+    tutti::store::ServerLimits limits;
+    limits.handshake_timeout_ms = static_cast<uint64_t>(handshake_timeout_ms);
     if (store_port) {
       tutti::store::RelaySetup setup;
       setup.store_host = "127.0.0.1";
       setup.store_port = store_port;
       setup.secret = secret;
+      setup.limits = limits;
+      // Watched as long as its ranks are (TUTTI_HEARTBEAT_*), as a node's relay is.
+      tutti::store::read_heartbeat_settings(&setup.heartbeat_interval_ms, &setup.heartbeat_timeout_ms);
       server = tutti::store::start_relay(loop, setup, tutti::Deadline::after_ms(30000));
     } else {
-      server = tutti::store::Server::start(loop, "127.0.0.1", 0, {}, secret);
+      server = tutti::store::Server::start(loop, "127.0.0.1", 0, limits, secret);
     }
     port = server->port();
     report.start_kib = status_kib("VmRSS");
@@ -184,7 +197,8 @@ struct ClientReport {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "tutti-rendezvous-bench: %s\nusage: tutti-rendezvous-bench [-n RANKS (1000)] [-p PROCESSES (16)] "
-               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)] [--relays K (0)]\n",
+               "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)] [--relays K (0)] "
+               "[--timeout S (120)]\n",
                problem);
   return 2;
 }
@@ -203,6 +217,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--hold" && value) {
       options.hold_ms = std::atoi(value);
       if (options.hold_ms < 0 || options.hold_ms > 3600 * 1000) return usage("bad value for --hold");
+      ++i;
+    } else if (arg == "--timeout" && value) {
+      options.timeout_s = std::atoi(value);
+      if (options.timeout_s < 1 || options.timeout_s > 3600) return usage("bad value for --timeout");
       ++i;
     } else if (arg == "--relays" && value) {
       options.relays = std::atoi(value);
@@ -228,6 +246,7 @@ int main(int argc, char** argv) {
   job.world_size = options.ranks;
   job.ranks_per_node = options.ranks_per_node;
   job.hold_ms = options.hold_ms;
+  job.init_timeout_ms = int64_t{options.timeout_s} * 1000;
   tutti::store::read_heartbeat_settings(&job.heartbeat_interval_ms, &job.heartbeat_timeout_ms);
 
   // Every child is forked before this process has threads, so each is a clean
@@ -239,7 +258,7 @@ int main(int argc, char** argv) {
   if (server_pid == 0) {
     close(report_pipe[0]);
     close(stop_pipe[1]);
-    serve(job.secret, report_pipe[1], stop_pipe[0]);
+    serve(job.secret, job.init_timeout_ms, report_pipe[1], stop_pipe[0]);
   }
   close(report_pipe[1]);
   close(stop_pipe[0]);
@@ -262,7 +281,7 @@ int main(int argc, char** argv) {
       close(stop_pipe[1]);  // the store's stop is the parent's alone
       close(relay_stop[1]);
       for (int fd : relay_report_fds) close(fd);
-      serve(job.secret, relay_report[1], relay_stop[0], job.port);
+      serve(job.secret, job.init_timeout_ms, relay_report[1], relay_stop[0], job.port);
     }
     close(relay_report[1]);
     uint16_t relay_port = 0;

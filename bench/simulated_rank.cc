@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -180,12 +178,13 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
   std::vector<std::shared_ptr<loop::Loop>> event_loops;
   for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(loop::Loop::create());
 
-  std::mutex mutex;
-  std::condition_variable arrived;   // a thread is up (only this thread waits on it)
-  std::condition_variable released;  // go (every rank's thread waits on it)
-  int waiting = 0;
-  bool go = false;
-  bool abandoned = false;  // a thread could not be started: the others return at once
+  // The start line: threads count themselves up, then sleep on `start` until it says
+  // go (or that a thread could not be made). Atomics, not a mutex and a condition
+  // variable: thousands of threads woken at once that then take one mutex in turn cost
+  // the kernel a futex wake per handoff (25,000 ranks: 16.4 s -> 13.9 s, one run each).
+  enum : int { kWait, kGo, kAbandon };
+  std::atomic<int> up{0};
+  std::atomic<int> start{kWait};
   std::vector<RankTimes> times(static_cast<size_t>(count));
   std::vector<std::string> errors(static_cast<size_t>(count));
 
@@ -196,13 +195,9 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
   for (int i = 0; i < count; ++i) {
     auto thread = std::make_unique<Thread>();
     thread->body = [&, i] {
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        ++waiting;
-        arrived.notify_one();
-        released.wait(lock, [&] { return go; });
-        if (abandoned) return;
-      }
+      if (up.fetch_add(1) + 1 == count) up.notify_one();
+      start.wait(kWait);
+      if (start.load() == kAbandon) return;
       try {
         times[i] = run_rank(job, first + i, event_loops[i % event_loops.size()]);
       } catch (const std::exception& e) {
@@ -213,12 +208,8 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
     if (error != 0) {
       pthread_attr_destroy(&attributes);
       // The threads made so far wait for a go: release them to return without a word.
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        go = true;
-        abandoned = true;
-      }
-      released.notify_all();
+      start.store(kAbandon);
+      start.notify_all();
       for (auto& made : threads) pthread_join(made->id, nullptr);
       fail(Status::kNoMemory, concat("cannot start thread ", i + 1, " of ", count, " (error ", error,
                                      "); check ulimit -u and the memory free"));
@@ -226,16 +217,10 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
     threads.push_back(std::move(thread));
   }
   pthread_attr_destroy(&attributes);
-  {
-    std::unique_lock<std::mutex> lock(mutex);
-    arrived.wait(lock, [&] { return waiting == count; });
-  }
+  for (int now = up.load(); now < count; now = up.load()) up.wait(now);
   if (all_started) all_started();
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    go = true;
-  }
-  released.notify_all();
+  start.store(kGo);
+  start.notify_all();
   for (auto& thread : threads) pthread_join(thread->id, nullptr);
 
   BatchOutcome outcome;

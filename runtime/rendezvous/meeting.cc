@@ -23,6 +23,10 @@ namespace {
 
 // Short waits for reading what went wrong, once the real wait has already failed.
 constexpr int64_t kDiagnosisMs = 2000;
+// Up to this many ranks, a rank that could not read the shared list of absent ranks
+// reads the N keys itself; past it, N ranks doing so at once would cost the store N^2
+// (100,000 ranks: 2 MB each), and it names none.
+constexpr int kOwnDiagnosisRanks = 1024;
 // How long the process serving the store keeps it up for the others after a failure.
 constexpr int64_t kLingerMs = 3000;
 // How often wait_present_or_lost looks again.
@@ -262,7 +266,9 @@ std::string shared_absent_ranks(store::Client& store, const std::string& prefix,
     }
     return store.get(list_key, deadline);
   } catch (const Error&) {
-    // The first to ask did not say in time (it may have died asking): read for itself.
+    // The first to ask did not say in time (it may have died asking): read for itself,
+    // where that stays cheap.
+    if (size > kOwnDiagnosisRanks) return "";
     return absent_ranks(store, prefix, what, size, Deadline::after_ms(kDiagnosisMs));
   }
 }
@@ -405,6 +411,15 @@ namespace {
 // will leave), until every rank has either left or been lost. A wait past
 // kLeaveQuietMs says whom it waits for and how long it may last: it can take the
 // whole init timeout, and a destroy that hangs for minutes without a word looks hung.
+// The ranks that have not left, for the message of a host that waits for them: read by
+// the host itself, or, in a large world, where every node's relay host waits too, read
+// once for them all.
+std::string staying_ranks(store::Client& store, const std::string& prefix, int size) {
+  auto deadline = Deadline::after_ms(kDiagnosisMs);
+  return size <= kOwnDiagnosisRanks ? absent_ranks(store, prefix, "left", size, deadline)
+                                    : shared_absent_ranks(store, prefix, "left", size, deadline);
+}
+
 void wait_for_the_others(store::Client& store, const std::string& prefix, int size, Deadline deadline) {
   const std::vector<std::string> ends = {prefix + "all_left", store::lost_key(prefix, 1)};
   size_t ended = 0;
@@ -412,9 +427,9 @@ void wait_for_the_others(store::Client& store, const std::string& prefix, int si
     ended = store.wait_any(ends, Deadline(std::min(deadline.at(), Deadline::after_ms(kLeaveQuietMs).at())));
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout || deadline.expired()) throw;
-    std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
-    log::warn("this rank hosts the rendezvous store, so its tutti_comm_destroy waits (up to ", deadline.remaining_ms(),
-              " ms, the init timeout) for ranks ", staying.empty() ? "?" : staying,
+    std::string staying = staying_ranks(store, prefix, size);
+    log::warn("this rank hosts the rendezvous store (or its node's relay), so its tutti_comm_destroy waits (up to ",
+              deadline.remaining_ms(), " ms, the init timeout) for ranks ", staying.empty() ? "?" : staying,
               " to leave before closing the store; they leave when they destroy their communicators or exit");
     ended = store.wait_any(ends, deadline);
   }
@@ -466,7 +481,7 @@ void leave(store::Client& store, const std::string& prefix, int rank, int size, 
     if (wait_for_all) wait_for_the_others(store, prefix, size, deadline);
   } catch (const Error& error) {
     if (!wait_for_all) return;
-    std::string staying = absent_ranks(store, prefix, "left", size, Deadline::after_ms(kDiagnosisMs));
+    std::string staying = staying_ranks(store, prefix, size);
     log::warn("closing the rendezvous store although ranks ", staying.empty() ? "?" : staying, " have not left it (",
               error.what(), "); they will see the store as lost");
   }
