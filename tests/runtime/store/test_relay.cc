@@ -79,10 +79,13 @@ Test(relay, ranks_on_a_relay_share_the_stores_keys, .timeout = 30) {
   cr_assert_eq(too_long.status(), Status::kInvalidArgument, "%s", too_long.what());
 }
 
-Test(relay, a_rank_without_the_secret_is_denied_by_the_relay, .timeout = 30) {
+Test(relay, a_rank_without_the_secret_is_denied_by_the_relay_and_the_store_hears_of_it, .timeout = 30) {
   Relayed job;
   auto denied = store_test::error_of([&] { job.rank("another secret"); });
   cr_assert_eq(denied.status(), Status::kDenied, "%s", denied.what());
+  // Where the ranks waiting in a meeting look for it (server.h kDeniedKey): at the store.
+  std::string note = job.store.client->get(tutti::store::kDeniedKey, soon());
+  cr_assert(contains(note, "TUTTI_SECRET differs"), "%s", note.c_str());
 }
 
 Test(relay, a_rank_the_relay_loses_is_a_loss_event_at_the_store, .timeout = 30) {
