@@ -45,7 +45,8 @@ constexpr Setting kTable[] = {
     {"TUTTI_HOST", "string", "",
      "Address this rank advertises and, when it hosts the store, listens on; default: its hostname's address."},
     {"TUTTI_RELAY", "string", "auto",
-     "on, off or auto (on from 2048 ranks): each node's local rank 0 serves a relay in front of the store, and "
+     "on, off or auto (on from 2048 ranks on several nodes, 16000 on one): each node's local rank 0 serves a relay in "
+     "front of the store, and "
      "its node's ranks reach the store through it, so the store holds a connection and a heartbeat per node, "
      "not per rank; needs a launcher that gives local ranks and the store's address (tutti launch, srun)."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(),

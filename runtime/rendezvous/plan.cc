@@ -14,9 +14,13 @@ namespace tutti::rendezvous {
 namespace {
 
 constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
-// TUTTI_RELAY=auto puts relays in front of the store from this many ranks on: where
-// one store's connections, and its heartbeats, start to cost more than a hop.
+// TUTTI_RELAY=auto puts relays in front of the store from this many ranks on several
+// nodes: where one store's connections, and its heartbeats, start to cost more than a
+// hop. On one node only past kRelayOneNodeRanks, near the store's 16,384 connections:
+// there a relay would only make its host's ranks lost with it (a job that heals
+// shrinks past a lost rank, not past a lost relay).
 constexpr int kRelayAutoRanks = 2048;
+constexpr int kRelayOneNodeRanks = 16000;
 
 // tcp://HOST:PORT, after the scheme; api starts the message of a bad one.
 void read_tcp_address(const std::string& method, Plan* plan, const char* api) {
@@ -145,9 +149,12 @@ void plan_relays(Plan* plan, const Environment& env) {
   if (setting != "on" && setting != "off" && setting != "auto") {
     fail(Status::kInvalidArgument,
          concat("tutti_comm_init: TUTTI_RELAY=\"", setting, "\" is not on, off or auto (the default: relays from ",
-                kRelayAutoRanks, " ranks on)"));
+                kRelayAutoRanks, " ranks on several nodes)"));
   }
-  if (setting == "off" || (setting == "auto" && plan->world_size < kRelayAutoRanks)) return;
+  const bool one_node = plan->local_size == plan->world_size;
+  if (setting == "off" || (setting == "auto" && plan->world_size < (one_node ? kRelayOneNodeRanks : kRelayAutoRanks))) {
+    return;
+  }
   std::string missing;
   if (plan->local_rank < 0) {
     missing = "no launcher said which ranks share a node (LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK)";

@@ -212,7 +212,7 @@ Test(plan, a_program_started_alone_is_a_world_of_one, .timeout = 10) {
   fails(tcp_request(-1, -1), {}, "this process's rank is unknown");
 }
 
-// Node relays (TUTTI_RELAY): on from 2,048 ranks by default, or when asked; a node's
+// Node relays (TUTTI_RELAY): on from 2,048 ranks on several nodes by default, or when asked; a node's
 // local rank 0 serves its relay, and every rank of the node looks for it in one file,
 // named by the job's store and the node. Where no launcher says who shares a node, or
 // the store's port is not known in advance, "on" is an error and "auto" goes without.
@@ -222,6 +222,9 @@ Test(plan, relays_from_a_size_or_when_asked, .timeout = 10) {
 
   Vars big = kTuttiLaunch;
   big["TUTTI_WORLD_SIZE"] = "4096";
+  big["TUTTI_LOCAL_SIZE"] = "4096";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(!plan.through_relay, "4,096 ranks on one node need no relay by default");
   big["TUTTI_LOCAL_SIZE"] = "64";
   big["TMPDIR"] = "/scratch";
   plan = make_plan(Request{}, fake(big));
