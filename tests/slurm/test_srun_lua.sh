@@ -1,6 +1,6 @@
 #!/bin/bash
 # `srun tutti script.lua` on one and two emulated nodes, 1 to 8 tasks, with no variable
-# set by hand: every rank must get its rank, the world size, its local rank and size
+# set by hand (and once through node relays): every rank must get its rank, the world size, its local rank and size
 # and its node index from Slurm, and the all_reduce sum of rank + 1 over the world.
 # Slurm's own SLURM_LOCALID and SLURM_NODEID are the truth for the node facts.
 . "$(dirname "$0")/lib.sh"
@@ -44,4 +44,9 @@ for distribution in block cyclic; do
     "$TUTTI_SOURCE_DIR/tests/lua/test_collectives.lua"
   expect_count 4 "^test_collectives: rank [0-3] of 4 ran [0-9]+ calls: ok"
 done
+# Through node relays (TUTTI_RELAY=on): each node's local rank 0 serves one, beside
+# rank 0's store, and the places and sums are the same.
+TUTTI_RELAY=on TUTTI_LOG_LEVEL=info srun_ok -N 2 --ntasks-per-node=3 "$TUTTI_BIN" "$SCRIPTS/place.lua"
+check_places 6
+expect_count 2 "INFO: rendezvous relay on 127\.0\.0\.1:[0-9]+: listening"
 echo "PASS"
