@@ -28,7 +28,6 @@ class HostedStore {
   const store::Server& server() const { return *store_.server; }
   void serve(std::unique_ptr<store::Server> server) { store_.server = std::move(server); }
   void serve_relay(std::unique_ptr<store::Server> relay) { relay_.server = std::move(relay); }
-  const store::Server& relay() const { return *relay_.server; }
   void publish(const std::string& path) { publish_at(&store_, path); }
   void publish_relay(const std::string& path) { publish_at(&relay_, path); }
 
