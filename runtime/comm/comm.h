@@ -126,6 +126,9 @@ class Comm {
   // The leader of a shrink's attempt: waits until every rank has either arrived or been
   // declared lost, then tells each rank its seat in the new communicator.
   void publish_survivors(store::Client& store, const std::string& prefix, int attempt, Deadline deadline);
+  // A rank whose communicator is unusable as its grow begins: tells the grow so, so
+  // that it fails on every rank at once (grow.cc).
+  void withdraw_from_grow(const std::string& prefix, const Error& error);
   // Rank 0 of a grow: waits until every rank has asked for the same count, admits that
   // many joiners and publishes the verdict (what every rank and joiner then waits for),
   // a failure's included.

@@ -14,6 +14,7 @@
 // shrink and the grow alike.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ constexpr int kMaxGrow = 1 << 20;
 constexpr int64_t kVerdictGraceMs = 3000;
 
 std::string arrived_key(const std::string& prefix, int rank) { return concat(prefix, "in/", rank); }
+// What a rank whose communicator is already unusable (it learnt of a loss first) says
+// in place of its count, with why: the grow fails for every rank at once, rather than
+// rank 0 waiting for it, or it for rank 0's verdict, until the timeout.
+constexpr const char* kUnusable = "unusable ";
 std::string verdict_key(const std::string& prefix) { return prefix + "verdict"; }
 
 // What rank 0 says of a grow: "ok", or the failure's status and message.
@@ -123,6 +128,12 @@ void Comm::lead_grow(store::Client& store, const std::string& prefix, int count,
     }
     const std::vector<std::string> counts = store.multi_get(keys, deadline);
     for (int rank = 0; rank < size(); ++rank) {
+      if (counts[rank].rfind(kUnusable, 0) == 0) {
+        fail(Status::kPeerLost, concat("rank ", rank, " of ", describe(),
+                                       " could not take part: ", counts[rank].substr(std::strlen(kUnusable))));
+      }
+    }
+    for (int rank = 0; rank < size(); ++rank) {
       if (std::atoi(counts[rank].c_str()) != count) {
         fail(Status::kMismatch, concat("rank ", rank, " of ", describe(), " asked to grow by ", counts[rank],
                                        " and rank 0 by ", count, "; every rank must pass the same count"));
@@ -155,13 +166,18 @@ std::unique_ptr<Comm> Comm::grow(int count) {
 }
 
 std::unique_ptr<Comm> Comm::grow_now(int count) {
-  check_usable(kGrow);
   if (count < 1 || count > kMaxGrow) {
     fail(Status::kInvalidArgument, concat(kGrow, ": count ", count, " on ", describe(),
                                           " is out of range; pass how many ranks to add, 1 to ", kMaxGrow));
   }
   const uint64_t number = grows_++;
   const std::string prefix = concat(prefix_, "grow.", number, "/");
+  try {
+    check_usable(kGrow);
+  } catch (const Error& error) {
+    withdraw_from_grow(prefix, error);
+    throw;
+  }
   const std::string grown_name = concat(name_, ".grow", number);
   auto deadline = Deadline::after_ms(op_timeout_ms_);
   // A connection of its own, as a split's: aborting one communicator fails only its calls.
@@ -172,6 +188,20 @@ std::unique_ptr<Comm> Comm::grow_now(int count) {
                 kGrow, describe());
   return make_member(std::move(store), prefix + "comm/", grown_name, concat("grow #", number, " of ", describe()),
                      rank(), size() + count, Deadline::after_ms(op_timeout_ms_), kGrow);
+}
+
+// This rank's communicator learnt of a failure before its grow began, and some other
+// rank's may not have: it says so in place of its count (rank 0 then fails the grow
+// naming it) or, being rank 0, gives the failed verdict itself, so that nobody waits
+// for it. Best effort: a store that cannot be reached has failed the others too.
+void Comm::withdraw_from_grow(const std::string& prefix, const Error& error) {
+  try {
+    auto deadline = Deadline::after_ms(kVerdictGraceMs);
+    auto store = store::Client::connect(loop_, store_host_, store_port_, deadline, store_secret_);
+    store->set(arrived_key(prefix, rank()), concat(kUnusable, error.what()), deadline);
+    if (rank() == 0) store->set(verdict_key(prefix), failed_verdict(error.status(), error.what()), deadline);
+  } catch (const Error&) {
+  }
 }
 
 std::unique_ptr<Comm> Comm::join(const Options& options) {
