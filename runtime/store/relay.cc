@@ -1,5 +1,6 @@
 #include "runtime/store/relay.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -96,6 +97,45 @@ void Upstream::lost(const std::string& why) {
   lost_ = true;
   log::error("rendezvous relay: lost its store at ", address(), ": ", why, "; closing the connections of its ranks");
   if (on_lost_) on_lost_(why);
+}
+
+SharedGets::Join SharedGets::join(const std::string& key, const Asker& asker) {
+  auto it = gets_.find(key);
+  if (it == gets_.end()) {
+    gets_[key] = Shared{asker.deadline_ms, {asker}};
+    return Join::kAskUp;
+  }
+  if (asker.deadline_ms < it->second.deadline_ms) return Join::kAlone;
+  it->second.askers.push_back(asker);
+  return Join::kJoined;
+}
+
+std::vector<SharedGets::Asker> SharedGets::answered(const std::string& key) {
+  auto it = gets_.find(key);
+  if (it == gets_.end()) return {};
+  std::vector<Asker> askers = std::move(it->second.askers);
+  gets_.erase(it);
+  return askers;
+}
+
+std::vector<SharedGets::Asker> SharedGets::timed_out(const std::string& key, uint64_t now_ms, uint64_t* next) {
+  *next = 0;
+  auto it = gets_.find(key);
+  if (it == gets_.end()) return {};
+  std::vector<Asker> due;
+  std::vector<Asker> waiting;
+  for (const Asker& asker : it->second.askers) {
+    (asker.deadline_ms <= now_ms + asker.slack_ms ? due : waiting).push_back(asker);
+  }
+  if (waiting.empty()) {
+    gets_.erase(it);
+    return due;
+  }
+  uint64_t earliest = waiting.front().deadline_ms;
+  for (const Asker& asker : waiting) earliest = std::min(earliest, asker.deadline_ms);
+  it->second = Shared{earliest, std::move(waiting)};
+  *next = earliest;
+  return due;
 }
 
 std::unique_ptr<Server> start_relay(const std::shared_ptr<loop::Loop>& loop, const RelaySetup& setup,

@@ -21,6 +21,11 @@
 //
 // If the relay loses its store, it closes every connection: its ranks see their store
 // lost, as they would without a relay.
+//
+// GETs of one key from several of its ranks wait at the store as one (SharedGets): the
+// store holds a waiter per relay rather than per rank for what every rank waits on
+// (its communicator's next loss event), and a loss wakes the relays, which answer
+// their ranks.
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "runtime/common/deadline.h"
 #include "runtime/loop/loop.h"
@@ -95,6 +102,40 @@ class Upstream final : public LivenessSink {
   bool lost_ = false;
   bool closed_ = false;
   std::atomic<int64_t> clock_offset_us_{0};
+};
+
+// The GETs a relay carries up as one per key. A GET joins the one in flight for its key
+// if that one is answered no later than it asked to be; the store's answer then goes
+// to every GET that joined. When the shared GET times out, those at (or within a
+// hundredth of their wait of) their own deadline time out with it, and the others wait
+// on a new one. Loop thread only, like the relay's server.
+class SharedGets {
+ public:
+  struct Asker {
+    uint64_t serial = 0;  // its connection's
+    uint32_t id = 0;      // its request's
+    uint64_t deadline_ms = 0;
+    uint64_t slack_ms = 0;  // how early its timeout may come: a hundredth of its wait, at most 1 s
+  };
+  enum class Join {
+    kJoined,  // it waits on the GET in flight
+    kAskUp,   // none was in flight: send one, until asker.deadline_ms
+    kAlone,   // the one in flight waits longer than it asked: send its own
+  };
+  Join join(const std::string& key, const Asker& asker);
+  // The store answered key's shared GET (a value, or an error): every asker gets it.
+  std::vector<Asker> answered(const std::string& key);
+  // key's shared GET timed out at now_ms: the askers due then get the timeout; *next is
+  // the deadline of a new shared GET for the others, or 0 when none is left.
+  std::vector<Asker> timed_out(const std::string& key, uint64_t now_ms, uint64_t* next);
+  size_t keys() const { return gets_.size(); }
+
+ private:
+  struct Shared {
+    uint64_t deadline_ms = 0;  // the GET in flight's
+    std::vector<Asker> askers;
+  };
+  std::unordered_map<std::string, Shared> gets_;
 };
 
 // Starts a relay on loop: connects to the store (retrying until deadline), then

@@ -144,8 +144,14 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void handle_frame_on_loop(Connection* conn, const protocol::Frame& frame);
   void greet_on_loop(Connection* conn, const Request& request);
   void liveness_request_on_loop(Connection* conn, const Request& request);
-  // A relay's: sends request up, and its answer back to conn when it comes.
+  // A relay's: sends request up, and its answer back to conn when it comes; a GET
+  // through the key's shared GET where it can (SharedGets).
   void forward_on_loop(Connection* conn, Request request);
+  void ask_shared_on_loop(const std::string& key, uint64_t wait_ms);
+  void shared_answered_on_loop(const std::string& key, const Reply& reply, bool connection_lost);
+  // The store's reply, or the lost store, to request id of the connection serial, if
+  // it is still open.
+  void answer_forwarded_on_loop(uint64_t serial, uint32_t id, Op op, const Reply& reply, bool connection_lost);
   // A key the store itself writes (kRefusedKey, kDeniedKey): here, or in a relay, above.
   void note_on_loop(const char* key, const std::optional<std::string>& value);
   void sweep_on_loop();
@@ -187,6 +193,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   // Set for a relay (relay.h): keys live above, and Liveness writes there.
   const std::shared_ptr<Upstream> upstream_;
   uv_timer_t relay_beat_timer_;  // a relay's heartbeats to its store
+  SharedGets shared_gets_;       // a relay's
   std::atomic<uint16_t> port_{0};
   // Several, each with an accept queue of its own (listeners.h).
   std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
@@ -538,23 +545,61 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
 }
 
 void ServerCore::forward_on_loop(Connection* conn, Request request) {
+  if (request.op == Op::kGet && request.number > 0) {
+    uint64_t wait_ms = static_cast<uint64_t>(std::min(request.number, kMaxWaitMs));
+    SharedGets::Asker asker{conn->serial, request.id, uv_now(loop_->uv()) + wait_ms,
+                            std::min<uint64_t>(wait_ms / 100, 1000)};
+    switch (shared_gets_.join(request.keys[0], asker)) {
+      case SharedGets::Join::kJoined: return;
+      case SharedGets::Join::kAskUp: return ask_shared_on_loop(request.keys[0], wait_ms);
+      case SharedGets::Join::kAlone: break;
+    }
+  }
+  uint64_t serial = conn->serial;
   uint32_t id = request.id;
   Op op = request.op;
-  upstream_->forward(std::move(request), [weak = weak_from_this(), serial = conn->serial, id, op](
-                                             const Reply& reply, bool connection_lost) {
+  upstream_->forward(std::move(request),
+                     [weak = weak_from_this(), serial, id, op](const Reply& reply, bool connection_lost) {
+                       auto core = weak.lock();
+                       if (core) core->answer_forwarded_on_loop(serial, id, op, reply, connection_lost);
+                     });
+}
+
+void ServerCore::ask_shared_on_loop(const std::string& key, uint64_t wait_ms) {
+  Request get;
+  get.op = Op::kGet;
+  get.keys = {key};
+  get.number = static_cast<int64_t>(wait_ms);
+  upstream_->forward(std::move(get), [weak = weak_from_this(), key](const Reply& reply, bool connection_lost) {
     auto core = weak.lock();
-    if (!core || core->closing_) return;
-    auto it = core->by_serial_.find(serial);
-    if (it == core->by_serial_.end()) return;  // it closed meanwhile
-    Reply answer = reply;
-    answer.id = id;
-    answer.op = op;
-    if (connection_lost) {
-      answer.status = Status::kPeerLost;
-      answer.message = concat("the relay lost its store: ", reply.message);
-    }
-    core->send_on_loop(it->second, answer);
+    if (core && !core->closing_) core->shared_answered_on_loop(key, reply, connection_lost);
   });
+}
+
+void ServerCore::shared_answered_on_loop(const std::string& key, const Reply& reply, bool connection_lost) {
+  uint64_t now = uv_now(loop_->uv());
+  uint64_t next = 0;
+  bool timed_out = !connection_lost && reply.status == Status::kTimeout;
+  for (const SharedGets::Asker& asker :
+       timed_out ? shared_gets_.timed_out(key, now, &next) : shared_gets_.answered(key)) {
+    answer_forwarded_on_loop(asker.serial, asker.id, Op::kGet, reply, connection_lost);
+  }
+  if (next > 0) ask_shared_on_loop(key, next > now ? next - now : 1);
+}
+
+void ServerCore::answer_forwarded_on_loop(uint64_t serial, uint32_t id, Op op, const Reply& reply,
+                                          bool connection_lost) {
+  if (closing_) return;
+  auto it = by_serial_.find(serial);
+  if (it == by_serial_.end()) return;  // it closed meanwhile
+  Reply answer = reply;
+  answer.id = id;
+  answer.op = op;
+  if (connection_lost) {
+    answer.status = Status::kPeerLost;
+    answer.message = concat("the relay lost its store: ", reply.message);
+  }
+  send_on_loop(it->second, answer);
 }
 
 void ServerCore::note_on_loop(const char* key, const std::optional<std::string>& value) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "runtime/common/wall_clock.h"
 #include "runtime/store/loss_event.h"
@@ -26,12 +27,12 @@ const char* const kSecret = "relay-test-secret";
 
 // A store, and a relay in front of it on a loop of its own, as a node would have.
 struct Relayed {
-  explicit Relayed(int64_t relay_timeout_ms = 20000) : store({}, kSecret) {
+  explicit Relayed(int64_t relay_timeout_ms = 20000, int64_t relay_interval_ms = 100) : store({}, kSecret) {
     tutti::store::RelaySetup setup;
     setup.store_host = "127.0.0.1";
     setup.store_port = store.server->port();
     setup.secret = kSecret;
-    setup.heartbeat_interval_ms = 100;
+    setup.heartbeat_interval_ms = relay_interval_ms;
     setup.heartbeat_timeout_ms = relay_timeout_ms;
     relay = tutti::store::start_relay(relay_loop, setup, soon());
   }
@@ -176,4 +177,58 @@ Test(relay, a_relay_gives_the_stores_clock, .timeout = 30) {
   // Same machine, same clock: the estimate is within a second of it.
   cr_assert_lt(std::llabs(store_us - tutti::wall_clock_us()), 1000000, "relay's clock for the store: %s",
                value.c_str());
+}
+
+// GETs of one key from several ranks wait at the store as one, and its answer reaches
+// every rank; a GET that asks to wait less than the one in flight goes up on its own.
+Test(relay, gets_of_one_key_wait_at_the_store_as_one, .timeout = 30) {
+  Relayed job(/*relay_timeout_ms=*/120000, /*relay_interval_ms=*/60000);  // no heartbeat during the test
+  constexpr int kRanks = 8;
+  std::vector<std::unique_ptr<tutti::store::Client>> ranks;
+  for (int r = 0; r < kRanks; ++r) ranks.push_back(job.rank());
+  uint64_t relay_before = job.relay->stats().requests;
+  uint64_t store_before = job.store.server->stats().requests;
+
+  std::vector<std::promise<std::string>> got(kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    ranks[r]->get_async("world.0/lost/1", 20000,
+                        [&got, r](Status status, const std::string& message, const std::string& value) {
+                          got[r].set_value(status == Status::kOk ? value : message);
+                        });
+  }
+  std::promise<Status> shorter;
+  ranks[0]->get_async("world.0/lost/1", 200,
+                      [&](Status status, const std::string&, const std::string&) { shorter.set_value(status); });
+  cr_assert(store_test::eventually([&] { return job.relay->stats().requests >= relay_before + kRanks + 1; }, 5000));
+  auto short_future = shorter.get_future();
+  cr_assert(short_future.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  cr_assert_eq(short_future.get(), Status::kTimeout, "the shorter GET timed out on its own");
+
+  job.store.client->set("world.0/lost/1", "an event", soon());
+  for (int r = 0; r < kRanks; ++r) {
+    auto future = got[r].get_future();
+    cr_assert(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready, "rank %d was not answered", r);
+    cr_assert_eq(future.get(), "an event");
+  }
+  // Up: the shared GET, the shorter GET of its own, and the test's SET.
+  cr_expect_eq(job.store.server->stats().requests - store_before, 3u, "the store served %llu requests",
+               static_cast<unsigned long long>(job.store.server->stats().requests - store_before));
+}
+
+// The bookkeeping itself: who joins, who goes alone, and who times out when.
+Test(relay, shared_gets_time_out_each_at_its_own_deadline, .timeout = 10) {
+  using tutti::store::SharedGets;
+  SharedGets gets;
+  cr_assert(gets.join("k", {1, 1, 1000, 10}) == SharedGets::Join::kAskUp);
+  cr_assert(gets.join("k", {2, 1, 1005, 10}) == SharedGets::Join::kJoined);
+  cr_assert(gets.join("k", {3, 1, 5000, 40}) == SharedGets::Join::kJoined);
+  cr_assert(gets.join("k", {4, 1, 900, 9}) == SharedGets::Join::kAlone, "it would wait past its deadline");
+  uint64_t next = 0;
+  auto due = gets.timed_out("k", 1000, &next);
+  cr_assert_eq(due.size(), 2u, "1 at its deadline and 2 within its slack");
+  cr_assert_eq(next, 5000u, "3 waits on a new shared GET");
+  cr_assert(gets.join("k", {5, 1, 4000, 40}) == SharedGets::Join::kAlone);
+  auto answered = gets.answered("k");
+  cr_assert(answered.size() == 1 && answered[0].serial == 3);
+  cr_assert_eq(gets.keys(), 0u);
 }
