@@ -52,11 +52,11 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     used to lose it, only because a node's waiting ranks spun on cores that the
 //     ranks they waited for needed (emulated nodes share one machine's cores); they
 //     now yield at once once a yield has shown the core shared (shm/signal.cc).
-//   all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank (64 KiB a rank:
-//     0.14-0.20 ms against 0.46-0.48 for all_gather, 0.13-0.23 against 0.44-0.50 for
-//     reduce_scatter), past which the hierarchy's reordering copy and its two steps
-//     cost more than the flat ring moves (all_gather of 1 MiB a rank: 5.9-6.2 ms
-//     against 4.9-5.5).
+//   all_gather and reduce_scatter up to kHierarchicalBlockBytes (256 KiB) a rank. On
+//     2026-11-26 at 4 ranks, with 256 KiB a rank the hierarchy took 0.23-0.32 ms
+//     against the ring's 0.36-0.55 in both core states; with 1 MiB a rank it lost in
+//     the close state (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far
+//     one (1.26-1.40 against 1.98-2.06), and reduce_scatter likewise.
 bool takes_hierarchy(Kind kind, size_t bytes) {
   switch (kind) {
     case Kind::kAllReduce:
