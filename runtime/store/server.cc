@@ -214,8 +214,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   KeySpaceSink key_sink_{keys_};
   Liveness liveness_{upstream_ ? static_cast<LivenessSink&>(*upstream_) : key_sink_, kSweepMs, limits_.log_losses,
                      limits_.on_silent_loss};
-  std::unordered_set<Connection*> connections_;  // refused ones included, until they close
-  std::unordered_map<uint64_t, Connection*> by_serial_;
+  std::unordered_set<Connection*> connections_;          // refused ones included, until they close
+  std::unordered_map<uint64_t, Connection*> by_serial_;  // a relay's: whom its answers from above are for
   uint64_t next_serial_ = 1;
   size_t refused_open_ = 0;  // of connections_, those refused
   // How many connections it serves: max_connections, or fewer where this process's
@@ -368,7 +368,7 @@ void ServerCore::accept_on_loop(uv_stream_t* listener) {
   }
   connections_.insert(conn);
   conn->serial = next_serial_++;
-  by_serial_.emplace(conn->serial, conn);
+  if (upstream_) by_serial_.emplace(conn->serial, conn);
   update_stats_on_loop();
   conn->handshake_deadline = uv_now(loop_->uv()) + limits_.handshake_timeout_ms;
   conn->greeting_entry = greeting_.insert(greeting_.end(), conn);

@@ -35,7 +35,8 @@ static const char* const kNeedles[] = {"LOST",   "DYING", "RESUMED", "DONE",    
                                        "SHRINK", "FAIL",  "WARN",    "tutti launch", "RECEIVED", NULL};
 
 /* Starts coll_fault --case name under tutti launch --keep-going with world ranks, on
- * `nodes` emulated nodes unless 0, with the variable `extra` ("NAME=value") unless NULL. */
+ * `nodes` emulated nodes unless 0, with the variables in `extra` ("NAME=value", several
+ * separated by spaces) unless NULL. */
 static void run_job_on(int nodes, const char* extra, int world, const char* name, int victim, long long count,
                        int heartbeat_timeout_ms, int heartbeat_interval_ms, long long compute_ms, int shrink) {
   tt_job_init(&job, world, 120, "coll_fault");
@@ -54,7 +55,13 @@ static void run_job_on(int nodes, const char* extra, int world, const char* name
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
   tt_job_env(&job, "TUTTI_HEARTBEAT_TIMEOUT_MS=%d", heartbeat_timeout_ms);
   tt_job_env(&job, "TUTTI_HEARTBEAT_INTERVAL_MS=%d", heartbeat_interval_ms);
-  if (extra) tt_job_env(&job, "%s", extra);
+  /* extra may hold several, separated by spaces. */
+  char variables[256];
+  snprintf(variables, sizeof variables, "%s", extra ? extra : "");
+  char* rest = NULL;
+  for (char* variable = strtok_r(variables, " ", &rest); variable; variable = strtok_r(NULL, " ", &rest)) {
+    tt_job_env(&job, "%s", variable);
+  }
   cr_assert(tt_job_run(&job, 100000), "%s did not end within 100 s:\n%s", tt_job_command(&job),
             tt_excerpt(job.output, kNeedles));
 }
@@ -160,7 +167,9 @@ Test(faults, kill_between_nodes_during_hierarchical_all_reduce, .timeout = 150) 
  * writes its loss to the store, where every survivor reads it, and the survivors
  * shrink through their relays. */
 Test(faults, kill_behind_a_node_relay, .timeout = 150) {
-  run_job_on(2, "TUTTI_RELAY=on", 4, "kill", 3, 1, 20000, 1000, 0, 1);
+  run_job_on(2, "TUTTI_RELAY=on TUTTI_LOG_LEVEL=info", 4, "kill", 3, 1, 20000, 1000, 0, 1);
+  cr_expect_eq(tt_count(job.output, "INFO: rendezvous relay on 127.0.0.1:"), 2,
+               "not one relay per node, so the loss did not go through one:\n%s", tt_excerpt(job.output, kNeedles));
   long long took = expect_survivors_lost(4, 3, NULL);
   cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
   expect_survivors_shrank(4, 3, -1);
