@@ -1,6 +1,9 @@
 // The collective and point-to-point calls of tutti.h. Each builds a Call from its
 // arguments and hands it to the communicator; validation happens in the runtime so
 // that every binding gets the same messages.
+#include <cstdint>
+#include <vector>
+
 #include "capi/c_enum.h"
 #include "capi/guard.h"
 #include "capi/handle.h"
@@ -51,6 +54,31 @@ Call make_call(Kind kind, const void* send, void* recv, size_t count, int32_t dt
   call.count = count;
   call.dtype = dtype;
   return call;
+}
+
+// The elements of counts (size entries), saturating: the count of an all_to_allv is
+// what this rank sends in all, for its trace and history. 0 for NULL.
+size_t sum(const size_t* counts, size_t size) {
+  size_t total = 0;
+  for (size_t i = 0; counts != nullptr && i < size; ++i) {
+    if (__builtin_add_overflow(total, counts[i], &total)) return SIZE_MAX;
+  }
+  return total;
+}
+
+// Writes the packed offsets of counts into packed[first, first + counts' size): each
+// the sum of the counts before it, saturating, so that a sum past the address space
+// is refused by validation as an offset that overflows. NULL for NULL counts (which
+// validation refuses).
+const size_t* packed_offsets(const size_t* counts, std::vector<size_t>& packed, size_t first) {
+  if (counts == nullptr) return nullptr;
+  const size_t size = packed.size() / 2;
+  size_t offset = 0;
+  for (size_t i = 0; i < size; ++i) {
+    packed[first + i] = offset;
+    if (__builtin_add_overflow(offset, counts[i], &offset)) offset = SIZE_MAX;
+  }
+  return packed.data() + first;
 }
 
 }  // namespace
@@ -108,6 +136,23 @@ TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* r
 TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
                                         tutti_work** work) {
   return issue(comm, make_call(Kind::kAllToAll, send, recv, count, c_enum_value(dtype)), work, "tutti_all_to_all");
+}
+
+TUTTI_API tutti_status tutti_all_to_allv(tutti_comm* comm, const void* send, const size_t* send_counts,
+                                         const size_t* send_offsets, void* recv, const size_t* recv_counts,
+                                         const size_t* recv_offsets, tutti_dtype dtype, tutti_work** work) {
+  constexpr const char* kApi = "tutti_all_to_allv";
+  if (work != nullptr) *work = nullptr;
+  tutti::comm::Comm* live = tutti::capi::live_comm(comm, kApi);
+  if (live == nullptr) return TUTTI_ERR_INVALID_ARGUMENT;
+  const auto size = static_cast<size_t>(live->size());
+  // NULL offsets become packed ones here, so that the runtime sees one form; they live
+  // until the call returns (an asynchronous operation keeps copies).
+  std::vector<size_t> packed(send_offsets != nullptr && recv_offsets != nullptr ? 0 : 2 * size);
+  Call call = make_call(Kind::kAllToAllV, send, recv, sum(send_counts, size), c_enum_value(dtype));
+  call.per_peer = tutti::PerPeer{send_counts, send_offsets ? send_offsets : packed_offsets(send_counts, packed, 0),
+                                 recv_counts, recv_offsets ? recv_offsets : packed_offsets(recv_counts, packed, size)};
+  return issue(comm, call, work, kApi);
 }
 
 TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work) {

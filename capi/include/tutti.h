@@ -303,7 +303,8 @@ TUTTI_API tutti_status tutti_work_release(tutti_work* work);
 /* ---------------------------------------------------------------- collectives
  *
  * Arguments, in one order for all: the communicator; send buffer, receive buffer,
- * count (per rank for all_gather, reduce_scatter, gather, scatter and all_to_all),
+ * count (per rank for all_gather, reduce_scatter, gather, scatter and all_to_all;
+ * all_to_allv takes an array of counts per side),
  * dtype, op, root or peer (and tag); the work out-parameter last.
  *   - work == NULL: the call blocks until the operation is done (at most the
  *     communicator's op_timeout_ms) and returns its status.
@@ -356,6 +357,21 @@ TUTTI_API tutti_status tutti_scatter(tutti_comm* comm, const void* send, void* r
 /* Block j of send (count elements each) goes to rank j; recv's block i comes from rank i. */
 TUTTI_API tutti_status tutti_all_to_all(tutti_comm* comm, const void* send, void* recv, size_t count, tutti_dtype dtype,
                                         tutti_work** work);
+/* all_to_all with each block of its own size and place (MPI_Alltoallv, torch's
+ * all_to_all_single with splits): send_counts[j] elements at send + send_offsets[j]
+ * go to rank j, and the recv_counts[i] elements from rank i land at recv +
+ * recv_offsets[i]. Counts and offsets are in elements, one entry per rank of comm;
+ * NULL offsets pack the blocks in rank order (each offset the sum of the counts
+ * before it). What rank i sends to rank j (its send_counts[j]) must be what j
+ * expects from i (j's recv_counts[i]), else both get ERR_MISMATCH naming the peer and
+ * both sizes. The receive blocks may not overlap one another or any send block: there
+ * is no in-place form. The arrays are read before the call returns (work != NULL: it
+ * keeps copies), so they may be reused at once. It runs over the point-to-point
+ * transport on one node too (no shared-memory form); every rank passes the same
+ * dtype. */
+TUTTI_API tutti_status tutti_all_to_allv(tutti_comm* comm, const void* send, const size_t* send_counts,
+                                         const size_t* send_offsets, void* recv, const size_t* recv_counts,
+                                         const size_t* recv_offsets, tutti_dtype dtype, tutti_work** work);
 /* Returns once every rank has entered it. */
 TUTTI_API tutti_status tutti_barrier(tutti_comm* comm, tutti_work** work);
 

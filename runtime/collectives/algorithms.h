@@ -15,6 +15,7 @@
 
 #include <cstddef>
 
+#include "runtime/collectives/blocks.h"
 #include "runtime/collectives/exchange.h"
 #include "runtime/operation/dtype.h"
 
@@ -57,10 +58,17 @@ void gather_binomial(Exchange& x, const void* send, void* recv, size_t bytes_per
 void scatter_linear(Exchange& x, const void* send, void* recv, size_t bytes_per_rank, int root);
 void scatter_binomial(Exchange& x, const void* send, void* recv, size_t bytes_per_rank, int root);
 
-// all_to_all: pairwise (P-1 steps, one peer each), or linear (everything posted at
-// once). send and recv are disjoint (the caller stages the in-place form).
-void all_to_all_pairwise(Exchange& x, const void* send, void* recv, size_t bytes_per_rank);
-void all_to_all_linear(Exchange& x, const void* send, void* recv, size_t bytes_per_rank);
+// all_to_all and all_to_allv: pairwise (P-1 steps, one peer each), or linear
+// (everything posted at once). send and recv are disjoint (the caller stages
+// all_to_all's in-place form; all_to_allv has none).
+void all_to_all_pairwise(Exchange& x, const void* send, void* recv, const PeerBlocks& blocks);
+void all_to_all_linear(Exchange& x, const void* send, void* recv, const PeerBlocks& blocks);
+inline void all_to_all_pairwise(Exchange& x, const void* send, void* recv, size_t bytes_per_rank) {
+  all_to_all_pairwise(x, send, recv, PeerBlocks::uniform(bytes_per_rank));
+}
+inline void all_to_all_linear(Exchange& x, const void* send, void* recv, size_t bytes_per_rank) {
+  all_to_all_linear(x, send, recv, PeerBlocks::uniform(bytes_per_rank));
+}
 
 // barrier: dissemination (ceil(log2 P) rounds of empty messages, any P).
 void barrier_dissemination(Exchange& x);

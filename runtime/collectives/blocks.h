@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "runtime/operation/call.h"
+
 namespace tutti::collectives {
 
 // `count` elements cut into `parts` blocks as evenly as possible: the first
@@ -35,6 +37,34 @@ class Blocks {
  private:
   size_t base_;
   size_t extra_;
+  size_t element_bytes_;
+};
+
+// Where an all_to_all's blocks lie in its buffers, in bytes: every block the same size
+// in rank order (all_to_all), or each peer's own count and offset (all_to_allv).
+class PeerBlocks {
+ public:
+  static PeerBlocks uniform(size_t bytes_per_rank) { return PeerBlocks(bytes_per_rank, nullptr, 0); }
+  // per_peer's arrays must outlive the PeerBlocks.
+  static PeerBlocks per_peer(const PerPeer& per_peer, size_t element_bytes) {
+    return PeerBlocks(0, &per_peer, element_bytes);
+  }
+
+  size_t send_offset(int peer) const { return pick(peer, per_peer_ ? per_peer_->send_offsets : nullptr); }
+  size_t send_bytes(int peer) const { return pick_size(per_peer_ ? per_peer_->send_counts : nullptr, peer); }
+  size_t recv_offset(int peer) const { return pick(peer, per_peer_ ? per_peer_->recv_offsets : nullptr); }
+  size_t recv_bytes(int peer) const { return pick_size(per_peer_ ? per_peer_->recv_counts : nullptr, peer); }
+
+ private:
+  PeerBlocks(size_t uniform, const PerPeer* per_peer, size_t element_bytes)
+      : uniform_(uniform), per_peer_(per_peer), element_bytes_(element_bytes) {}
+  size_t pick(int peer, const size_t* offsets) const {
+    return offsets ? offsets[peer] * element_bytes_ : uniform_ * static_cast<size_t>(peer);
+  }
+  size_t pick_size(const size_t* counts, int peer) const { return counts ? counts[peer] * element_bytes_ : uniform_; }
+
+  size_t uniform_;
+  const PerPeer* per_peer_;
   size_t element_bytes_;
 };
 

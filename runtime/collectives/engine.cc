@@ -48,6 +48,20 @@ health::OpFacts facts_of(const Call& call) {
   return facts;
 }
 
+// An asynchronous all_to_allv runs after its call has returned, when the caller's
+// count and offset arrays may be gone: call is pointed at copies, which the returned
+// vector holds. Null for every other collective.
+std::shared_ptr<const std::vector<size_t>> keep_per_peer(Call& call, int size) {
+  if (call.kind != Kind::kAllToAllV) return nullptr;
+  const auto n = static_cast<size_t>(size);
+  auto kept = std::make_shared<std::vector<size_t>>(4 * n);
+  PerPeer& blocks = call.per_peer;
+  const size_t* arrays[4] = {blocks.send_counts, blocks.send_offsets, blocks.recv_counts, blocks.recv_offsets};
+  for (size_t i = 0; i < 4; ++i) std::copy(arrays[i], arrays[i] + n, kept->data() + i * n);
+  blocks = PerPeer{kept->data(), kept->data() + n, kept->data() + 2 * n, kept->data() + 3 * n};
+  return kept;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadline) {
@@ -207,8 +221,10 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
   uint32_t seq = next_seq_++;
   if (async) {
     setup_.board->issued(seq, facts_of(call), coarse_now_ms());
-    auto work = executor_->submit([this, call, seq](work::Work&) {
-      run_collective(call, seq, true);
+    Call queued = call;
+    auto kept = keep_per_peer(queued, setup_.size);
+    auto work = executor_->submit([this, queued, seq, kept](work::Work&) {
+      run_collective(queued, seq, true);
       return true;
     });
     work->set_trace_track(setup_.trace_track);
@@ -370,6 +386,11 @@ void Engine::dispatch(const Call& call, OpContext& context) {
     case Kind::kAllToAll:
       if (algorithm == A::kLinear) return all_to_all_linear(x, send, recv, block);
       return all_to_all_pairwise(x, send, recv, block);
+    case Kind::kAllToAllV: {
+      const PeerBlocks blocks = PeerBlocks::per_peer(call.per_peer, dtype_size(dtype));
+      if (algorithm == A::kLinear) return all_to_all_linear(x, send, recv, blocks);
+      return all_to_all_pairwise(x, send, recv, blocks);
+    }
     case Kind::kBarrier: return barrier_dissemination(x);
     default: fail(Status::kInternal, concat(context.label(), ": no algorithm for this call; please report it"));
   }

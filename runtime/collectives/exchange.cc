@@ -14,6 +14,13 @@ constexpr const char* kHowToFix =
     "the ranks called it with different counts; pass the same count, dtype and root on every rank "
     "(TUTTI_CHECK=1 names the fields that differ)";
 
+// What to fix when a message's size differs from its receive's.
+const char* how_to_fix(const OpContext& context) {
+  if (std::string_view(context.name) != "all_to_allv") return kHowToFix;
+  return "the ranks disagree on a block's size: what rank i sends rank j (its send_counts[j]) must be what rank j "
+         "expects from rank i (its recv_counts[i])";
+}
+
 // Whether OpContext::check has something to do now: the communicator's fault is
 // raised, or its alarm (the deadline, or a report of a long wait) has gone off. The
 // fault is a relaxed load, looked at every turn of a wait; the alarm is a clock read
@@ -84,7 +91,7 @@ const Exchange::Posted* Exchange::first_incomplete() {
       if (posted.is_recv && e.status() == Status::kInvalidArgument) {
         fail(Status::kMismatch,
              concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent more than the ",
-                    posted.bytes, " bytes this rank expected (", e.what(), "): ", kHowToFix));
+                    posted.bytes, " bytes this rank expected (", e.what(), "): ", how_to_fix(context_)));
       }
       fail(e.status(), concat(context_.label(), ": ", posted.is_recv ? "receiving from" : "sending to", " rank ",
                               transport_.communicator_rank(posted.peer), ": ", e.what()));
@@ -99,8 +106,9 @@ void Exchange::check_received_sizes() {
     if (!posted.is_recv) continue;
     size_t got = transport_.received_bytes(posted.request);
     if (got != posted.bytes) {
-      fail(Status::kMismatch, concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent ",
-                                     got, " bytes where this rank expected ", posted.bytes, ": ", kHowToFix));
+      fail(Status::kMismatch,
+           concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent ", got,
+                  " bytes where this rank expected ", posted.bytes, ": ", how_to_fix(context_)));
     }
   }
 }

@@ -25,6 +25,7 @@ std::span<const Algorithm> implemented(Kind kind) {
   static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical};
   static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear};
   static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear};
+  static constexpr A kAllToAllV[] = {A::kLinear, A::kPairwise};
   static constexpr A kBarrier[] = {A::kShm, A::kDissemination};
   static constexpr A kPointToPoint[] = {A::kDirect};
   switch (kind) {
@@ -36,6 +37,7 @@ std::span<const Algorithm> implemented(Kind kind) {
     case Kind::kGather:
     case Kind::kScatter: return kRooted;
     case Kind::kAllToAll: return kAllToAll;
+    case Kind::kAllToAllV: return kAllToAllV;
     case Kind::kBarrier: return kBarrier;
     case Kind::kSend:
     case Kind::kRecv: return kPointToPoint;
@@ -99,7 +101,7 @@ Selector Selector::from_environment() {
       fail(Status::kInvalidArgument,
            concat("TUTTI_ALGO names \"", collective,
                   "\", which is not a collective; use all_reduce, reduce, broadcast, all_gather, reduce_scatter, "
-                  "gather, scatter, all_to_all or barrier"));
+                  "gather, scatter, all_to_all, all_to_allv or barrier"));
     }
     bool found = false;
     for (Algorithm candidate : implemented(*kind)) {
@@ -133,10 +135,15 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
     if (*forced == Algorithm::kHierarchical && !hierarchy_available) fail_unavailable(kind, *forced);
     return *forced;
   }
-  // Every collective has a shared-memory form; sends and receives do not.
-  if (shm_available && size > 1 && !is_point_to_point(kind)) return Algorithm::kShm;
+  // Every collective but all_to_allv has a shared-memory form; sends and receives
+  // do not.
+  if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
   if (hierarchy_available && takes_hierarchy(kind, bytes)) return Algorithm::kHierarchical;
   std::span<const Algorithm> options = implemented(kind);
+  // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
+  // they may choose differently, since either algorithm posts the same messages.
+  if (kind == Kind::kAllToAllV)
+    return bytes / static_cast<size_t>(size) <= kSmallMessageBytes ? options[0] : options[1];
   if (options.size() == 1) return options[0];
   if (options.size() == 2) return options[1];
   // Below 8 ranks a binomial tree sends the whole buffer in at most 3 rounds, which

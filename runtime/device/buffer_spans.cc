@@ -1,6 +1,20 @@
 #include "runtime/device/buffer_spans.h"
 
+#include <algorithm>
+
 namespace tutti::device {
+namespace {
+
+// The bytes from the buffer's start to the end of its highest nonempty block.
+size_t blocks_end(const size_t* counts, const size_t* offsets, int size, size_t element) {
+  size_t end = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    if (counts[peer] > 0) end = std::max(end, (offsets[peer] + counts[peer]) * element);
+  }
+  return end;
+}
+
+}  // namespace
 
 BufferSpans spans_of(const Call& call, int rank, int size) {
   const size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
@@ -18,6 +32,12 @@ BufferSpans spans_of(const Call& call, int rank, int size) {
     case Kind::kSend: return {block, 0};
     case Kind::kRecv: return {0, block};
     case Kind::kBarrier: return {0, 0};
+    case Kind::kAllToAllV: {
+      const size_t element = dtype_size(static_cast<Dtype>(call.dtype));
+      const PerPeer& blocks = call.per_peer;
+      return {blocks_end(blocks.send_counts, blocks.send_offsets, size, element),
+              blocks_end(blocks.recv_counts, blocks.recv_offsets, size, element)};
+    }
   }
   return {0, 0};
 }

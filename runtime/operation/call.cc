@@ -1,6 +1,8 @@
 #include "runtime/operation/call.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -40,6 +42,97 @@ Extent extent(const char* api, const Call& call, const char* which, const void* 
     });
   }
   return range;
+}
+
+// The bytes that an all_to_allv's blocks span in one buffer, from the lowest block to
+// the end of the highest; blocks of zero elements take no room. With `blocks`, each
+// nonempty block's [begin, end) in bytes from the buffer and its peer, for the
+// receive side's disjointness check.
+Extent blocks_extent(const char* api, const char* which, const void* p, const size_t* counts, const size_t* offsets,
+                     int size, size_t element, std::vector<std::pair<Extent, int>>* blocks) {
+  size_t low = SIZE_MAX, high = 0;
+  int first_used = -1;
+  for (int peer = 0; peer < size; ++peer) {
+    if (counts[peer] == 0) continue;
+    size_t end = 0, begin_bytes = 0, end_bytes = 0;
+    if (__builtin_add_overflow(offsets[peer], counts[peer], &end) ||
+        __builtin_mul_overflow(offsets[peer], element, &begin_bytes) ||
+        __builtin_mul_overflow(end, element, &end_bytes)) {
+      invalid(api, [&] {
+        return concat("the ", which, " block of peer ", peer, " (offset ", offsets[peer], ", count ", counts[peer],
+                      ") overflows the address space; pass the real offsets and counts, in elements");
+      });
+    }
+    if (first_used < 0) first_used = peer;
+    low = std::min(low, begin_bytes);
+    high = std::max(high, end_bytes);
+    if (blocks != nullptr) blocks->push_back({Extent{begin_bytes, end_bytes}, peer});
+  }
+  if (first_used < 0) return Extent{};
+  if (p == nullptr) {
+    invalid(api, [&] {
+      return concat("the ", which, " buffer is NULL but peer ", first_used, "'s count is ", counts[first_used],
+                    "; pass a buffer of at least ", high, " bytes, or counts of 0");
+    });
+  }
+  Extent range{reinterpret_cast<uintptr_t>(p), 0};
+  if (__builtin_add_overflow(range.begin, high, &range.end)) {
+    invalid(api, [&] {
+      return concat("the ", which, " buffer at ", p, " with blocks up to ", high,
+                    " bytes would run past the end of the address space; pass the buffer's real address");
+    });
+  }
+  range.begin += low;
+  return range;
+}
+
+// all_to_allv: four arrays of one entry per rank, every block inside the address
+// space, the receive blocks disjoint (two peers would write one place), and nothing
+// received where something is sent (it has no in-place form).
+void validate_per_peer(const Call& call, int rank, int size, const char* api) {
+  const PerPeer& per_peer = call.per_peer;
+  if (per_peer.send_counts == nullptr || per_peer.recv_counts == nullptr) {
+    invalid(api, [&] {
+      return concat(per_peer.send_counts == nullptr ? "send_counts" : "recv_counts",
+                    " is NULL; pass an array of one count per rank (", size, " entries)");
+    });
+  }
+  if (per_peer.send_offsets == nullptr || per_peer.recv_offsets == nullptr) {
+    invalid(api, [] { return std::string("the offsets were not filled in; please report it"); });
+  }
+  if (per_peer.send_counts[rank] != per_peer.recv_counts[rank]) {
+    invalid(api, [&] {
+      return concat("this rank (", rank, ") sends itself ", per_peer.send_counts[rank], " elements (send_counts[", rank,
+                    "]) but expects ", per_peer.recv_counts[rank], " (recv_counts[", rank, "]); make them equal");
+    });
+  }
+  const size_t element = dtype_size(static_cast<Dtype>(call.dtype));
+  Extent send =
+      blocks_extent(api, "send", call.send, per_peer.send_counts, per_peer.send_offsets, size, element, nullptr);
+  std::vector<std::pair<Extent, int>> blocks;
+  Extent recv =
+      blocks_extent(api, "receive", call.recv, per_peer.recv_counts, per_peer.recv_offsets, size, element, &blocks);
+  std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    const auto& [before, before_peer] = blocks[i - 1];
+    const auto& [block, peer] = blocks[i];
+    if (before.overlaps(block)) {
+      invalid(api, [&] {
+        return concat("the receive blocks of peers ", std::min(peer, before_peer), " and ", std::max(peer, before_peer),
+                      " overlap (bytes ", before.begin, "..", before.end, " and ", block.begin, "..", block.end,
+                      " of the buffer); give each peer a place of its own in recv_offsets");
+      });
+    }
+  }
+  if (send.overlaps(recv)) {
+    invalid(api, [&] {
+      return concat("the send blocks (", send.end - send.begin, " bytes at ", reinterpret_cast<void*>(send.begin),
+                    ") and the receive blocks (", recv.end - recv.begin, " bytes at ",
+                    reinterpret_cast<void*>(recv.begin),
+                    ") overlap; all_to_allv has no in-place form, use separate "
+                    "buffers");
+    });
+  }
 }
 
 }  // namespace
@@ -86,6 +179,7 @@ void validate(const Call& call, int rank, int size, const char* api) {
     if (call.tag < 0) invalid(api, [&] { return concat("tag ", call.tag, " is negative; use a tag >= 0"); });
   }
   if (call.kind == Kind::kBarrier) return;
+  if (call.kind == Kind::kAllToAllV) return validate_per_peer(call, rank, size, api);
 
   size_t element = dtype_size(static_cast<Dtype>(call.dtype));
   bool per_rank = call.kind == Kind::kAllGather || call.kind == Kind::kReduceScatter || call.kind == Kind::kGather ||
@@ -132,7 +226,8 @@ void validate(const Call& call, int rank, int size, const char* api) {
     case Kind::kAllToAll: send_bytes = recv_bytes = whole; break;
     case Kind::kSend: send_bytes = block; break;
     case Kind::kRecv: recv_bytes = block; break;
-    case Kind::kBarrier: break;
+    case Kind::kBarrier:
+    case Kind::kAllToAllV: break;
   }
   if (send_bytes > 0 && call.send == nullptr) {
     invalid(api, [&] {

@@ -22,17 +22,29 @@ enum class Kind : uint8_t {
   kBarrier,
   kSend,
   kRecv,
+  kAllToAllV,
 };
-constexpr int kKindCount = 11;
+constexpr int kKindCount = 12;
 
 // "all_reduce": the call's name without tutti_, as messages and TUTTI_ALGO spell it.
 // Inline, with the predicates below, since every call asks them several times.
 inline const char* kind_name(Kind kind) {
   static constexpr const char* kNames[kKindCount] = {"all_reduce",     "reduce", "broadcast", "all_gather",
                                                      "reduce_scatter", "gather", "scatter",   "all_to_all",
-                                                     "barrier",        "send",   "recv"};
+                                                     "barrier",        "send",   "recv",      "all_to_allv"};
   return kNames[static_cast<int>(kind)];
 }
+
+// all_to_allv's blocks, in elements: to peer j go send_counts[j] elements from
+// send + send_offsets[j], and from peer j come recv_counts[j] into recv +
+// recv_offsets[j]. Each array has one entry per rank; the offsets are filled in
+// (tutti.h lets them be NULL: blocks packed in rank order) before the call is issued.
+struct PerPeer {
+  const size_t* send_counts = nullptr;
+  const size_t* send_offsets = nullptr;
+  const size_t* recv_counts = nullptr;
+  const size_t* recv_offsets = nullptr;
+};
 
 struct Call {
   Kind kind = Kind::kBarrier;
@@ -43,6 +55,7 @@ struct Call {
   int32_t op = static_cast<int32_t>(ReduceOp::kSum);
   int32_t root = 0;  // the peer of a send or recv
   int32_t tag = 0;   // send and recv only
+  PerPeer per_peer;  // all_to_allv only; count is then the elements this rank sends
 };
 
 inline bool is_reducing(Kind kind) {

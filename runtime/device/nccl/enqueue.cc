@@ -1,5 +1,5 @@
 // NCCL's part of the device path: tutti's calls as NCCL calls on the communicator's
-// stream. gather, scatter and all_to_all, which NCCL lacks, are grouped sends and
+// stream. gather, scatter, all_to_all and all_to_allv, which NCCL lacks, are grouped sends and
 // receives (as torch's ProcessGroupNCCL builds them).
 #include "runtime/common/concat.h"
 #include "runtime/common/deadline.h"
@@ -54,7 +54,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-// The sends and receives of gather, scatter or all_to_all, between GroupStart and
+// The sends and receives of gather, scatter, all_to_all or all_to_allv, between GroupStart and
 // GroupEnd; the first failure wins, and the group is always closed.
 ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, int size, ncclComm_t comm,
                              cudaStream_t stream) {
@@ -92,6 +92,15 @@ ncclResult_t enqueue_grouped(const NcclApi& nccl, const Call& call, int rank, in
           if (self) keep(nccl.Recv(recv, call.count, dtype, peer, comm, stream));
         }
         break;
+      case Kind::kAllToAllV: {
+        const PerPeer& blocks = call.per_peer;
+        const size_t element = dtype_size(static_cast<Dtype>(call.dtype));
+        keep(
+            nccl.Send(send + blocks.send_offsets[peer] * element, blocks.send_counts[peer], dtype, peer, comm, stream));
+        keep(
+            nccl.Recv(recv + blocks.recv_offsets[peer] * element, blocks.recv_counts[peer], dtype, peer, comm, stream));
+        break;
+      }
       default:  // all_to_all, never in place here (route.h sends that to the staging path)
         keep(nccl.Send(send + offset, call.count, dtype, peer, comm, stream));
         keep(nccl.Recv(recv + offset, call.count, dtype, peer, comm, stream));

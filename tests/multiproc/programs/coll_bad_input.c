@@ -177,6 +177,48 @@ static void case_arguments(void) {
   expect_invalid("all_to_all recv=send+1", tutti_all_to_all(comm, a, a + 1, N, i32, NULL), "tutti_all_to_all",
                  "recv|receive");
 
+  /* all_to_allv: its count and offset arrays, blocks that overlap, a block past the
+   * address space. Blocks of N elements for every peer, packed unless said. */
+  size_t* counts = calloc((size_t)size, sizeof(size_t));
+  size_t* expected = calloc((size_t)size, sizeof(size_t));
+  size_t* offsets = calloc((size_t)size, sizeof(size_t));
+  for (int r = 0; r < size; ++r) {
+    counts[r] = expected[r] = N;
+    offsets[r] = (size_t)r * N;
+  }
+  expect_invalid("all_to_allv send_counts=NULL", tutti_all_to_allv(comm, a, NULL, NULL, b, counts, NULL, i32, NULL),
+                 "tutti_all_to_allv", "send_counts");
+  expect_invalid("all_to_allv recv_counts=NULL", tutti_all_to_allv(comm, a, counts, NULL, b, NULL, NULL, i32, NULL),
+                 "tutti_all_to_allv", "recv_counts");
+  expect_invalid("all_to_allv send=NULL", tutti_all_to_allv(comm, NULL, counts, NULL, b, counts, NULL, i32, NULL),
+                 "tutti_all_to_allv", "send");
+  expect_invalid("all_to_allv recv=send+1", tutti_all_to_allv(comm, a, counts, NULL, a + 1, counts, NULL, i32, NULL),
+                 "tutti_all_to_allv", "in-place");
+  expect_invalid("all_to_allv dtype=99", tutti_all_to_allv(comm, a, counts, NULL, b, counts, NULL, bad_dtype, NULL),
+                 "tutti_all_to_allv", "dtype");
+  if (size > 1) {
+    /* The last peer's receive block starts inside the one before it. */
+    offsets[size - 1] = offsets[size - 2] + 1;
+    expect_invalid("all_to_allv receive blocks overlap",
+                   tutti_all_to_allv(comm, a, counts, NULL, b, counts, offsets, i32, NULL), "tutti_all_to_allv",
+                   "recv_offsets");
+    offsets[size - 1] = (size_t)(size - 1) * N;
+  }
+  offsets[rank] = SIZE_MAX - 1;
+  expect_invalid("all_to_allv offset past the address space",
+                 tutti_all_to_allv(comm, a, counts, offsets, b, counts, NULL, i32, NULL), "tutti_all_to_allv",
+                 "overflows");
+  offsets[rank] = (size_t)rank * N;
+  counts[rank] = N + 1;
+  expect_invalid("all_to_allv send_counts[rank] != recv_counts[rank]",
+                 tutti_all_to_allv(comm, a, counts, NULL, b, expected, NULL, i32, NULL), "tutti_all_to_allv",
+                 "recv_counts");
+  free(counts);
+  free(expected);
+  free(offsets);
+  expect_invalid("all_to_allv comm=NULL", tutti_all_to_allv(NULL, a, NULL, NULL, b, NULL, NULL, i32, NULL),
+                 "tutti_all_to_allv", "comm");
+
   /* Point to point: NULL buffers, peers out of range, negative tags. */
   if (size > 1) {
     expect_invalid("send send=NULL", tutti_send(comm, NULL, N, i32, peer, 0, NULL), "tutti_send", "send");

@@ -51,6 +51,17 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   }
   cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, true) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, true) == Algorithm::kPairwise);
+  // all_to_allv has no shared-memory form: over the transport everywhere, linear up to
+  // kSmallMessageBytes a peer on average (its bytes are all this rank sends), pairwise
+  // past it.
+  for (bool shm : {true, false}) {
+    for (bool hierarchy : {true, false}) {
+      cr_assert(selector.choose(Kind::kAllToAllV, 4 * tutti::collectives::kSmallMessageBytes, 4, shm, hierarchy) ==
+                Algorithm::kLinear);
+      cr_assert(selector.choose(Kind::kAllToAllV, 4 * tutti::collectives::kSmallMessageBytes + 4, 4, shm, hierarchy) ==
+                Algorithm::kPairwise);
+    }
+  }
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, false) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, false) == Algorithm::kScatterAllGather);
@@ -93,4 +104,5 @@ Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
   cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
   cr_assert(contains(forced_error("ring"), "collective=algorithm"));
   cr_assert(contains(forced_error("send=direct"), "not a collective"));
+  cr_assert(contains(forced_error("all_to_allv=shm"), "all_to_allv: linear pairwise"));
 }

@@ -48,3 +48,14 @@ Test(buffer_spans, every_kind_on_the_root_and_off_it) {
   expect(Kind::kRecv, 0, 0, 24);
   expect(Kind::kBarrier, 0, 0, 0);
 }
+
+Test(buffer_spans, all_to_allv_spans_up_to_the_end_of_its_highest_block) {
+  // Blocks in reverse order with gaps; an empty block's offset counts for nothing.
+  const size_t send_counts[4] = {2, 0, 1, 3}, send_offsets[4] = {9, 100, 5, 0};
+  const size_t recv_counts[4] = {1, 1, 0, 0}, recv_offsets[4] = {4, 0, 50, 60};
+  Call call = call_of(Kind::kAllToAllV);
+  call.per_peer = tutti::PerPeer{send_counts, send_offsets, recv_counts, recv_offsets};
+  auto spans = spans_of(call, 0, 4);
+  cr_assert_eq(spans.send_bytes, 11 * 8, "send %zu", spans.send_bytes);
+  cr_assert_eq(spans.recv_bytes, 5 * 8, "recv %zu", spans.recv_bytes);
+}
