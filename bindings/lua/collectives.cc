@@ -5,6 +5,7 @@
 //   reduce_scatter(output, input_list [, op])
 //   gather(tensor [, gather_list [, dst]])  scatter(tensor [, scatter_list [, src]])
 //   all_to_all(output_tensor_list, input_tensor_list)     barrier()
+//   all_to_all_single(output, input [, output_split_sizes [, input_split_sizes]])
 //   send(tensor, dst [, tag])  recv(tensor, src [, tag])  isend(...)  irecv(...)
 // op is "sum" (default), "prod", "min", "max" or "avg"; dst and src default to 0 where
 // torch has a default. Every call takes a last options table: {async = true} returns a
@@ -181,6 +182,84 @@ int all_to_all(lua_State* L, const Target& target) {
   return call.finish(tutti_all_to_all(target.comm, send, recv, first->numel, first->dtype, call.work_out()));
 }
 
+// Fills counts[0, size) with the elements of each rank's block of t, the tensor at
+// arg - 2 or - 3, named `what`: its rows (first dimension) cut by the table of row
+// counts at arg, or, where arg is nil or absent, into equal blocks, as torch's
+// all_to_all_single cuts them.
+void split_counts(lua_State* L, int arg, const Tensor* t, const char* what, int32_t size, size_t* counts) {
+  const int64_t rows = t->ndim > 0 ? t->shape()[0] : t->numel;
+  const int64_t per_row = rows > 0 ? t->numel / rows : 0;
+  if (lua_isnoneornil(L, arg)) {
+    if (rows % size != 0) {
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "%s has %I rows, which the %d ranks cannot share equally; pass %s_split_sizes",
+                                    what, static_cast<lua_Integer>(rows), static_cast<int>(size), what));
+    }
+    for (int32_t i = 0; i < size; ++i) counts[i] = static_cast<size_t>(rows / size * per_row);
+    return;
+  }
+  if (!lua_istable(L, arg) || luaL_len(L, arg) != size) {
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L, "%s_split_sizes: a list of %d row counts expected, one per rank; got %s", what,
+                                  static_cast<int>(size),
+                                  lua_istable(L, arg) ? "a list of another length" : luaL_typename(L, arg)));
+  }
+  int64_t total = 0;
+  for (int32_t i = 0; i < size; ++i) {
+    lua_rawgeti(L, arg, i + 1);
+    int is_integer = 0;
+    lua_Integer n = lua_tointegerx(L, -1, &is_integer);
+    lua_pop(L, 1);
+    if (!is_integer || n < 0 || n > rows) {
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "%s_split_sizes[%d] is not a row count from 0 to %I", what,
+                                    static_cast<int>(i + 1), static_cast<lua_Integer>(rows)));
+    }
+    counts[i] = static_cast<size_t>(n * per_row);
+    total += n;
+  }
+  if (total != rows) {
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L,
+                                  "%s_split_sizes add up to %I rows, but %s has %I; make them add up to its first "
+                                  "dimension",
+                                  what, static_cast<lua_Integer>(total), what, static_cast<lua_Integer>(rows)));
+  }
+}
+
+// all_to_all_single(output, input [, output_split_sizes [, input_split_sizes]]): equal
+// blocks without split sizes (tutti_all_to_all), else rows cut as the sizes say
+// (tutti_all_to_allv; a nil split: equal blocks of its tensor).
+int all_to_all_single(lua_State* L, const Target& target) {
+  Call call = start(L, target, 2);
+  Tensor* out = check_tensor(L, target.first);
+  Tensor* in = check_tensor(L, target.first + 1);
+  if (in->dtype != out->dtype) {
+    luaL_argerror(L, target.first,
+                  lua_pushfstring(L, "output is %s but input is %s; give both the same dtype", dtype_name(out->dtype),
+                                  dtype_name(in->dtype)));
+  }
+  const int32_t size = target_size(target);
+  if (lua_isnoneornil(L, target.first + 2) && lua_isnoneornil(L, target.first + 3)) {
+    if (in->numel != out->numel || in->numel % size != 0) {
+      luaL_argerror(L, target.first,
+                    lua_pushfstring(L,
+                                    "output holds %I elements and input %I; without split sizes both must hold "
+                                    "the same number, a multiple of the %d ranks",
+                                    static_cast<lua_Integer>(out->numel), static_cast<lua_Integer>(in->numel),
+                                    static_cast<int>(size)));
+    }
+    return call.finish(
+        tutti_all_to_all(target.comm, in->data, out->data, in->numel / size, in->dtype, call.work_out()));
+  }
+  // On the Lua stack, so that an error raised below frees it (and the Work keeps it).
+  auto* counts = static_cast<size_t*>(lua_newuserdatauv(L, 2 * static_cast<size_t>(size) * sizeof(size_t), 0));
+  split_counts(L, target.first + 3, in, "input", size, counts);
+  split_counts(L, target.first + 2, out, "output", size, counts + size);
+  return call.finish(tutti_all_to_allv(target.comm, in->data, counts, nullptr, out->data, counts + size, nullptr,
+                                       in->dtype, call.work_out()));
+}
+
 int barrier(lua_State* L, const Target& target) {
   Call call = start(L, target, 0);
   return call.finish(tutti_barrier(target.comm, call.work_out()));
@@ -208,7 +287,7 @@ int irecv(lua_State* L, const Target& target) { return point_to_point(L, target,
 // clang-format off
 #define TUTTI_LUA_COLLECTIVES(X)                                                                      \
   X(all_reduce) X(reduce) X(broadcast) X(all_gather) X(reduce_scatter) X(gather) X(scatter) X(all_to_all) \
-  X(barrier) X(send) X(recv) X(isend) X(irecv)
+  X(all_to_all_single) X(barrier) X(send) X(recv) X(isend) X(irecv)
 // clang-format on
 #define TUTTI_LUA_ON_WORLD(name) {#name, on_world<name>},
 #define TUTTI_LUA_ON_COMM(name) {#name, on_comm<name>},

@@ -6,7 +6,8 @@
 //   tutti.zeros, ones, full, tensor, arange       tensors (tensor*.cc), tutti.disk and
 //       tutti.square                              the tutorial's drawing (tensor_draw.cc)
 //   tutti.all_reduce, reduce, broadcast, all_gather, reduce_scatter, gather, scatter,
-//       all_to_all, barrier, send, recv, isend, irecv, split   on the world, and as
+//       all_to_all, all_to_all_single, barrier, send, recv, isend, irecv, split   on
+//       the world, and as
 //       methods of every tutti.comm (collectives.cc, comm.cc); {async = true} gives a
 //       tutti.work (work.cc)
 //   tutti.mem_alloc                               a tensor in memory every rank on the

@@ -63,6 +63,15 @@ both("bad argument #2 to 'all_to_all' (input_tensor_list expected: a list of 2 t
   "all_to_all", {t, t}, {t})
 both("bad argument #1 to 'all_to_all' (output_tensor_list[2] expected: 121 float32 elements, as the tensor has; "
   .. "got 1 float32 elements (1))", "all_to_all", {t, tutti.zeros(1)}, {t, t})
+local rows = tutti.zeros({4, 3})
+both("bad argument #4 to 'all_to_all_single' (input_split_sizes add up to 3 rows, but input has 4; make them add "
+  .. "up to its first dimension)", "all_to_all_single", rows, rows, {2, 2}, {1, 2})
+both("bad argument #3 to 'all_to_all_single' (output_split_sizes: a list of 2 row counts expected, one per rank; "
+  .. "got a list of another length)", "all_to_all_single", rows, rows, {4}, {2, 2})
+both("bad argument #3 to 'all_to_all_single' (output_split_sizes[2] is not a row count from 0 to 4)",
+  "all_to_all_single", rows, rows, {1, -1}, {2, 2})
+both("bad argument #1 to 'all_to_all_single' (output is float32 but input is int32; give both the same dtype)",
+  "all_to_all_single", rows, tutti.zeros({4, 3}, "int32"))
 both("bad argument #2 to 'send' (dst expected: a rank in [0, 1]; got 5)", "send", t, 5)
 both("bad argument #3 to 'send' (tag expected: an integer in [0, 2147483647]; got -1)", "send", t, 1, -1)
 both([[bad argument #2 to 'recv' (src expected: a rank in [0, 1]; got "0")]], "recv", t, "0")

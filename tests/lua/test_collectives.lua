@@ -182,6 +182,41 @@ for _, dtype in ipairs(dtypes) do
   end
 end
 
+-- all_to_all_single: equal blocks, then rows of 2 cut by split sizes (rank r sends rank
+-- j (r + 2j) % 3 rows, some none, each row {1000r + 10j + k, -k}), blocking and async.
+local function rows_of(from, to) return (from + 2 * to) % 3 end
+for _, dtype in ipairs({"int32", "float64"}) do
+  local equal_in, equal_out = {}, {}
+  for j = 0, size - 1 do equal_in[j + 1] = 100 * rank + j end
+  for i = 0, size - 1 do equal_out[i + 1] = 100 * i + rank end
+  local single = tutti.zeros({size}, dtype)
+  call("all_to_all_single", single, tutti.tensor(equal_in, dtype))
+  check.elements(single, equal_out, "all_to_all_single " .. dtype)
+
+  local sends, receives, input, expected = {}, {}, {}, {}
+  for j = 0, size - 1 do
+    sends[j + 1] = rows_of(rank, j)
+    for k = 0, sends[j + 1] - 1 do
+      input[#input + 1] = 1000 * rank + 10 * j + k
+      input[#input + 1] = -k
+    end
+  end
+  for i = 0, size - 1 do
+    receives[i + 1] = rows_of(i, rank)
+    for k = 0, receives[i + 1] - 1 do
+      expected[#expected + 1] = 1000 * i + 10 * rank + k
+      expected[#expected + 1] = -k
+    end
+  end
+  local x = #input > 0 and tutti.tensor(input, dtype):view({#input // 2, 2}) or tutti.zeros({0, 2}, dtype)
+  local out = tutti.zeros({#expected // 2, 2}, dtype)
+  call("all_to_all_single", out, x, receives, sends)
+  check.elements(out, expected, "all_to_all_single with splits " .. dtype)
+  out = tutti.zeros({#expected // 2, 2}, dtype)
+  call("all_to_all_single", out, x, receives, sends, {async = true}):wait()
+  check.elements(out, expected, "all_to_all_single with splits, async " .. dtype)
+end
+
 call("barrier")
 call("barrier")
 print(string.format("test_collectives: rank %d of %d ran %d calls: ok", rank, size, calls))

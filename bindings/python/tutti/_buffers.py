@@ -241,6 +241,15 @@ def same_shape(buffers, count, dtype, api, arg):
                 f"tensor's numel and dtype")
 
 
+def same_dtype(buffers, dtype, api, arg):
+    """Checks that every Buffer of a list holds elements of dtype."""
+    for i, buffer in enumerate(buffers):
+        if buffer.dtype != dtype:
+            raise invalid(
+                f"{api}: {arg}[{i}] is {NAMES[buffer.dtype]}, but {arg}[0] is {NAMES[dtype]}; "
+                f"give every tensor of the call one dtype")
+
+
 def packed(buffers):
     """A new Buffer holding the list's buffers one after the other (all of one dtype and
     device). On a GPU, torch.cat on the current stream: the collective, enqueued on

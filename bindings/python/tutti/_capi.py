@@ -103,6 +103,7 @@ _comm_pp = ctypes.POINTER(comm_p)
 _work_pp = ctypes.POINTER(work_p)
 _buf = ctypes.c_void_p
 _size = ctypes.c_size_t
+_size_p = ctypes.POINTER(ctypes.c_size_t)
 _int = ctypes.c_int
 
 # name: (restype, argtypes), in the order of tutti.h.
@@ -138,6 +139,8 @@ FUNCTIONS = {
     "tutti_gather": (_status, [comm_p, _buf, _buf, _size, _int, _i32, _work_pp]),
     "tutti_scatter": (_status, [comm_p, _buf, _buf, _size, _int, _i32, _work_pp]),
     "tutti_all_to_all": (_status, [comm_p, _buf, _buf, _size, _int, _work_pp]),
+    "tutti_all_to_allv": (_status, [comm_p, _buf, _size_p, _size_p, _buf, _size_p, _size_p, _int,
+                                    _work_pp]),
     "tutti_barrier": (_status, [comm_p, _work_pp]),
     "tutti_send": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),
     "tutti_recv": (_status, [comm_p, _buf, _size, _int, _i32, _i32, _work_pp]),

@@ -7,7 +7,8 @@ world, or on group=):
     all_gather(tensor_list, tensor)           all_gather_into_tensor(output, input)
     reduce_scatter(output, input_list, op)    reduce_scatter_tensor(output, input, op)
     gather(tensor, gather_list=None, dst=0)   scatter(tensor, scatter_list=None, src=0)
-    all_to_all(output_list, input_list)       all_to_all_single(output, input)
+    all_to_all(output_list, input_list)       all_to_all_single(output, input,
+                                                  output_split_sizes, input_split_sizes)
     send(tensor, dst, tag=0)   recv(tensor, src, tag=0)   isend(...)   irecv(...)
 
 Results land in the tensors given, in place, as in torch; reduce leaves the tensors of
@@ -24,6 +25,7 @@ given. Each call is enqueued on torch.cuda.current_stream() of that GPU, after t
 already queued there, as torch's NCCL backend orders it; a blocking call returns once
 the GPU has finished it. Lists are packed and unpacked by torch on that stream.
 """
+import ctypes
 import enum
 import sys
 
@@ -105,6 +107,27 @@ def _match(buffer, other, api, arg, other_arg):
     if buffer.dtype != other.dtype:
         raise invalid(f"{api}: {arg} is {_buffers.NAMES[buffer.dtype]} but {other_arg} is "
                       f"{_buffers.NAMES[other.dtype]}; give both the same dtype")
+
+
+def _split_counts(tensor, buffer, split_sizes, size, api, arg):
+    """The elements of each rank's block of tensor, cut into rows by split_sizes (None:
+    equal blocks), as torch's all_to_all_single cuts them."""
+    shape = getattr(tensor, "shape", None)
+    rows = int(shape[0]) if shape else buffer.count
+    per_row = buffer.count // rows if rows else 0
+    if split_sizes is None:
+        if rows % size != 0:
+            raise invalid(f"{api}: {arg} has {rows} rows, which the {size} ranks cannot share "
+                          f"equally; pass {arg}_split_sizes")
+        return [rows // size * per_row] * size
+    splits = list(split_sizes)
+    if len(splits) != size or any(not isinstance(s, int) or s < 0 for s in splits):
+        raise invalid(f"{api}: {arg}_split_sizes is {splits!r}; pass {size} row counts >= 0, "
+                      f"one per rank")
+    if sum(splits) != rows:
+        raise invalid(f"{api}: {arg}_split_sizes {splits!r} add up to {sum(splits)} rows, but "
+                      f"{arg} has {rows}; make them add up to its first dimension")
+    return [s * per_row for s in splits]
 
 
 class Collectives:
@@ -230,36 +253,67 @@ class Collectives:
                            [out, packed], async_op, device=device)
 
     def all_to_all(self, output_tensor_list, input_tensor_list, async_op=False):
-        """output_tensor_list[i] = rank i's input_tensor_list[this rank]."""
+        """output_tensor_list[i] = rank i's input_tensor_list[this rank]. The tensors may
+        differ in size (tutti_all_to_allv): each output must be the size of the input
+        its rank sends here."""
         api = "tutti.all_to_all"
         inputs = _list(input_tensor_list, api, "input_tensor_list", False, self._size_for(api))
         outputs = _list(output_tensor_list, api, "output_tensor_list", True, self._size_for(api))
         first = inputs[0]
-        _buffers.same_shape(inputs, first.count, first.dtype, api, "input_tensor_list")
-        _buffers.same_shape(outputs, first.count, first.dtype, api, "output_tensor_list")
+        _buffers.same_dtype(inputs, first.dtype, api, "input_tensor_list")
+        _buffers.same_dtype(outputs, first.dtype, api, "output_tensor_list")
+        rank = self._rank_for(api)
+        if outputs[rank].count != inputs[rank].count:
+            raise invalid(f"{api}: output_tensor_list[{rank}] holds {outputs[rank].count} "
+                          f"elements, but input_tensor_list[{rank}], what this rank sends itself, "
+                          f"holds {inputs[rank].count}; make them the same size")
         device = self._device(api, ("output_tensor_list", outputs),
                               ("input_tensor_list", inputs))
         packed = _buffers.packed(inputs)
-        received = _buffers.scratch(first.count * len(outputs), first)
-        return self._issue(api, _capi.lib.tutti_all_to_all,
-                           (packed.address, received.address, first.count, first.dtype),
-                           [packed, received, outputs], async_op,
-                           lambda: _buffers.unpack(received, outputs), device)
+        received = _buffers.scratch(sum(out.count for out in outputs), first)
+        if all(b.count == first.count for b in inputs) and all(
+                b.count == first.count for b in outputs):
+            return self._issue(api, _capi.lib.tutti_all_to_all,
+                               (packed.address, received.address, first.count, first.dtype),
+                               [packed, received, outputs], async_op,
+                               lambda: _buffers.unpack(received, outputs), device)
+        return self._all_to_allv(api, packed, [b.count for b in inputs], received,
+                                 [b.count for b in outputs], [packed, received, outputs],
+                                 async_op, lambda: _buffers.unpack(received, outputs), device)
 
-    def all_to_all_single(self, output, input, async_op=False):
-        """Block j of input (size equal blocks) goes to rank j; output's block i is rank i's."""
+    def all_to_all_single(self, output, input, output_split_sizes=None, input_split_sizes=None,
+                          async_op=False):
+        """input's block j goes to rank j; output's block i is rank i's. The blocks are
+        rows (slices of the first dimension): input_split_sizes[j] rows go to rank j and
+        output_split_sizes[i] rows come from rank i (tutti_all_to_allv); a None split
+        cuts its tensor into equal blocks, one per rank."""
         api = "tutti.all_to_all_single"
+        size = self._size_for(api)
         t = _one(input, api, "input", False)
         out = _one(output, api, "output", True)
         _match(out, t, api, "output", "input")
-        if t.count != out.count or t.count % self._size_for(api) != 0:
-            raise invalid(f"{api}: input holds {t.count} elements and output {out.count}; both "
-                          f"must hold the same number, a multiple of the {self._size_for(api)} ranks "
-                          f"(tutti splits them equally)")
-        return self._issue(api, _capi.lib.tutti_all_to_all,
-                           (t.address, out.address, t.count // self._size_for(api), t.dtype),
-                           [t, out], async_op, device=self._device(api, ("output", out),
-                                                                   ("input", t)))
+        if output_split_sizes is None and input_split_sizes is None:
+            if t.count != out.count or t.count % size != 0:
+                raise invalid(f"{api}: input holds {t.count} elements and output {out.count}; "
+                              f"without split sizes both must hold the same number, a multiple "
+                              f"of the {size} ranks; or pass input_split_sizes and "
+                              f"output_split_sizes")
+            return self._issue(api, _capi.lib.tutti_all_to_all,
+                               (t.address, out.address, t.count // size, t.dtype),
+                               [t, out], async_op, device=self._device(api, ("output", out),
+                                                                       ("input", t)))
+        send_counts = _split_counts(input, t, input_split_sizes, size, api, "input")
+        recv_counts = _split_counts(output, out, output_split_sizes, size, api, "output")
+        return self._all_to_allv(api, t, send_counts, out, recv_counts, [t, out], async_op, None,
+                                 self._device(api, ("output", out), ("input", t)))
+
+    def _all_to_allv(self, api, send, send_counts, recv, recv_counts, keep, async_op, after,
+                     device):
+        counts = ctypes.c_size_t * len(send_counts)
+        sends, recvs = counts(*send_counts), counts(*recv_counts)
+        return self._issue(api, _capi.lib.tutti_all_to_allv,
+                           (send.address, sends, None, recv.address, recvs, None, send.dtype),
+                           keep, async_op, after, device)
 
     def barrier(self, async_op=False):
         """Returns once every rank has entered the barrier."""

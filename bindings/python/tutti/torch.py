@@ -24,7 +24,8 @@ float8_e5m2 where torch has them (2.1 and later): tutti's FLOAT8_E4M3 and FLOAT8
 reduced in float32 and saturated at the largest finite value as NCCL does, where
 torch's own casts give NaN or inf. Reductions: SUM, PRODUCT, MIN, MAX, AVG; BAND, BOR,
 BXOR and PREMUL_SUM are refused before anything is sent.
-all_to_all_single takes equal splits only; recv needs a source. Input refused raises
+all_to_all_single takes split sizes, and all_to_all tensors of different sizes
+(tutti_all_to_allv); recv needs a source. Input refused raises
 TuttiInvalidArgument or TuttiUnsupported naming the call and the fix; the group stays
 usable. Failures (a lost rank, a timeout) raise the tutti exception of the failure,
 which is also a RuntimeError, with tutti's message naming the rank.
@@ -281,15 +282,11 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         api = "torch.distributed.all_to_all_single"
         blocking = _caller_waits()
-        for arg, splits in (("input_split_sizes", input_split_sizes),
-                            ("output_split_sizes", output_split_sizes)):
-            if splits and len(set(splits)) > 1:
-                raise unsupported(
-                    f"{api}: {arg} is {list(splits)}, but backend tutti splits equally only; "
-                    f"pad every block to the largest ({max(splits)} rows), or use all_to_all "
-                    f"with a list of equal tensors")
-        return self._work(api, [self._comm.all_to_all_single(output, input, async_op=not blocking)],
-                          [output])
+        # torch passes an empty list for a split it was not given: equal blocks.
+        inner = self._comm.all_to_all_single(output, input, list(output_split_sizes) or None,
+                                             list(input_split_sizes) or None,
+                                             async_op=not blocking)
+        return self._work(api, [inner], [output])
 
     @_torch_errors
     def alltoall(self, output_tensors, input_tensors, opts=None):

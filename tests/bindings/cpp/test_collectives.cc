@@ -185,6 +185,25 @@ void all_to_all(tutti::Comm& world) {
   check::equal(out, expected, "all_to_all int32");
 }
 
+// Rank r sends rank j (r + j) % 3 elements of block j (some none), blocking and async.
+void all_to_allv(tutti::Comm& world) {
+  const int rank = world.rank(), size = world.size();
+  std::vector<size_t> send_counts, recv_counts;
+  std::vector<int64_t> mine, expected;
+  for (int j = 0; j < size; ++j) {
+    send_counts.push_back(static_cast<size_t>((rank + j) % 3));
+    for (int64_t v : block<int64_t>(rank, j, (rank + j) % 3)) mine.push_back(v);
+    recv_counts.push_back(static_cast<size_t>((j + rank) % 3));
+    for (int64_t v : block<int64_t>(j, rank, (j + rank) % 3)) expected.push_back(v);
+  }
+  std::vector<int64_t> out(expected.size());
+  world.all_to_allv(mine, send_counts, out, recv_counts);
+  check::equal(out, expected, "all_to_allv int64");
+  std::vector<int64_t> again(expected.size());
+  world.all_to_allv_async(mine, send_counts, again, recv_counts).wait();
+  check::equal(again, expected, "all_to_allv_async int64");
+}
+
 // A ring: each rank sends to the next and receives from the one before. Receives are
 // posted first, so that blocking sends cannot wait on each other in a circle.
 void send_recv(tutti::Comm& world) {
@@ -225,6 +244,7 @@ int main() {
                                             {"gather", gather},
                                             {"scatter", scatter},
                                             {"all_to_all", all_to_all},
+                                            {"all_to_allv", all_to_allv},
                                             {"send_recv", send_recv},
                                         });
 }

@@ -106,6 +106,16 @@ void wrapper_arguments(tutti::Comm& world) {
         TUTTI_ERR_INVALID_ARGUMENT, "not a multiple of comm.size()", [&] { world.all_to_all(odd, out); },
         "all_to_all of size + 1 elements");
   }
+  std::vector<float> three(3), two(2);
+  std::vector<size_t> counts(static_cast<size_t>(size), 0);
+  counts[0] = 2;
+  raises<InvalidArgumentError>(
+      TUTTI_ERR_INVALID_ARGUMENT, "tutti::Comm::all_to_allv: send_counts add up to 2 elements but send holds 3",
+      [&] { world.all_to_allv(three, counts, two, counts); }, "all_to_allv with counts short of send");
+  raises<InvalidArgumentError>(
+      TUTTI_ERR_INVALID_ARGUMENT, "recv_counts has " + std::to_string(size + 1) + " entries",
+      [&] { world.all_to_allv(two, counts, two, std::vector<size_t>(static_cast<size_t>(size) + 1)); },
+      "all_to_allv with a count too many");
   // On the root only: the others do not use recv, so its size is theirs to choose.
   std::vector<float> small(1);
   if (rank == 0) {

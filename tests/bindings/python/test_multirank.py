@@ -126,6 +126,27 @@ def test_all_to_all():
     assert single.tolist() == [i * 100 + rank for i in range(size)]
 
 
+def test_all_to_all_of_different_sizes():
+    """Rank r sends rank j r + j rows (none from 0 to 0), each row [r, j, k]: the
+    rows arrive in rank order, from a numpy array and torch tensors alike, blocking
+    and asynchronous."""
+    rank, size = me()
+    sends = [rank + j for j in range(size)]
+    receives = [i + rank for i in range(size)]
+    rows = [[rank, j, k] for j in range(size) for k in range(rank + j)]
+    expected = [[i, rank, k] for i in range(size) for k in range(i + rank)]
+    x = numpy.array(rows, dtype=numpy.int64).reshape(-1, 3)
+    out = numpy.zeros((sum(receives), 3), dtype=numpy.int64)
+    tutti.all_to_all_single(out, x, receives, sends)
+    assert out.tolist() == expected
+    out = torch.zeros(sum(receives), 3, dtype=torch.int64)
+    tutti.all_to_all_single(out, torch.tensor(x), receives, sends, async_op=True).wait(30)
+    assert out.tolist() == expected
+    outputs = [torch.zeros(n, 3, dtype=torch.int64) for n in receives]
+    tutti.all_to_all(outputs, list(torch.tensor(x).split(sends)))
+    assert torch.cat(outputs).tolist() == expected
+
+
 def test_send_recv_ring():
     rank, size = me()
     if size < 2:

@@ -203,6 +203,36 @@ def test_all_to_all():
         same(torch.cat(listed), reference, f"all_to_all {dtype} x {count}", False)
 
 
+def test_all_to_all_with_splits():
+    """Blocks of different sizes (tutti_all_to_allv): rows of 3 elements, rank r sending
+    rank j a number of rows that differs by sender and receiver, some none; the list
+    form with tensors of those sizes, and an asynchronous call."""
+    def rows(sender, receiver, case):
+        return (sender * 2 + receiver * 3 + case + sender * receiver) % 4 * (case + 1)
+
+    for case, dtype, op, _, _ in cases("all_to_allv"):
+        sends = [rows(rank(), j, case) for j in range(size())]
+        receives = [rows(i, rank(), case) for i in range(size())]
+        x = data("all_to_allv", case, dtype, op, sum(sends) * 3).reshape(-1, 3)
+        reference = torch.zeros(sum(receives), 3, dtype=dtype)
+        dist.all_to_all_single(reference, x, receives, sends, group=gloo)
+        ours = torch.zeros_like(reference)
+        dist.all_to_all_single(ours, x, receives, sends)
+        same(ours, reference, f"all_to_all_single {dtype} splits {sends} / {receives}", False)
+        listed = [torch.zeros(n, 3, dtype=dtype) for n in receives]
+        dist.all_to_all(listed, [block.clone() for block in x.split(sends)])
+        same(torch.cat(listed), reference, f"all_to_all {dtype} sizes {sends} / {receives}", False)
+        ours = torch.zeros_like(reference)
+        dist.all_to_all_single(ours, x, receives, sends, async_op=True).wait()
+        same(ours, reference, f"all_to_all_single async {dtype} splits {sends}", False)
+    # One side's splits given, the other's equal: torch's rule for a None split.
+    x = torch.arange(size() * 2, dtype=torch.int64) + 100 * rank()
+    reference, ours = torch.zeros_like(x), torch.zeros_like(x)
+    dist.all_to_all_single(reference, x, None, [2] * size(), group=gloo)
+    dist.all_to_all_single(ours, x, None, [2] * size())
+    same(ours, reference, "all_to_all_single one side split", False)
+
+
 def test_point_to_point_and_objects():
     right, left = (rank() + 1) % size(), (rank() - 1) % size()
     x = torch.arange(5, dtype=torch.int32) + 10 * rank()
@@ -317,8 +347,11 @@ def test_bad_input_is_refused_and_the_group_stays_usable():
         (lambda: dist.broadcast(torch.eye(3).to_sparse(), 0), tutti.TuttiUnsupported,
          "sparse_coo tensor"),
         (lambda: dist.all_to_all_single(torch.zeros(size() + 1), torch.zeros(size() + 1),
-                                        [2] + [1] * (size() - 1), [2] + [1] * (size() - 1)),
-         tutti.TuttiUnsupported, "splits equally only"),
+                                        [2] * size(), [2] * size()),
+         tutti.TuttiInvalidArgument, "add up to"),
+        (lambda: dist.all_to_all([torch.zeros(2) for _ in range(size())],
+                                 [torch.zeros(3) for _ in range(size())]),
+         tutti.TuttiInvalidArgument, "what this rank sends itself"),
         (lambda: dist.recv(torch.zeros(1)), tutti.TuttiUnsupported, "any source"),
     ]
     for call, kind, words in cases:

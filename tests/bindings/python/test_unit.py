@@ -170,6 +170,12 @@ def test_every_collective_on_one_rank():
     assert torch.equal(outs[0], x)
     tutti.all_to_all_single(out, x)
     assert torch.equal(out, x)
+    tutti.all_to_all_single(out, x, [6], [6])
+    assert torch.equal(out, x)
+    with pytest.raises(tutti.TuttiInvalidArgument, match="add up to 5 rows, but input has 6"):
+        tutti.all_to_all_single(out, x, [6], [5])
+    with pytest.raises(tutti.TuttiInvalidArgument, match="pass 1 row counts >= 0"):
+        tutti.all_to_all_single(out, x, [3, 3], [6])
     tutti.reduce(out, dst=0, op="min")
     assert tutti.barrier() is None
 

@@ -3,7 +3,8 @@
 // The calls keep the C names and argument order, each (pointer, count, dtype) becoming
 // a Buffer, so that a container is passed as it is. The count comes from the buffer
 // every rank uses: send for all_reduce, reduce, all_gather and gather; recv for
-// broadcast, reduce_scatter, scatter and recv; send.size() / comm.size() for all_to_all.
+// broadcast, reduce_scatter, scatter and recv; send.size() / comm.size() for all_to_all;
+// all_to_allv takes a count per rank on each side.
 // The other buffer, where this rank uses it and it has memory, must have the same
 // element type and as many elements as the C call reads or writes, or the call throws
 // InvalidArgumentError before anything is sent. A buffer this rank does not use (recv of
@@ -22,8 +23,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tutti.h"
 #include "tutti/buffer.hpp"
@@ -154,6 +157,18 @@ class Comm {
     return start([&](tutti_work** work) { return all_to_all_call(send, recv, work); });
   }
 
+  // Blocks of their own sizes (tutti_all_to_allv): send_counts[j] elements to rank j,
+  // recv_counts[i] from rank i, each side's blocks packed in rank order; one count per
+  // rank, and each side's counts must add up to its buffer's size.
+  void all_to_allv(ConstBuffer send, const std::vector<size_t>& send_counts, Buffer recv,
+                   const std::vector<size_t>& recv_counts) {
+    check(all_to_allv_call(send, send_counts, recv, recv_counts, nullptr));
+  }
+  [[nodiscard]] Work all_to_allv_async(ConstBuffer send, const std::vector<size_t>& send_counts, Buffer recv,
+                                       const std::vector<size_t>& recv_counts) {
+    return start([&](tutti_work** work) { return all_to_allv_call(send, send_counts, recv, recv_counts, work); });
+  }
+
   void barrier() { check(tutti_barrier(comm_.get(), nullptr)); }
   [[nodiscard]] Work barrier_async() {
     return start([&](tutti_work** work) { return tutti_barrier(comm_.get(), work); });
@@ -259,6 +274,30 @@ class Comm {
     }
     expect("all_to_all", recv, "recv", true, send.dtype(), send.size(), "send.size()");
     return tutti_all_to_all(comm_.get(), send.data(), recv.data(), n != 0 ? send.size() / n : 0, send.dtype(), work);
+  }
+
+  tutti_status all_to_allv_call(ConstBuffer send, const std::vector<size_t>& send_counts, Buffer recv,
+                                const std::vector<size_t>& recv_counts, tutti_work** work) {
+    check_counts(send_counts, "send", send.size());
+    check_counts(recv_counts, "recv", recv.size());
+    expect("all_to_allv", recv, "recv", true, send.dtype(), recv.size(), "the sum of recv_counts");
+    return tutti_all_to_allv(comm_.get(), send.data(), send_counts.data(), nullptr, recv.data(), recv_counts.data(),
+                             nullptr, send.dtype(), work);
+  }
+  // all_to_allv's counts of one side (`side`: "send" or "recv"), for a buffer of `held`
+  // elements: one per rank, adding up to it.
+  void check_counts(const std::vector<size_t>& counts, const std::string& side, size_t held) const {
+    const std::string where = "tutti::Comm::all_to_allv: " + side + "_counts ";
+    if (comm_ != nullptr && counts.size() != ranks()) {
+      throw_error(TUTTI_ERR_INVALID_ARGUMENT, where + "has " + std::to_string(counts.size()) +
+                                                  " entries; pass one count per rank (" + std::to_string(ranks()) +
+                                                  ")");
+    }
+    const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+    if (total != held) {
+      throw_error(TUTTI_ERR_INVALID_ARGUMENT, where + "add up to " + std::to_string(total) + " elements but " + side +
+                                                  " holds " + std::to_string(held) + "; resize " + side);
+    }
   }
 
   std::shared_ptr<tutti_comm> comm_;
