@@ -318,7 +318,8 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   const Dtype dtype = static_cast<Dtype>(call.dtype);
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
-  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr, hierarchy_ != nullptr);
+  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr,
+                                               hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone);
   last_algorithm_ = algorithm;
   const void* send = call.send;
   void* recv = call.recv;

@@ -50,7 +50,13 @@ Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTranspor
       local_rank_(local_rank),
       local_size_(local_size),
       places_(std::move(places)),
-      rank_at_(std::move(rank_at)) {}
+      rank_at_(std::move(rank_at)),
+      numbered_by_node_([this] {
+        for (size_t i = 0; i < rank_at_.size(); ++i) {
+          if (rank_at_[i] != static_cast<int>(i)) return false;
+        }
+        return true;
+      }()) {}
 
 std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
                                              Deadline deadline) {
@@ -142,13 +148,27 @@ void Hierarchy::all_gather(const void* send, void* recv, size_t bytes, const OpC
   } else {
     all_gather_ring(cross, send, across, bytes);
   }
+  char* out = static_cast<char*>(recv);
+  if (numbered_by_node_) {
+    // Node n's blocks are recv's n-th run of L: this rank's goes to its place in each,
+    // then the node fills each run in place.
+    const size_t local = static_cast<size_t>(local_rank_);
+    for (size_t node = 0; node < nodes; ++node) {
+      std::memcpy(out + (node * local_size + local) * bytes, across + node * bytes, bytes);
+    }
+    for (size_t node = 0; node < nodes; ++node) {
+      char* run = out + node * local_size * bytes;
+      node_->all_gather(run + local * bytes, run, bytes, context);
+    }
+    return;
+  }
   // Within the node, every local rank's row of them: [local rank][node].
   char* grid = static_cast<char*>(scratch.get(3, local_size * nodes * bytes));
   node_->all_gather(across, grid, nodes * bytes, context);
   for (size_t local = 0; local < local_size; ++local) {
     for (size_t node = 0; node < nodes; ++node) {
-      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, local)) * bytes,
-                  grid + (local * nodes + node) * bytes, bytes);
+      std::memcpy(out + static_cast<size_t>(rank_of(node, local)) * bytes, grid + (local * nodes + node) * bytes,
+                  bytes);
     }
   }
 }
@@ -160,18 +180,27 @@ void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype
   const size_t nodes = static_cast<size_t>(cross_.size());
   const size_t local_size = static_cast<size_t>(local_size_);
   Scratch& scratch = *context.scratch;
-  // The blocks in [local rank][node] order, so that the node's reduce-scatter leaves
-  // each local rank the node's sums for its peers on every node.
-  char* grid = static_cast<char*>(scratch.get(2, local_size * nodes * bytes));
-  for (size_t local = 0; local < local_size; ++local) {
-    for (size_t node = 0; node < nodes; ++node) {
-      std::memcpy(grid + (local * nodes + node) * bytes,
-                  static_cast<const char*>(send) + static_cast<size_t>(rank_of(node, local)) * bytes, bytes);
-    }
-  }
   const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  // The node's sums of this local rank's peers' blocks, one per node.
   char* partial = static_cast<char*>(scratch.get(3, nodes * bytes));
-  node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
+  const char* input = static_cast<const char*>(send);
+  if (numbered_by_node_) {
+    // Node n's blocks are the input's n-th run of L, in local-rank order.
+    for (size_t node = 0; node < nodes; ++node) {
+      node_->reduce_scatter(input + node * local_size * bytes, partial + node * bytes, count, dtype, combine, context);
+    }
+  } else {
+    // The blocks in [local rank][node] order, so that the node's reduce-scatter leaves
+    // each local rank the node's sums for its peers on every node.
+    char* grid = static_cast<char*>(scratch.get(2, local_size * nodes * bytes));
+    for (size_t local = 0; local < local_size; ++local) {
+      for (size_t node = 0; node < nodes; ++node) {
+        std::memcpy(grid + (local * nodes + node) * bytes, input + static_cast<size_t>(rank_of(node, local)) * bytes,
+                    bytes);
+      }
+    }
+    node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
+  }
   Exchange cross(cross_, context);
   if (bytes <= kSmallMessageBytes) {
     reduce_scatter_pairwise(cross, partial, recv, count, dtype, combine);

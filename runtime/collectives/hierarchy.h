@@ -17,13 +17,17 @@
 // The others, with B bytes a rank:
 //   broadcast: between nodes among the root's local rank (a binomial tree), then
 //     within each node from that local rank;
-//   all_gather: between nodes among each local rank (K blocks of B), then within each
-//     node (L rows of K blocks), then each block to its rank's place in the output;
-//   reduce_scatter: the input's blocks reordered by local rank, then node; within each
-//     node a reduce-scatter of K blocks a local rank, then between nodes among each
-//     local rank a reduce-scatter of those K blocks.
-// all_gather's and reduce_scatter's reordering copies the whole array once, which the
-// flat ring does not: the selector leaves large blocks to the ring (selector.cc).
+//   all_gather: between nodes among each local rank (K blocks of B); then, where the
+//     ranks are numbered node by node, each node's L blocks lie together in the
+//     output, and K all-gathers within the node fill them in place; otherwise one
+//     all-gather within the node (L rows of K blocks) and each block copied to its
+//     rank's place;
+//   reduce_scatter: within each node a reduce-scatter of each node's L blocks (K of
+//     them, in place where the ranks are numbered node by node; otherwise of the
+//     input's blocks reordered by local rank, then node), then between nodes among
+//     each local rank a reduce-scatter of those K blocks.
+// Numbered otherwise (Slurm's cyclic distribution), the reordering copies the whole
+// array once, which the flat ring does not.
 //
 // Built only where it applies: ranks on more than one node, more than one on each, the
 // same number on every node (the inter-node groups must be alike), which the ranks
@@ -36,6 +40,7 @@
 #include <vector>
 
 #include "runtime/collectives/engine_setup.h"
+#include "runtime/collectives/selector.h"
 #include "runtime/collectives/subset_transport.h"
 #include "runtime/common/deadline.h"
 #include "runtime/operation/dtype.h"
@@ -64,6 +69,8 @@ class Hierarchy {
   void reduce_scatter(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
   void broadcast(void* buffer, size_t bytes, int root, const OpContext& context);
 
+  // kInPlace where the ranks are numbered node by node, else kReordering (selector.h).
+  HierarchyShape shape() const { return numbered_by_node_ ? HierarchyShape::kInPlace : HierarchyShape::kReordering; }
   int nodes() const { return cross_.size(); }
   int local_size() const { return local_size_; }
   size_t mapped_bytes() const { return node_->mapped_bytes(); }
@@ -89,6 +96,11 @@ class Hierarchy {
   const int local_size_;
   const std::vector<Place> places_;  // by communicator rank
   const std::vector<int> rank_at_;   // the communicator rank at [node index][local rank]
+  // Whether the ranks are numbered node by node (rank_at_[i] == i, as tutti launch
+  // --nodes and Slurm's block distribution number them): each node's blocks of an
+  // all_gather's output or a reduce_scatter's input then lie together, in local-rank
+  // order, so the node's step works on them in place instead of on a reordered copy.
+  const bool numbered_by_node_;
 };
 
 }  // namespace tutti::collectives

@@ -54,17 +54,24 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     used to lose it, only because a node's waiting ranks spun on cores that the
 //     ranks they waited for needed (emulated nodes share one machine's cores); they
 //     now yield at once once a yield has shown the core shared (shm/signal.cc).
-//   all_gather and reduce_scatter up to kHierarchicalBlockBytes (256 KiB) a rank. On
-//     2026-11-26 at 4 ranks, with 256 KiB a rank the hierarchy took 0.23-0.32 ms
-//     against the ring's 0.36-0.55 in both core states; with 1 MiB a rank it lost in
-//     the close state (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far
-//     one (1.26-1.40 against 1.98-2.06), and reduce_scatter likewise.
-bool takes_hierarchy(Kind kind, size_t bytes) {
+//   all_gather and reduce_scatter where it works in place, at every size: on
+//     2026-11-27 (close state, 110-130 ns) it took 1.07-1.36 ms against the ring's
+//     1.29-1.59 for a 4 MiB all_gather on 4 ranks, 7.2-7.9 against 10.3-10.5 at
+//     16 MiB, 29.5 against 40 at 64 MiB, and reduce_scatter 1.19-1.30 against
+//     1.99-2.18, 6.6-7.1 against 12.0-13.5, 28 against 48; at 6 ranks on 2 and 3
+//     nodes likewise.
+//   all_gather and reduce_scatter where it reorders, up to kHierarchicalBlockBytes
+//     (256 KiB) a rank. On 2026-11-26 at 4 ranks (the reordering then applied to
+//     every layout), with 256 KiB a rank it took 0.23-0.32 ms against the ring's
+//     0.36-0.55 in both core states; with 1 MiB a rank it lost in the close state
+//     (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far one (1.26-1.40
+//     against 1.98-2.06), and reduce_scatter likewise.
+bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   switch (kind) {
     case Kind::kAllReduce:
     case Kind::kBroadcast: return true;
     case Kind::kAllGather:
-    case Kind::kReduceScatter: return bytes <= kHierarchicalBlockBytes;
+    case Kind::kReduceScatter: return hierarchy == HierarchyShape::kInPlace || bytes <= kHierarchicalBlockBytes;
     default: return false;
   }
 }
@@ -127,8 +134,9 @@ void Selector::fail_unavailable(Kind kind, Algorithm forced) {
              "; pick another of ", choices(kind)));
 }
 
-Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const {
+Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const {
   const auto& forced = forced_[static_cast<int>(kind)];
+  const bool hierarchy_available = hierarchy != HierarchyShape::kNone;
   // A single rank has no group to share memory with; any algorithm is a local copy.
   if (forced && !(*forced == Algorithm::kShm && size == 1)) [[unlikely]] {
     if (*forced == Algorithm::kShm && !shm_available) fail_unavailable(kind, *forced);
@@ -138,7 +146,7 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // Every collective but all_to_allv has a shared-memory form; sends and receives
   // do not.
   if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
-  if (hierarchy_available && takes_hierarchy(kind, bytes)) return Algorithm::kHierarchical;
+  if (hierarchy_available && takes_hierarchy(kind, bytes, hierarchy)) return Algorithm::kHierarchical;
   std::span<const Algorithm> options = implemented(kind);
   // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
   // they may choose differently, since either algorithm posts the same messages.

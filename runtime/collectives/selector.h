@@ -36,9 +36,15 @@ enum class Algorithm : uint8_t {
 constexpr size_t kSmallMessageBytes = 64 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
-// Up to this many bytes a rank, all_gather and reduce_scatter take the hierarchy where
-// there is one (all_reduce and broadcast at every size; selector.cc says why).
+// Up to this many bytes a rank, all_gather and reduce_scatter take a reordering
+// hierarchy where there is one (an in-place one, and all_reduce and broadcast, at every
+// size; selector.cc says why).
 constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
+
+// The hierarchy a communicator has (hierarchy.h): none; one whose node steps work in
+// place (ranks numbered node by node); or one whose all_gather and reduce_scatter
+// reorder the whole array through a copy (ranks numbered otherwise, e.g. cyclically).
+enum class HierarchyShape { kNone, kInPlace, kReordering };
 
 const char* algorithm_name(Algorithm algorithm);
 
@@ -50,11 +56,11 @@ class Selector {
 
   // `bytes` is the size of one rank's message (per-rank block for the *_gather,
   // *_scatter and all_to_all calls); shm_available when the communicator has a
-  // shared-memory group, hierarchy_available when it has a hierarchy (several nodes
-  // alike: hierarchy.h), which all_reduce and broadcast take at every size, all_gather
-  // and reduce_scatter up to kHierarchicalBlockBytes a rank. A forced shm or
-  // hierarchical where there is none is an error.
-  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, bool hierarchy_available) const;
+  // shared-memory group; hierarchy, the one it has (several nodes alike: hierarchy.h),
+  // which all_reduce and broadcast take at every size, all_gather and reduce_scatter
+  // at every size where it works in place and up to kHierarchicalBlockBytes a rank
+  // where it reorders. A forced shm or hierarchical where there is none is an error.
+  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.
   static std::string choices(Kind kind);

@@ -202,7 +202,7 @@ void check_settings(const std::map<std::string, std::string>& env) {
     collectives::Selector selector = collectives::Selector::from_environment();
     for (int kind = 0; kind < tutti::kKindCount; ++kind) {
       // With a shared-memory group and a hierarchy every forced choice is legal.
-      selector.choose(static_cast<tutti::Kind>(kind), 1024, 4, true, true);
+      selector.choose(static_cast<tutti::Kind>(kind), 1024, 4, true, tutti::collectives::HierarchyShape::kInPlace);
     }
   } catch (const tutti::Error& error) {
     check_error(error, "Selector::from_environment", false);

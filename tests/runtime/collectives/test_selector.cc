@@ -9,6 +9,10 @@
 
 using namespace tutti::collectives;
 using tutti::Kind;
+using tutti::collectives::HierarchyShape;
+constexpr HierarchyShape kNone = HierarchyShape::kNone;
+constexpr HierarchyShape kInPlace = HierarchyShape::kInPlace;
+constexpr HierarchyShape kReordering = HierarchyShape::kReordering;
 
 namespace {
 
@@ -30,32 +34,37 @@ std::string forced_error(const char* value) {
 Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout = 10) {
   unsetenv("TUTTI_ALGO");
   Selector selector = Selector::from_environment();
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kShm);
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false, false) == Algorithm::kRecursiveDoubling);
-  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false, false) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false, false) == Algorithm::kDissemination);
-  cr_assert(selector.choose(Kind::kSend, 8, 4, true, false) == Algorithm::kDirect);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, kNone) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, false, kNone) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, 16 << 20, 4, false, kNone) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 4, false, kNone) == Algorithm::kDissemination);
+  cr_assert(selector.choose(Kind::kSend, 8, 4, true, kNone) == Algorithm::kDirect);
   // Several nodes alike: all_reduce and broadcast take the hierarchy at every size;
   // all_gather and reduce_scatter up to kHierarchicalBlockBytes a rank.
   for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast}) {
     for (size_t bytes : {size_t{8}, tutti::collectives::kSmallMessageBytes, size_t{16} << 20}) {
-      cr_assert(selector.choose(kind, bytes, 8, false, true) == Algorithm::kHierarchical);
+      cr_assert(selector.choose(kind, bytes, 8, false, kInPlace) == Algorithm::kHierarchical);
     }
   }
+  // A reordering one (ranks not numbered node by node): up to kHierarchicalBlockBytes
+  // a rank; an in-place one at every size.
   for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
-    cr_assert(selector.choose(kind, 8, 8, false, true) == Algorithm::kHierarchical);
-    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, true) ==
+    cr_assert(selector.choose(kind, 8, 8, false, kReordering) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, kReordering) ==
               Algorithm::kHierarchical);
-    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, true) ==
+    cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, kReordering) ==
               Algorithm::kRing);
+    for (size_t bytes : {size_t{8}, tutti::collectives::kHierarchicalBlockBytes + 1, size_t{64} << 20}) {
+      cr_assert(selector.choose(kind, bytes, 8, false, kInPlace) == Algorithm::kHierarchical);
+    }
   }
-  cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, true) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, true) == Algorithm::kPairwise);
+  cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, kInPlace) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kInPlace) == Algorithm::kPairwise);
   // all_to_allv has no shared-memory form: over the transport everywhere, linear up to
   // kSmallMessageBytes a peer on average (its bytes are all this rank sends), pairwise
   // past it.
   for (bool shm : {true, false}) {
-    for (bool hierarchy : {true, false}) {
+    for (HierarchyShape hierarchy : {kNone, kInPlace, kReordering}) {
       cr_assert(selector.choose(Kind::kAllToAllV, 4 * tutti::collectives::kSmallMessageBytes, 4, shm, hierarchy) ==
                 Algorithm::kLinear);
       cr_assert(selector.choose(Kind::kAllToAllV, 4 * tutti::collectives::kSmallMessageBytes + 4, 4, shm, hierarchy) ==
@@ -63,22 +72,22 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     }
   }
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
-  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, false) == Algorithm::kBinomial);
-  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, false) == Algorithm::kScatterAllGather);
-  cr_assert(selector.choose(Kind::kBroadcast, 8, 8, false, false) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, kNone) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, kNone) == Algorithm::kScatterAllGather);
+  cr_assert(selector.choose(Kind::kBroadcast, 8, 8, false, kNone) == Algorithm::kBinomial);
 }
 
 Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   setenv("TUTTI_ALGO", "all_reduce=ring,broadcast=binomial", 1);
   Selector selector = Selector::from_environment();
-  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, false) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, false) == Algorithm::kBinomial);
-  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, false) == Algorithm::kShm);
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, kNone) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, kNone) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, kNone) == Algorithm::kShm);
   setenv("TUTTI_ALGO", "all_reduce=shm", 1);
   // One rank has nobody to share memory with: forcing shm there is not an error.
-  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false, false) != Algorithm::kShm);
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false, kNone) != Algorithm::kShm);
   try {
-    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, kNone);
     cr_assert_fail("shm was chosen without a shared-memory group");
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
@@ -86,10 +95,10 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   setenv("TUTTI_ALGO",
          "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical", 1);
   for (Kind kind : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter, Kind::kBroadcast}) {
-    cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, true) == Algorithm::kHierarchical);
+    cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, kInPlace) == Algorithm::kHierarchical);
   }
   try {
-    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, false);
+    Selector::from_environment().choose(Kind::kAllReduce, 8, 4, false, kNone);
     cr_assert_fail("hierarchical was chosen without a hierarchy");
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
