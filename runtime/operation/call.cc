@@ -114,8 +114,12 @@ void validate_per_peer(const Call& call, int rank, int size, const char* api) {
       blocks_extent(api, "receive", call.recv, per_peer.recv_counts, per_peer.recv_offsets, size, element, &blocks);
   std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
   for (size_t i = 1; i < blocks.size(); ++i) {
-    const auto& [before, before_peer] = blocks[i - 1];
-    const auto& [block, peer] = blocks[i];
+    // Named references, not structured bindings: clang 14 does not let the lambda
+    // below capture those.
+    const Extent& before = blocks[i - 1].first;
+    const Extent& block = blocks[i].first;
+    const int before_peer = blocks[i - 1].second;
+    const int peer = blocks[i].second;
     if (before.overlaps(block)) {
       invalid(api, [&] {
         return concat("the receive blocks of peers ", std::min(peer, before_peer), " and ", std::max(peer, before_peer),
