@@ -357,6 +357,10 @@ void Engine::dispatch(const Call& call, OpContext& context) {
       case Kind::kAllGather: return hierarchy_->all_gather(send, recv, block, context);
       case Kind::kReduceScatter: return hierarchy_->reduce_scatter(send, recv, call.count, dtype, op, context);
       case Kind::kBroadcast: return hierarchy_->broadcast(recv, block, call.root, context);
+      case Kind::kReduce: return hierarchy_->reduce(send, recv, call.count, dtype, op, call.root, context);
+      case Kind::kGather: return hierarchy_->gather(send, recv, block, call.root, context);
+      case Kind::kScatter: return hierarchy_->scatter(send, recv, block, call.root, context);
+      case Kind::kBarrier: return hierarchy_->barrier(context);
       default: fail(Status::kInternal, concat(context.label(), ": no hierarchical algorithm; please report it"));
     }
   }

@@ -221,4 +221,110 @@ void Hierarchy::broadcast(void* buffer, size_t bytes, int root, const OpContext&
   node_->broadcast(buffer, bytes, from.local_rank, context);
 }
 
+void Hierarchy::reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                       const OpContext& context) {
+  if (count == 0) return;
+  const Place from = places_[static_cast<size_t>(root)];
+  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  if (local_rank_ != from.local_rank) {
+    node_->reduce(send, nullptr, count, dtype, combine, from.local_rank, context);
+    return;
+  }
+  // This node's sum: into recv on the root itself, else into scratch (slot 2; the
+  // reduce between nodes takes 0 and 1).
+  const bool is_root = cross_.rank() == from.node;
+  const size_t bytes = count * dtype_size(dtype);
+  void* sum = is_root ? recv : context.scratch->get(2, bytes);
+  node_->reduce(send, sum, count, dtype, combine, from.local_rank, context);
+  Exchange cross(cross_, context);
+  if (bytes <= kSmallMessageBytes) {
+    reduce_binomial(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
+  } else {
+    reduce_ring(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
+  }
+  if (is_root) finish_average(recv, count, dtype, op, local_size_ * cross_.size());
+}
+
+void Hierarchy::gather(const void* send, void* recv, size_t bytes, int root, const OpContext& context) {
+  if (bytes == 0) return;
+  const Place from = places_[static_cast<size_t>(root)];
+  if (local_rank_ != from.local_rank) {
+    node_->gather(send, nullptr, bytes, from.local_rank, context);
+    return;
+  }
+  // This node's L blocks, then the K nodes' runs of them at the root: [node][local
+  // rank], which is recv's own order where the ranks are numbered node by node.
+  const size_t nodes = static_cast<size_t>(cross_.size());
+  const size_t run = static_cast<size_t>(local_size_) * bytes;
+  const bool is_root = cross_.rank() == from.node;
+  const bool in_recv = is_root && numbered_by_node_;
+  char* grid = nullptr;
+  if (is_root) grid = in_recv ? static_cast<char*>(recv) : static_cast<char*>(context.scratch->get(3, nodes * run));
+  char* mine = is_root ? grid + static_cast<size_t>(from.node) * run : static_cast<char*>(context.scratch->get(2, run));
+  node_->gather(send, mine, bytes, from.local_rank, context);
+  Exchange cross(cross_, context);
+  if (run <= kSmallMessageBytes) {
+    gather_binomial(cross, mine, grid, run, from.node);
+  } else {
+    gather_linear(cross, mine, grid, run, from.node);
+  }
+  if (!is_root || in_recv) return;
+  for (size_t node = 0; node < nodes; ++node) {
+    for (size_t local = 0; local < static_cast<size_t>(local_size_); ++local) {
+      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, local)) * bytes,
+                  grid + node * run + local * bytes, bytes);
+    }
+  }
+}
+
+void Hierarchy::scatter(const void* send, void* recv, size_t bytes, int root, const OpContext& context) {
+  if (bytes == 0) return;
+  const Place from = places_[static_cast<size_t>(root)];
+  if (local_rank_ != from.local_rank) {
+    node_->scatter(nullptr, recv, bytes, from.local_rank, context);
+    return;
+  }
+  // The root's blocks as K runs of L, [node][local rank]: send itself where the ranks
+  // are numbered node by node, else a reordered copy.
+  const size_t nodes = static_cast<size_t>(cross_.size());
+  const size_t run = static_cast<size_t>(local_size_) * bytes;
+  const bool is_root = cross_.rank() == from.node;
+  const char* grid = nullptr;
+  if (is_root && numbered_by_node_) {
+    grid = static_cast<const char*>(send);
+  } else if (is_root) {
+    char* reordered = static_cast<char*>(context.scratch->get(3, nodes * run));
+    for (size_t node = 0; node < nodes; ++node) {
+      for (size_t local = 0; local < static_cast<size_t>(local_size_); ++local) {
+        std::memcpy(reordered + node * run + local * bytes,
+                    static_cast<const char*>(send) + static_cast<size_t>(rank_of(node, local)) * bytes, bytes);
+      }
+    }
+    grid = reordered;
+  }
+  // This node's run: in place in grid on the root (the in-place form, which the
+  // scatter between nodes never writes), else in scratch.
+  char* mine = is_root ? const_cast<char*>(grid) + static_cast<size_t>(from.node) * run
+                       : static_cast<char*>(context.scratch->get(2, run));
+  Exchange cross(cross_, context);
+  if (run <= kSmallMessageBytes) {
+    scatter_binomial(cross, grid, mine, run, from.node);
+  } else {
+    scatter_linear(cross, grid, mine, run, from.node);
+  }
+  node_->scatter(mine, recv, bytes, from.local_rank, context);
+}
+
+void Hierarchy::barrier(const OpContext& context) {
+  // Every rank of a node has come once the first returns on local rank 0; every node
+  // has, once its exchange with the other nodes' local rank 0 does; and no rank leaves
+  // the second before local rank 0 has seen that.
+  node_->barrier(context);
+  if (local_rank_ == 0) {
+    Exchange cross(cross_, context);
+    barrier_dissemination(cross);
+  }
+  node_->barrier(context);
+}
+
 }  // namespace tutti::collectives

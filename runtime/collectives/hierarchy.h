@@ -17,6 +17,11 @@
 // The others, with B bytes a rank:
 //   broadcast: between nodes among the root's local rank (a binomial tree), then
 //     within each node from that local rank;
+//   reduce: within each node to the root's local rank, then between nodes among
+//     those to the root (a binomial tree, or a ring for large vectors);
+//   gather: within each node to the root's local rank (L blocks), then between
+//     nodes among those to the root (K runs of L blocks); scatter the other way;
+//   barrier: within each node, between nodes among local rank 0, within each node;
 //   all_gather: between nodes among each local rank (K blocks of B); then, where the
 //     ranks are numbered node by node, each node's L blocks lie together in the
 //     output, and K all-gathers within the node fill them in place; otherwise one
@@ -68,6 +73,10 @@ class Hierarchy {
   void all_gather(const void* send, void* recv, size_t bytes, const OpContext& context);
   void reduce_scatter(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, const OpContext& context);
   void broadcast(void* buffer, size_t bytes, int root, const OpContext& context);
+  void reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root, const OpContext& context);
+  void gather(const void* send, void* recv, size_t bytes, int root, const OpContext& context);
+  void scatter(const void* send, void* recv, size_t bytes, int root, const OpContext& context);
+  void barrier(const OpContext& context);
 
   // kInPlace where the ranks are numbered node by node, else kReordering (selector.h).
   HierarchyShape shape() const { return numbered_by_node_ ? HierarchyShape::kInPlace : HierarchyShape::kReordering; }

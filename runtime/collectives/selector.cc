@@ -19,14 +19,14 @@ constexpr const char* kAlgorithmNames[] = {
 std::span<const Algorithm> implemented(Kind kind) {
   using A = Algorithm;
   static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical};
-  static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing};
+  static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing, A::kHierarchical};
   static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather, A::kHierarchical};
   static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical};
   static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical};
-  static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear};
+  static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear, A::kHierarchical};
   static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear};
   static constexpr A kAllToAllV[] = {A::kLinear, A::kPairwise};
-  static constexpr A kBarrier[] = {A::kShm, A::kDissemination};
+  static constexpr A kBarrier[] = {A::kShm, A::kDissemination, A::kHierarchical};
   static constexpr A kPointToPoint[] = {A::kDirect};
   switch (kind) {
     case Kind::kAllReduce: return kAllReduce;
@@ -66,10 +66,25 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     0.36-0.55 in both core states; with 1 MiB a rank it lost in the close state
 //     (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far one (1.26-1.40
 //     against 1.98-2.06), and reduce_scatter likewise.
+//   reduce, gather, scatter and barrier at every size: on 2026-11-27 (close state,
+//     118-126 ns), 4 ranks on 2 nodes, two runs, reduce took 2.0-5.8 us from 8 B to
+//     512 B against the tree's 3.4-8.1, 646-654 at 2 MiB against 925-1065 and 8.8-9.2
+//     ms at 16 MiB against 14.9-15.1; gather (whole array) 5.2-5.4 us at 512 B
+//     against 6.8-7.3, 22-58 at 256 KiB against 118-137 and 1.6-2.3 ms at 16 MiB
+//     against 2.4-2.6; scatter 3.0-3.7 us against 7.6-9.0 and 2.4 ms against 3.3-4.2
+//     (it lost one run of two at 256 KiB and at 2 MiB, by 10-20%); barrier 16-36 us
+//     against dissemination's 36-42 (one run in seven took 60). At 6 ranks on 2 and 3
+//     nodes likewise, but for reduce to 512 B (14-18 us against 9-13): 3 ranks a
+//     core there wait on each other's shared memory, which ranks on nodes of their own
+//     do not.
 bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   switch (kind) {
     case Kind::kAllReduce:
-    case Kind::kBroadcast: return true;
+    case Kind::kBroadcast:
+    case Kind::kReduce:
+    case Kind::kGather:
+    case Kind::kScatter:
+    case Kind::kBarrier: return true;
     case Kind::kAllGather:
     case Kind::kReduceScatter: return hierarchy == HierarchyShape::kInPlace || bytes <= kHierarchicalBlockBytes;
     default: return false;
