@@ -43,10 +43,14 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
 
 }  // namespace
 
-Hierarchy::Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank, int local_size,
-                     std::vector<Place> places, std::vector<int> rank_at)
-    : node_(std::move(node)),
+Hierarchy::Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm::Group> node, SubsetTransport cross,
+                     bool alike, int node_index, int local_rank, int local_size, std::vector<Place> places,
+                     std::vector<int> rank_at)
+    : whole_(whole),
+      node_(std::move(node)),
       cross_(std::move(cross)),
+      alike_(alike),
+      node_index_(node_index),
       local_rank_(local_rank),
       local_size_(local_size),
       places_(std::move(places)),
@@ -70,42 +74,50 @@ std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const 
     if (static_cast<size_t>(local) >= ranks.size()) ranks.resize(static_cast<size_t>(local) + 1, -1);
     ranks[static_cast<size_t>(local)] = rank;
   }
-  const size_t local_size = ranks_of_node.begin()->second.size();
-  // Every rank in its own seat: two that named the same local rank would leave a count
-  // short of the world's.
-  const bool all_seated = ranks_of_node.size() * local_size == static_cast<size_t>(setup.size);
+  // Every rank in a seat of its own, numbered 0 up on each node: two that named the
+  // same local rank would leave the count short of the world's.
+  size_t seated = 0, largest = 0;
+  bool alike = true;
   for (const auto& [node, ranks] : ranks_of_node) {
-    const bool alike = ranks.size() == local_size && std::find(ranks.begin(), ranks.end(), -1) == ranks.end();
-    if (!alike || !all_seated || local_size < 2 || ranks_of_node.size() < 2) {
-      log::debug(setup.where,
-                 ": no hierarchical collectives, since the nodes do not hold the same number of ranks "
-                 "numbered 0 up on each (",
-                 ranks_of_node.size(), " nodes)");
-      return nullptr;
-    }
+    if (std::find(ranks.begin(), ranks.end(), -1) != ranks.end()) seated = SIZE_MAX / 2;
+    seated += ranks.size();
+    largest = std::max(largest, ranks.size());
+    alike = alike && ranks.size() == ranks_of_node.begin()->second.size();
   }
+  if (seated != static_cast<size_t>(setup.size) || ranks_of_node.size() < 2 || largest < 2) {
+    log::debug(setup.where,
+               ": no hierarchical collectives, since the ranks are not numbered 0 up on each node, or no node holds "
+               "two (",
+               ranks_of_node.size(), " nodes)");
+    return nullptr;
+  }
+  // Nodes alike: each local rank's peers carry their share between the nodes. Nodes of
+  // different sizes: their local rank 0, the leaders, carry everything.
   std::vector<Place> places(static_cast<size_t>(setup.size));
   std::vector<int> rank_at, cross;
   int node_index = 0, my_index = -1;
   for (const auto& [node, ranks] : ranks_of_node) {
     if (node == setup.node_rank) my_index = node_index;
-    cross.push_back(ranks[static_cast<size_t>(setup.local_rank)]);
-    for (size_t local = 0; local < local_size; ++local) {
+    cross.push_back(ranks[alike ? static_cast<size_t>(setup.local_rank) : 0]);
+    for (size_t local = 0; local < ranks.size(); ++local) {
       places[static_cast<size_t>(ranks[local])] = Place{node_index, static_cast<int>(local)};
       rank_at.push_back(ranks[local]);
     }
     ++node_index;
   }
+  const int local_size = static_cast<int>(ranks_of_node[setup.node_rank].size());
+  const int cross_rank = alike || setup.local_rank == 0 ? my_index : -1;
   auto node = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/node", setup.node_rank, "/"),
-                                            setup.local_rank, static_cast<int>(local_size), deadline);
-  return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(node), SubsetTransport(whole, std::move(cross), my_index),
-                                                  setup.local_rank, static_cast<int>(local_size), std::move(places),
-                                                  std::move(rank_at)));
+                                            setup.local_rank, local_size, deadline);
+  return std::unique_ptr<Hierarchy>(new Hierarchy(whole, std::move(node),
+                                                  SubsetTransport(whole, std::move(cross), cross_rank), alike, my_index,
+                                                  setup.local_rank, local_size, std::move(places), std::move(rank_at)));
 }
 
 void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                            const OpContext& context) {
   if (count == 0) return;
+  if (!alike_) return all_reduce_through_leaders(send, recv, count, dtype, op, context);
   const size_t element = dtype_size(dtype);
   const size_t local_size = static_cast<size_t>(local_size_);
   const size_t slice = (count + local_size - 1) / local_size;
@@ -130,7 +142,7 @@ void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dty
   } else {
     all_reduce_ring(cross, mine, mine, slice, dtype, combine);
   }
-  finish_average(mine, slice, dtype, op, local_size_ * cross_.size());
+  finish_average(mine, slice, dtype, op, world_size());
   node_->all_gather(mine, output, slice * element, context);
   if (output != recv) std::memcpy(recv, output, count * element);
 }
@@ -207,11 +219,12 @@ void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype
   } else {
     reduce_scatter_ring(cross, partial, recv, count, dtype, combine);
   }
-  finish_average(recv, count, dtype, op, local_size_ * cross_.size());
+  finish_average(recv, count, dtype, op, world_size());
 }
 
 void Hierarchy::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
   if (bytes == 0) return;
+  if (!alike_) return broadcast_through_leaders(buffer, bytes, root, context);
   const Place from = places_[static_cast<size_t>(root)];
   // Between nodes among the root's local rank, one per node; then within each node.
   if (local_rank_ == from.local_rank) {
@@ -224,6 +237,7 @@ void Hierarchy::broadcast(void* buffer, size_t bytes, int root, const OpContext&
 void Hierarchy::reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                        const OpContext& context) {
   if (count == 0) return;
+  if (!alike_) return reduce_through_leaders(send, recv, count, dtype, op, root, context);
   const Place from = places_[static_cast<size_t>(root)];
   const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   if (local_rank_ != from.local_rank) {
@@ -242,7 +256,7 @@ void Hierarchy::reduce(const void* send, void* recv, size_t count, Dtype dtype, 
   } else {
     reduce_ring(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
   }
-  if (is_root) finish_average(recv, count, dtype, op, local_size_ * cross_.size());
+  if (is_root) finish_average(recv, count, dtype, op, world_size());
 }
 
 void Hierarchy::gather(const void* send, void* recv, size_t bytes, int root, const OpContext& context) {
@@ -313,6 +327,68 @@ void Hierarchy::scatter(const void* send, void* recv, size_t bytes, int root, co
     scatter_linear(cross, grid, mine, run, from.node);
   }
   node_->scatter(mine, recv, bytes, from.local_rank, context);
+}
+
+void Hierarchy::all_reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                                           const OpContext& context) {
+  // The node's sum on its leader, the leaders' all_reduce, then the node's broadcast
+  // of it: the leader divides an average once, so that every rank gets its bits.
+  const size_t bytes = count * dtype_size(dtype);
+  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  const bool leads = local_rank_ == 0;
+  node_->reduce(send, leads ? recv : nullptr, count, dtype, combine, 0, context);
+  if (leads) {
+    Exchange cross(cross_, context);
+    if (bytes <= kSmallMessageBytes) {
+      all_reduce_recursive_doubling(cross, recv, recv, count, dtype, combine);
+    } else {
+      all_reduce_ring(cross, recv, recv, count, dtype, combine);
+    }
+    finish_average(recv, count, dtype, op, world_size());
+  }
+  node_->broadcast(recv, bytes, 0, context);
+}
+
+void Hierarchy::broadcast_through_leaders(void* buffer, size_t bytes, int root, const OpContext& context) {
+  // Within the root's node first, which gives its leader the data; then among the
+  // leaders; then within each other node from its leader.
+  const Place from = places_[static_cast<size_t>(root)];
+  const bool roots_node = node_index_ == from.node;
+  if (roots_node) node_->broadcast(buffer, bytes, from.local_rank, context);
+  if (local_rank_ == 0) {
+    Exchange cross(cross_, context);
+    broadcast_binomial(cross, buffer, bytes, from.node);
+  }
+  if (!roots_node) node_->broadcast(buffer, bytes, 0, context);
+}
+
+void Hierarchy::reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                                       const OpContext& context) {
+  // Within each node to its leader, but to the root itself on the root's node; then
+  // among those, one per node, to the root.
+  const Place from = places_[static_cast<size_t>(root)];
+  const int gatherer = node_index_ == from.node ? from.local_rank : 0;
+  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
+  if (local_rank_ != gatherer) {
+    node_->reduce(send, nullptr, count, dtype, combine, gatherer, context);
+    return;
+  }
+  const bool is_root = node_index_ == from.node;
+  const size_t bytes = count * dtype_size(dtype);
+  void* sum = is_root ? recv : context.scratch->get(2, bytes);
+  node_->reduce(send, sum, count, dtype, combine, gatherer, context);
+  std::vector<int> members;
+  for (int node = 0; node < cross_.size(); ++node) {
+    members.push_back(node == from.node ? root : cross_.communicator_rank(node));
+  }
+  SubsetTransport gatherers(whole_, std::move(members), node_index_);
+  Exchange cross(gatherers, context);
+  if (bytes <= kSmallMessageBytes) {
+    reduce_binomial(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
+  } else {
+    reduce_ring(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
+  }
+  if (is_root) finish_average(recv, count, dtype, op, world_size());
 }
 
 void Hierarchy::barrier(const OpContext& context) {

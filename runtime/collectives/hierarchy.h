@@ -34,9 +34,17 @@
 // Numbered otherwise (Slurm's cyclic distribution), the reordering copies the whole
 // array once, which the flat ring does not.
 //
-// Built only where it applies: ranks on more than one node, more than one on each, the
-// same number on every node (the inter-node groups must be alike), which the ranks
-// learn from each other at creation (an all-gather of their node and local rank).
+// Nodes of different sizes (3 + 2 ranks, or what a shrink leaves) have no groups of
+// one local rank across every node; there local rank 0 of each node, its leader,
+// carries what crosses between the nodes: all_reduce is the node's reduce to the
+// leader, the leaders' all_reduce and the node's broadcast; broadcast goes within the
+// root's node, among the leaders, then within the other nodes; reduce within each
+// node to its leader (to the root on its node), then among those to the root; barrier
+// as above. The other collectives keep the flat algorithms there.
+//
+// Built only where it applies: ranks on more than one node, two or more on some,
+// numbered 0 up on each, which the ranks learn from each other at creation (an
+// all-gather of their node and local rank).
 #pragma once
 
 #include <cstddef>
@@ -78,8 +86,13 @@ class Hierarchy {
   void scatter(const void* send, void* recv, size_t bytes, int root, const OpContext& context);
   void barrier(const OpContext& context);
 
-  // kInPlace where the ranks are numbered node by node, else kReordering (selector.h).
-  HierarchyShape shape() const { return numbered_by_node_ ? HierarchyShape::kInPlace : HierarchyShape::kReordering; }
+  // kInPlace where the nodes are alike and the ranks numbered node by node,
+  // kReordering where they are numbered otherwise, kLeaders where the nodes differ in
+  // size (selector.h).
+  HierarchyShape shape() const {
+    if (!alike_) return HierarchyShape::kLeaders;
+    return numbered_by_node_ ? HierarchyShape::kInPlace : HierarchyShape::kReordering;
+  }
   int nodes() const { return cross_.size(); }
   int local_size() const { return local_size_; }
   size_t mapped_bytes() const { return node_->mapped_bytes(); }
@@ -92,15 +105,33 @@ class Hierarchy {
     int local_rank;
   };
 
-  Hierarchy(std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, int local_rank, int local_size,
-            std::vector<Place> places, std::vector<int> rank_at);
+  Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, bool alike,
+            int node_index, int local_rank, int local_size, std::vector<Place> places, std::vector<int> rank_at);
 
+  int world_size() const { return static_cast<int>(places_.size()); }
+
+  // The forms for nodes of different sizes (alike_ false), through the leaders.
+  void all_reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
+                                  const OpContext& context);
+  void broadcast_through_leaders(void* buffer, size_t bytes, int root, const OpContext& context);
+  void reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                              const OpContext& context);
+
+  // For nodes alike only.
   int rank_of(size_t node, size_t local_rank) const {
     return rank_at_[node * static_cast<size_t>(local_size_) + local_rank];
   }
 
+  transport::Transport& whole_;
   std::unique_ptr<transport::shm::Group> node_;
-  SubsetTransport cross_;  // the ranks of this local rank, one per node, by node
+  // Nodes alike: the ranks of this local rank, one per node, by node. Otherwise the
+  // leaders (local rank 0 of each node), by node, in which a rank that leads none
+  // has rank -1 and takes no part.
+  SubsetTransport cross_;
+  // Whether every node holds as many ranks. Where they do not, only all_reduce,
+  // broadcast, reduce and barrier have a form (through the leaders).
+  const bool alike_;
+  const int node_index_;  // this rank's node, 0 up
   const int local_rank_;
   const int local_size_;
   const std::vector<Place> places_;  // by communicator rank

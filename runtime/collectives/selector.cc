@@ -77,7 +77,29 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     nodes likewise, but for reduce to 512 B (14-18 us against 9-13): 3 ranks a
 //     core there wait on each other's shared memory, which ranks on nodes of their own
 //     do not.
+// Whether the hierarchy has a form of the collective at all.
+bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
+  switch (kind) {
+    case Kind::kAllReduce:
+    case Kind::kBroadcast:
+    case Kind::kReduce:
+    case Kind::kBarrier: return hierarchy != HierarchyShape::kNone;
+    case Kind::kAllGather:
+    case Kind::kReduceScatter:
+    case Kind::kGather:
+    case Kind::kScatter: return hierarchy != HierarchyShape::kNone && hierarchy != HierarchyShape::kLeaders;
+    default: return false;
+  }
+}
+
+//   Through the leaders (nodes of different sizes), never unless forced: on 2026-11-27,
+//     5 ranks on 2 emulated nodes (3 + 2) over TCP, two runs, one per core state,
+//     all_reduce took 38-42 us at 8 B against recursive doubling's 25, and broadcast,
+//     reduce and barrier won one run and lost the other. The ranks that wait within
+//     their node while the leaders talk take the cores that 5 ranks on 2 share;
+//     nodes with a core per rank would not pay that, but it is not measured here.
 bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
+  if (!has_hierarchical_form(kind, hierarchy) || hierarchy == HierarchyShape::kLeaders) return false;
   switch (kind) {
     case Kind::kAllReduce:
     case Kind::kBroadcast:
@@ -140,28 +162,30 @@ Selector Selector::from_environment() {
   return selector;
 }
 
-void Selector::fail_unavailable(Kind kind, Algorithm forced) {
-  fail(
-      Status::kUnsupported,
-      concat("TUTTI_ALGO forces ", algorithm_name(forced), " for ", kind_name(kind), ", but this communicator's ranks ",
-             forced == Algorithm::kShm ? "are not all on one node"
-                                       : "are not on several nodes with the same number of ranks (two or more) on each",
-             "; pick another of ", choices(kind)));
+void Selector::fail_unavailable(Kind kind, Algorithm forced, HierarchyShape hierarchy) {
+  const char* why = forced == Algorithm::kShm ? "are not all on one node"
+                    : hierarchy == HierarchyShape::kLeaders
+                        ? "are on nodes of different sizes, where only all_reduce, broadcast, reduce and barrier are "
+                          "hierarchical"
+                        : "are not on several nodes with two or more ranks on some";
+  fail(Status::kUnsupported, concat("TUTTI_ALGO forces ", algorithm_name(forced), " for ", kind_name(kind),
+                                    ", but this communicator's ranks ", why, "; pick another of ", choices(kind)));
 }
 
 Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const {
   const auto& forced = forced_[static_cast<int>(kind)];
-  const bool hierarchy_available = hierarchy != HierarchyShape::kNone;
   // A single rank has no group to share memory with; any algorithm is a local copy.
   if (forced && !(*forced == Algorithm::kShm && size == 1)) [[unlikely]] {
-    if (*forced == Algorithm::kShm && !shm_available) fail_unavailable(kind, *forced);
-    if (*forced == Algorithm::kHierarchical && !hierarchy_available) fail_unavailable(kind, *forced);
+    if (*forced == Algorithm::kShm && !shm_available) fail_unavailable(kind, *forced, hierarchy);
+    if (*forced == Algorithm::kHierarchical && !has_hierarchical_form(kind, hierarchy)) {
+      fail_unavailable(kind, *forced, hierarchy);
+    }
     return *forced;
   }
   // Every collective but all_to_allv has a shared-memory form; sends and receives
   // do not.
   if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
-  if (hierarchy_available && takes_hierarchy(kind, bytes, hierarchy)) return Algorithm::kHierarchical;
+  if (takes_hierarchy(kind, bytes, hierarchy)) return Algorithm::kHierarchical;
   std::span<const Algorithm> options = implemented(kind);
   // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
   // they may choose differently, since either algorithm posts the same messages.

@@ -42,9 +42,11 @@ constexpr int kBinomialBroadcastRanks = 8;
 constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
 
 // The hierarchy a communicator has (hierarchy.h): none; one whose node steps work in
-// place (ranks numbered node by node); or one whose all_gather and reduce_scatter
-// reorder the whole array through a copy (ranks numbered otherwise, e.g. cyclically).
-enum class HierarchyShape { kNone, kInPlace, kReordering };
+// place (ranks numbered node by node); one whose all_gather and reduce_scatter
+// reorder the whole array through a copy (ranks numbered otherwise, e.g. cyclically);
+// or, for nodes of different sizes, one through each node's leader, which has
+// all_reduce, broadcast, reduce and barrier only.
+enum class HierarchyShape { kNone, kInPlace, kReordering, kLeaders };
 
 const char* algorithm_name(Algorithm algorithm);
 
@@ -58,8 +60,9 @@ class Selector {
   // *_scatter and all_to_all calls); shm_available when the communicator has a
   // shared-memory group; hierarchy, the one it has (several nodes alike: hierarchy.h),
   // which every collective but all_to_all takes at every size, except all_gather and
-  // reduce_scatter where it reorders: up to kHierarchicalBlockBytes a rank. A forced
-  // shm or hierarchical where there is none is an error.
+  // reduce_scatter where it reorders (up to kHierarchicalBlockBytes a rank) and the
+  // forms through the leaders (only where forced). A forced shm or hierarchical where
+  // there is none is an error.
   Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.
@@ -68,7 +71,8 @@ class Selector {
  private:
   // choose() when TUTTI_ALGO forces shm or hierarchical where there is none; cold, off
   // its fast path.
-  [[noreturn, gnu::cold, gnu::noinline]] static void fail_unavailable(Kind kind, Algorithm forced);
+  [[noreturn, gnu::cold, gnu::noinline]] static void fail_unavailable(Kind kind, Algorithm forced,
+                                                                      HierarchyShape hierarchy);
   std::array<std::optional<Algorithm>, kKindCount> forced_{};
 };
 

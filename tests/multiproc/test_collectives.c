@@ -132,6 +132,22 @@ ParameterizedTest(layout* l, collectives, hierarchical_matrix, .timeout = 200) {
   run_matrix_on(l->size, l->nodes, NULL, NULL, args);
 }
 
+/* Nodes of different sizes (tutti launch -n 5 --nodes 2: 3 + 2 ranks; -n 7 --nodes 3:
+ * 3 + 2 + 2; -n 5 --nodes 3: 2 + 2 + 1): all_reduce, broadcast, reduce and barrier
+ * through each node's leader, forced (the selector does not take them), through the
+ * same matrix. */
+ParameterizedTestParameters(collectives, uneven_matrix) {
+  static layout layouts[] = {{5, 2}, {7, 3}, {5, 3}};
+  return cr_make_param_array(layout, layouts, sizeof layouts / sizeof layouts[0]);
+}
+
+ParameterizedTest(layout* l, collectives, uneven_matrix, .timeout = 200) {
+  static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
+                                     "float32,bfloat16", "--big-ops",   "all",       NULL};
+  run_matrix_on(l->size, l->nodes,
+                "all_reduce=hierarchical,broadcast=hierarchical,reduce=hierarchical,barrier=hierarchical", NULL, args);
+}
+
 /* The matrix on a grown communicator (tutti_comm_grow, coll_check --grow): worlds of 2
  * and 3 grown by 1 and 2 on one node (shared memory), and a world of 3 grown by 1 on 2
  * emulated nodes, the joiner on the second (UCX between them). The summaries are

@@ -13,6 +13,7 @@ using tutti::collectives::HierarchyShape;
 constexpr HierarchyShape kNone = HierarchyShape::kNone;
 constexpr HierarchyShape kInPlace = HierarchyShape::kInPlace;
 constexpr HierarchyShape kReordering = HierarchyShape::kReordering;
+constexpr HierarchyShape kLeaders = HierarchyShape::kLeaders;
 
 namespace {
 
@@ -65,6 +66,13 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     }
   }
   cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, kNone) == Algorithm::kRing);
+  // Nodes of different sizes: through the leaders only where forced (below); the flat
+  // algorithms by default.
+  cr_assert(selector.choose(Kind::kAllReduce, 8, 5, false, kLeaders) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 5, false, kLeaders) == Algorithm::kDissemination);
+  cr_assert(selector.choose(Kind::kAllGather, 8, 5, false, kLeaders) == Algorithm::kBruck);
+  cr_assert(selector.choose(Kind::kGather, 8, 5, false, kLeaders) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kReduceScatter, 16 << 20, 5, false, kLeaders) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kInPlace) == Algorithm::kPairwise);
   // all_to_allv has no shared-memory form: over the transport everywhere, linear up to
   // kSmallMessageBytes a peer on average (its bytes are all this rank sends), pairwise
@@ -111,7 +119,18 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
     cr_assert_fail("hierarchical was chosen without a hierarchy");
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kUnsupported);
-    cr_assert(contains(error.what(), "same number of ranks"), "%s", error.what());
+    cr_assert(contains(error.what(), "two or more ranks on some"), "%s", error.what());
+  }
+  // Nodes of different sizes: all_reduce, broadcast, reduce and barrier only.
+  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast, Kind::kReduce, Kind::kBarrier}) {
+    cr_assert(Selector::from_environment().choose(kind, 8, 5, false, kLeaders) == Algorithm::kHierarchical);
+  }
+  try {
+    Selector::from_environment().choose(Kind::kAllGather, 8, 5, false, kLeaders);
+    cr_assert_fail("hierarchical all_gather was chosen on nodes of different sizes");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kUnsupported);
+    cr_assert(contains(error.what(), "nodes of different sizes"), "%s", error.what());
   }
   unsetenv("TUTTI_ALGO");
 }
