@@ -361,6 +361,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
       case Kind::kGather: return hierarchy_->gather(send, recv, block, call.root, context);
       case Kind::kScatter: return hierarchy_->scatter(send, recv, block, call.root, context);
       case Kind::kBarrier: return hierarchy_->barrier(context);
+      case Kind::kAllToAll: return hierarchy_->all_to_all(send, recv, block, context);
       default: fail(Status::kInternal, concat(context.label(), ": no hierarchical algorithm; please report it"));
     }
   }

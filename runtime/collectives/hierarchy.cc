@@ -329,6 +329,52 @@ void Hierarchy::scatter(const void* send, void* recv, size_t bytes, int root, co
   node_->scatter(mine, recv, bytes, from.local_rank, context);
 }
 
+void Hierarchy::all_to_all(const void* send, void* recv, size_t bytes, const OpContext& context) {
+  if (bytes == 0) return;
+  // Scratch slots 0, 1 and 3: the engine stages an in-place call's send in slot 2, and
+  // the all_to_alls between nodes take none.
+  const size_t nodes = static_cast<size_t>(cross_.size());
+  const size_t local_size = static_cast<size_t>(local_size_);
+  const size_t whole = nodes * local_size * bytes;
+  Scratch& scratch = *context.scratch;
+  const char* in = static_cast<const char*>(send);
+  // For each local rank l, the blocks for local rank l of every node, by node.
+  char* by_local = static_cast<char*>(scratch.get(0, whole));
+  for (size_t l = 0; l < local_size; ++l) {
+    for (size_t node = 0; node < nodes; ++node) {
+      std::memcpy(by_local + (l * nodes + node) * bytes, in + static_cast<size_t>(rank_of(node, l)) * bytes, bytes);
+    }
+  }
+  // Within the node: from each local peer, its blocks for this local rank of every
+  // node, [peer][node].
+  char* for_me = static_cast<char*>(scratch.get(1, whole));
+  node_->all_to_all(by_local, for_me, nodes * bytes, context);
+  // Between nodes among this local rank's peers: to each node, the blocks its rank
+  // gets from this node's ranks, [node][local peer]; what arrives is, by node, the
+  // blocks of that node's ranks for this rank, [node][local rank]: recv's own order
+  // where the ranks are numbered node by node.
+  char* by_node = static_cast<char*>(scratch.get(3, whole));
+  for (size_t node = 0; node < nodes; ++node) {
+    for (size_t peer = 0; peer < local_size; ++peer) {
+      std::memcpy(by_node + (node * local_size + peer) * bytes, for_me + (peer * nodes + node) * bytes, bytes);
+    }
+  }
+  char* out = numbered_by_node_ ? static_cast<char*>(recv) : for_me;
+  Exchange cross(cross_, context);
+  if (local_size * bytes <= kSmallMessageBytes) {
+    all_to_all_linear(cross, by_node, out, local_size * bytes);
+  } else {
+    all_to_all_pairwise(cross, by_node, out, local_size * bytes);
+  }
+  if (numbered_by_node_) return;
+  for (size_t node = 0; node < nodes; ++node) {
+    for (size_t peer = 0; peer < local_size; ++peer) {
+      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, peer)) * bytes,
+                  out + (node * local_size + peer) * bytes, bytes);
+    }
+  }
+}
+
 void Hierarchy::all_reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                                            const OpContext& context) {
   // The node's sum on its leader, the leaders' all_reduce, then the node's broadcast

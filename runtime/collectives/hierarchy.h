@@ -34,6 +34,11 @@
 // Numbered otherwise (Slurm's cyclic distribution), the reordering copies the whole
 // array once, which the flat ring does not.
 //
+//   all_to_all: within each node, every local rank gathers its peers' blocks for
+//     its own local rank on every node (an all_to_all of K blocks a peer); then
+//     between nodes among each local rank an all_to_all of L blocks a node, which
+//     sends K - 1 messages a rank across the network instead of P - 1. Two copies of
+//     the whole array reorder the blocks between the steps.
 // Nodes of different sizes (3 + 2 ranks, or what a shrink leaves) have no groups of
 // one local rank across every node; there local rank 0 of each node, its leader,
 // carries what crosses between the nodes: all_reduce is the node's reduce to the
@@ -85,6 +90,7 @@ class Hierarchy {
   void gather(const void* send, void* recv, size_t bytes, int root, const OpContext& context);
   void scatter(const void* send, void* recv, size_t bytes, int root, const OpContext& context);
   void barrier(const OpContext& context);
+  void all_to_all(const void* send, void* recv, size_t bytes, const OpContext& context);
 
   // kInPlace where the nodes are alike and the ranks numbered node by node,
   // kReordering where they are numbered otherwise, kLeaders where the nodes differ in

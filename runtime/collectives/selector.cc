@@ -24,7 +24,7 @@ std::span<const Algorithm> implemented(Kind kind) {
   static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical};
   static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical};
   static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear, A::kHierarchical};
-  static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear};
+  static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear, A::kHierarchical};
   static constexpr A kAllToAllV[] = {A::kLinear, A::kPairwise};
   static constexpr A kBarrier[] = {A::kShm, A::kDissemination, A::kHierarchical};
   static constexpr A kPointToPoint[] = {A::kDirect};
@@ -87,11 +87,20 @@ bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
     case Kind::kAllGather:
     case Kind::kReduceScatter:
     case Kind::kGather:
-    case Kind::kScatter: return hierarchy != HierarchyShape::kNone && hierarchy != HierarchyShape::kLeaders;
+    case Kind::kScatter:
+    case Kind::kAllToAll: return hierarchy != HierarchyShape::kNone && hierarchy != HierarchyShape::kLeaders;
     default: return false;
   }
 }
 
+//   all_to_all up to kSmallMessageBytes (64 KiB) a block: on 2026-11-27 (far state,
+//     520-545 ns), 4 ranks on 2 nodes, four runs, it took 26-69 us from 64 B to 4 KiB
+//     (each rank's whole buffer) against pairwise's 48-65 (it lost two runs of four,
+//     by up to 25%, at 64 and 512 B), 32-40 at 32 KiB against 57-76 and 99-135 at
+//     256 KiB (64 KiB a block) against 138-161; at 2 MiB (512 KiB a block) it lost,
+//     1035-1290 against 745-1081, the two copies of the whole array costing more
+//     than the fewer messages save. 6 ranks on 2 nodes: 38-49 against 120-143 up to
+//     32 KiB, 218 against 359 at 256 KiB.
 //   Through the leaders (nodes of different sizes), never unless forced: on 2026-11-27,
 //     5 ranks on 2 emulated nodes (3 + 2) over TCP, two runs, one per core state,
 //     all_reduce took 38-42 us at 8 B against recursive doubling's 25, and broadcast,
@@ -109,6 +118,7 @@ bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
     case Kind::kBarrier: return true;
     case Kind::kAllGather:
     case Kind::kReduceScatter: return hierarchy == HierarchyShape::kInPlace || bytes <= kHierarchicalBlockBytes;
+    case Kind::kAllToAll: return bytes <= kSmallMessageBytes;
     default: return false;
   }
 }

@@ -108,10 +108,9 @@ ParameterizedTest(world* w, collectives, matrix, .timeout = 200) {
 }
 
 /* The hierarchical collectives (shared memory within each emulated node, UCX between
- * them), all eight forced, on 2 nodes of 2 and 3 ranks and 3 nodes of 2, with the same
- * matrix as above (all_to_all, which has no hierarchical form, through the selector,
- * UCX between the nodes); count 70001 takes the rings between nodes. The selector's
- * own choices at the same layouts come last. */
+ * them), all nine forced, on 2 nodes of 2 and 3 ranks and 3 nodes of 2, with the same
+ * matrix as above; count 70001 takes the rings between nodes. The selector's own
+ * choices at the same layouts come last. */
 typedef struct layout {
   int size;
   int nodes;
@@ -125,10 +124,11 @@ ParameterizedTestParameters(collectives, hierarchical_matrix) {
 ParameterizedTest(layout* l, collectives, hierarchical_matrix, .timeout = 200) {
   static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
                                      "float32,bfloat16", "--big-ops",   "all",       NULL};
-  run_matrix_on(l->size, l->nodes,
-                "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical,"
-                "reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical",
-                NULL, args);
+  run_matrix_on(
+      l->size, l->nodes,
+      "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical,"
+      "reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical,all_to_all=hierarchical",
+      NULL, args);
   run_matrix_on(l->size, l->nodes, NULL, NULL, args);
 }
 

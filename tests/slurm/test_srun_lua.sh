@@ -39,7 +39,7 @@ for rank in 4 5 6 7; do expect_count 1 "^place rank $rank of 8 local $((rank - 4
 # and 2 on the first): the hierarchy must put every block where its rank says.
 for distribution in block cyclic; do
   LUA_PATH="$TUTTI_SOURCE_DIR/tests/lua/?.lua" \
-    TUTTI_ALGO=all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical,reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical \
+    TUTTI_ALGO=all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical,reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical,all_to_all=hierarchical \
     srun_ok -N 2 --ntasks-per-node=2 --distribution="$distribution" "$TUTTI_BIN" \
     "$TUTTI_SOURCE_DIR/tests/lua/test_collectives.lua"
   expect_count 4 "^test_collectives: rank [0-3] of 4 ran [0-9]+ calls: ok"

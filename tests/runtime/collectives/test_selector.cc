@@ -73,7 +73,14 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kAllGather, 8, 5, false, kLeaders) == Algorithm::kBruck);
   cr_assert(selector.choose(Kind::kGather, 8, 5, false, kLeaders) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kReduceScatter, 16 << 20, 5, false, kLeaders) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kInPlace) == Algorithm::kPairwise);
+  // all_to_all: up to kSmallMessageBytes a block.
+  for (HierarchyShape shape : {kInPlace, kReordering}) {
+    cr_assert(selector.choose(Kind::kAllToAll, tutti::collectives::kSmallMessageBytes, 8, false, shape) ==
+              Algorithm::kHierarchical);
+    cr_assert(selector.choose(Kind::kAllToAll, tutti::collectives::kSmallMessageBytes + 1, 8, false, shape) ==
+              Algorithm::kLinear);
+  }
+  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kNone) == Algorithm::kPairwise);
   // all_to_allv has no shared-memory form: over the transport everywhere, linear up to
   // kSmallMessageBytes a peer on average (its bytes are all this rank sends), pairwise
   // past it.
@@ -108,10 +115,10 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   }
   setenv("TUTTI_ALGO",
          "all_reduce=hierarchical,all_gather=hierarchical,reduce_scatter=hierarchical,broadcast=hierarchical,"
-         "reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical",
+         "reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical,all_to_all=hierarchical",
          1);
   for (Kind kind : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter, Kind::kBroadcast, Kind::kReduce,
-                    Kind::kGather, Kind::kScatter, Kind::kBarrier}) {
+                    Kind::kGather, Kind::kScatter, Kind::kBarrier, Kind::kAllToAll}) {
     cr_assert(Selector::from_environment().choose(kind, 16 << 20, 4, false, kInPlace) == Algorithm::kHierarchical);
   }
   try {
@@ -138,7 +145,8 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
 Test(selector, tutti_algo_errors_name_the_choices, .timeout = 10) {
   cr_assert(contains(forced_error("all_reduce=bruck"), "all_reduce: shm recursive_doubling ring hierarchical"));
   cr_assert(contains(forced_error("reduce=bruck"), "reduce: shm binomial ring hierarchical"));
-  cr_assert(contains(forced_error("all_to_all=hierarchical"), "all_to_all: shm pairwise linear"));
+  cr_assert(contains(forced_error("all_to_all=ring"), "all_to_all: shm pairwise linear hierarchical"));
+  cr_assert(contains(forced_error("all_to_allv=hierarchical"), "all_to_allv: linear pairwise"));
   cr_assert(contains(forced_error("allreduce=ring"), "not a collective"));
   cr_assert(contains(forced_error("ring"), "collective=algorithm"));
   cr_assert(contains(forced_error("send=direct"), "not a collective"));
