@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "runtime/collectives/algorithms.h"
@@ -237,26 +238,37 @@ void Hierarchy::broadcast(void* buffer, size_t bytes, int root, const OpContext&
 void Hierarchy::reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                        const OpContext& context) {
   if (count == 0) return;
-  if (!alike_) return reduce_through_leaders(send, recv, count, dtype, op, root, context);
+  // Within each node to its gatherer, then among the gatherers, one per node, to the
+  // root. The gatherer is the root's local rank where the nodes are alike (cross_
+  // links those), else each node's leader, but the root itself on its node.
   const Place from = places_[static_cast<size_t>(root)];
+  const bool roots_node = node_index_ == from.node;
+  const int gatherer = alike_ || roots_node ? from.local_rank : 0;
   const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
-  if (local_rank_ != from.local_rank) {
-    node_->reduce(send, nullptr, count, dtype, combine, from.local_rank, context);
+  if (local_rank_ != gatherer) {
+    node_->reduce(send, nullptr, count, dtype, combine, gatherer, context);
     return;
   }
   // This node's sum: into recv on the root itself, else into scratch (slot 2; the
   // reduce between nodes takes 0 and 1).
-  const bool is_root = cross_.rank() == from.node;
   const size_t bytes = count * dtype_size(dtype);
-  void* sum = is_root ? recv : context.scratch->get(2, bytes);
-  node_->reduce(send, sum, count, dtype, combine, from.local_rank, context);
-  Exchange cross(cross_, context);
-  if (bytes <= kSmallMessageBytes) {
-    reduce_binomial(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
-  } else {
-    reduce_ring(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
+  void* sum = roots_node ? recv : context.scratch->get(2, bytes);
+  node_->reduce(send, sum, count, dtype, combine, gatherer, context);
+  std::optional<SubsetTransport> gatherers;
+  if (!alike_) {
+    std::vector<int> members;
+    for (int node = 0; node < cross_.size(); ++node) {
+      members.push_back(node == from.node ? root : cross_.communicator_rank(node));
+    }
+    gatherers.emplace(whole_, std::move(members), node_index_);
   }
-  if (is_root) finish_average(recv, count, dtype, op, world_size());
+  Exchange cross(gatherers ? *gatherers : cross_, context);
+  if (bytes <= kSmallMessageBytes) {
+    reduce_binomial(cross, sum, roots_node ? recv : nullptr, count, dtype, combine, from.node);
+  } else {
+    reduce_ring(cross, sum, roots_node ? recv : nullptr, count, dtype, combine, from.node);
+  }
+  if (roots_node) finish_average(recv, count, dtype, op, world_size());
 }
 
 void Hierarchy::gather(const void* send, void* recv, size_t bytes, int root, const OpContext& context) {
@@ -282,13 +294,7 @@ void Hierarchy::gather(const void* send, void* recv, size_t bytes, int root, con
   } else {
     gather_linear(cross, mine, grid, run, from.node);
   }
-  if (!is_root || in_recv) return;
-  for (size_t node = 0; node < nodes; ++node) {
-    for (size_t local = 0; local < static_cast<size_t>(local_size_); ++local) {
-      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, local)) * bytes,
-                  grid + node * run + local * bytes, bytes);
-    }
-  }
+  if (is_root && !in_recv) to_rank_order(grid, static_cast<char*>(recv), bytes);
 }
 
 void Hierarchy::scatter(const void* send, void* recv, size_t bytes, int root, const OpContext& context) {
@@ -308,12 +314,7 @@ void Hierarchy::scatter(const void* send, void* recv, size_t bytes, int root, co
     grid = static_cast<const char*>(send);
   } else if (is_root) {
     char* reordered = static_cast<char*>(context.scratch->get(3, nodes * run));
-    for (size_t node = 0; node < nodes; ++node) {
-      for (size_t local = 0; local < static_cast<size_t>(local_size_); ++local) {
-        std::memcpy(reordered + node * run + local * bytes,
-                    static_cast<const char*>(send) + static_cast<size_t>(rank_of(node, local)) * bytes, bytes);
-      }
-    }
+    to_node_order(static_cast<const char*>(send), reordered, bytes);
     grid = reordered;
   }
   // This node's run: in place in grid on the root (the in-place form, which the
@@ -366,12 +367,18 @@ void Hierarchy::all_to_all(const void* send, void* recv, size_t bytes, const OpC
   } else {
     all_to_all_pairwise(cross, by_node, out, local_size * bytes);
   }
-  if (numbered_by_node_) return;
-  for (size_t node = 0; node < nodes; ++node) {
-    for (size_t peer = 0; peer < local_size; ++peer) {
-      std::memcpy(static_cast<char*>(recv) + static_cast<size_t>(rank_of(node, peer)) * bytes,
-                  out + (node * local_size + peer) * bytes, bytes);
-    }
+  if (!numbered_by_node_) to_rank_order(out, static_cast<char*>(recv), bytes);
+}
+
+void Hierarchy::to_rank_order(const char* by_node, char* ranked, size_t bytes) const {
+  for (size_t i = 0; i < rank_at_.size(); ++i) {
+    std::memcpy(ranked + static_cast<size_t>(rank_at_[i]) * bytes, by_node + i * bytes, bytes);
+  }
+}
+
+void Hierarchy::to_node_order(const char* ranked, char* by_node, size_t bytes) const {
+  for (size_t i = 0; i < rank_at_.size(); ++i) {
+    std::memcpy(by_node + i * bytes, ranked + static_cast<size_t>(rank_at_[i]) * bytes, bytes);
   }
 }
 
@@ -406,35 +413,6 @@ void Hierarchy::broadcast_through_leaders(void* buffer, size_t bytes, int root, 
     broadcast_binomial(cross, buffer, bytes, from.node);
   }
   if (!roots_node) node_->broadcast(buffer, bytes, 0, context);
-}
-
-void Hierarchy::reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
-                                       const OpContext& context) {
-  // Within each node to its leader, but to the root itself on the root's node; then
-  // among those, one per node, to the root.
-  const Place from = places_[static_cast<size_t>(root)];
-  const int gatherer = node_index_ == from.node ? from.local_rank : 0;
-  const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
-  if (local_rank_ != gatherer) {
-    node_->reduce(send, nullptr, count, dtype, combine, gatherer, context);
-    return;
-  }
-  const bool is_root = node_index_ == from.node;
-  const size_t bytes = count * dtype_size(dtype);
-  void* sum = is_root ? recv : context.scratch->get(2, bytes);
-  node_->reduce(send, sum, count, dtype, combine, gatherer, context);
-  std::vector<int> members;
-  for (int node = 0; node < cross_.size(); ++node) {
-    members.push_back(node == from.node ? root : cross_.communicator_rank(node));
-  }
-  SubsetTransport gatherers(whole_, std::move(members), node_index_);
-  Exchange cross(gatherers, context);
-  if (bytes <= kSmallMessageBytes) {
-    reduce_binomial(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
-  } else {
-    reduce_ring(cross, sum, is_root ? recv : nullptr, count, dtype, combine, from.node);
-  }
-  if (is_root) finish_average(recv, count, dtype, op, world_size());
 }
 
 void Hierarchy::barrier(const OpContext& context) {

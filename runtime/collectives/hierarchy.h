@@ -120,9 +120,11 @@ class Hierarchy {
   void all_reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,
                                   const OpContext& context);
   void broadcast_through_leaders(void* buffer, size_t bytes, int root, const OpContext& context);
-  void reduce_through_leaders(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
-                              const OpContext& context);
 
+  // Blocks of `bytes` from [node][local rank] order into rank order, and back (where
+  // the ranks are numbered otherwise than node by node).
+  void to_rank_order(const char* by_node, char* ranked, size_t bytes) const;
+  void to_node_order(const char* ranked, char* by_node, size_t bytes) const;
   // For nodes alike only.
   int rank_of(size_t node, size_t local_rank) const {
     return rank_at_[node * static_cast<size_t>(local_size_) + local_rank];
