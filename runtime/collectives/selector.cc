@@ -45,6 +45,22 @@ std::span<const Algorithm> implemented(Kind kind) {
   return {};
 }
 
+// Whether the hierarchy has a form of the collective at all.
+bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
+  switch (kind) {
+    case Kind::kAllReduce:
+    case Kind::kBroadcast:
+    case Kind::kReduce:
+    case Kind::kBarrier: return hierarchy != HierarchyShape::kNone;
+    case Kind::kAllGather:
+    case Kind::kReduceScatter:
+    case Kind::kGather:
+    case Kind::kScatter:
+    case Kind::kAllToAll: return hierarchy != HierarchyShape::kNone && hierarchy != HierarchyShape::kLeaders;
+    default: return false;
+  }
+}
+
 // Where a hierarchy beats the flat algorithms, as measured on 2 emulated nodes of 2
 // ranks over TCP (tutti launch --nodes 2, UCX_TLS=tcp; docs/benchmarks.md):
 //   all_reduce and broadcast at every size. On 2026-11-26, with both core states, the
@@ -77,22 +93,6 @@ std::span<const Algorithm> implemented(Kind kind) {
 //     nodes likewise, but for reduce to 512 B (14-18 us against 9-13): 3 ranks a
 //     core there wait on each other's shared memory, which ranks on nodes of their own
 //     do not.
-// Whether the hierarchy has a form of the collective at all.
-bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
-  switch (kind) {
-    case Kind::kAllReduce:
-    case Kind::kBroadcast:
-    case Kind::kReduce:
-    case Kind::kBarrier: return hierarchy != HierarchyShape::kNone;
-    case Kind::kAllGather:
-    case Kind::kReduceScatter:
-    case Kind::kGather:
-    case Kind::kScatter:
-    case Kind::kAllToAll: return hierarchy != HierarchyShape::kNone && hierarchy != HierarchyShape::kLeaders;
-    default: return false;
-  }
-}
-
 //   all_to_all up to kSmallMessageBytes (64 KiB) a block: on 2026-11-27 (far state,
 //     520-545 ns), 4 ranks on 2 nodes, four runs, it took 26-69 us from 64 B to 4 KiB
 //     (each rank's whole buffer) against pairwise's 48-65 (it lost two runs of four,

@@ -27,6 +27,7 @@ the GPU has finished it. Lists are packed and unpacked by torch on that stream.
 """
 import ctypes
 import enum
+import operator
 import sys
 
 from . import _buffers, _capi
@@ -120,10 +121,13 @@ def _split_counts(tensor, buffer, split_sizes, size, api, arg):
             raise invalid(f"{api}: {arg} has {rows} rows, which the {size} ranks cannot share "
                           f"equally; pass {arg}_split_sizes")
         return [rows // size * per_row] * size
-    splits = list(split_sizes)
-    if len(splits) != size or any(not isinstance(s, int) or s < 0 for s in splits):
-        raise invalid(f"{api}: {arg}_split_sizes is {splits!r}; pass {size} row counts >= 0, "
-                      f"one per rank")
+    try:  # ints, or anything that is one (numpy's, a tensor's .tolist())
+        splits = [operator.index(s) for s in split_sizes]
+    except TypeError:
+        splits = None
+    if splits is None or len(splits) != size or any(s < 0 for s in splits):
+        raise invalid(f"{api}: {arg}_split_sizes is {split_sizes!r}; pass {size} row counts "
+                      f">= 0, one per rank")
     if sum(splits) != rows:
         raise invalid(f"{api}: {arg}_split_sizes {splits!r} add up to {sum(splits)} rows, but "
                       f"{arg} has {rows}; make them add up to its first dimension")

@@ -176,6 +176,10 @@ def test_every_collective_on_one_rank():
         tutti.all_to_all_single(out, x, [6], [5])
     with pytest.raises(tutti.TuttiInvalidArgument, match="pass 1 row counts >= 0"):
         tutti.all_to_all_single(out, x, [3, 3], [6])
+    with pytest.raises(tutti.TuttiInvalidArgument, match="pass 1 row counts >= 0"):
+        tutti.all_to_all_single(out, x, [6.0], [6])
+    tutti.all_to_all_single(out, x, numpy.array([6]), [6])
+    assert torch.equal(out, x)
     tutti.reduce(out, dst=0, op="min")
     assert tutti.barrier() is None
 
