@@ -82,43 +82,29 @@ bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
 //     0.36-0.55 in both core states; with 1 MiB a rank it lost in the close state
 //     (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far one (1.26-1.40
 //     against 1.98-2.06), and reduce_scatter likewise.
-//   reduce, gather, scatter and barrier at every size: on 2026-11-27 (close state,
-//     118-126 ns), 4 ranks on 2 nodes, two runs, reduce took 2.0-5.8 us from 8 B to
-//     512 B against the tree's 3.4-8.1, 646-654 at 2 MiB against 925-1065 and 8.8-9.2
-//     ms at 16 MiB against 14.9-15.1; gather (whole array) 5.2-5.4 us at 512 B
-//     against 6.8-7.3, 22-58 at 256 KiB against 118-137 and 1.6-2.3 ms at 16 MiB
-//     against 2.4-2.6; scatter 3.0-3.7 us against 7.6-9.0 and 2.4 ms against 3.3-4.2
-//     (it lost one run of two at 256 KiB and at 2 MiB, by 10-20%); barrier 16-36 us
-//     against dissemination's 36-42 (one run in seven took 60). At 6 ranks on 2 and 3
-//     nodes likewise, but for reduce to 512 B (14-18 us against 9-13): 3 ranks a
-//     core there wait on each other's shared memory, which ranks on nodes of their own
-//     do not.
-//   all_to_all up to kSmallMessageBytes (64 KiB) a block: on 2026-11-27 (far state,
-//     520-545 ns), 4 ranks on 2 nodes, four runs, it took 26-69 us from 64 B to 4 KiB
-//     (each rank's whole buffer) against pairwise's 48-65 (it lost two runs of four,
-//     by up to 25%, at 64 and 512 B), 32-40 at 32 KiB against 57-76 and 99-135 at
-//     256 KiB (64 KiB a block) against 138-161; at 2 MiB (512 KiB a block) it lost,
-//     1035-1290 against 745-1081, the two copies of the whole array costing more
-//     than the fewer messages save. 6 ranks on 2 nodes: 38-49 against 120-143 up to
-//     32 KiB, 218 against 359 at 256 KiB.
-//   Through the leaders (nodes of different sizes), never unless forced: on 2026-11-27,
-//     5 ranks on 2 emulated nodes (3 + 2) over TCP, two runs, one per core state,
-//     all_reduce took 38-42 us at 8 B against recursive doubling's 25, and broadcast,
-//     reduce and barrier won one run and lost the other. The ranks that wait within
-//     their node while the leaders talk take the cores that 5 ranks on 2 share;
-//     nodes with a core per rank would not pay that, but it is not measured here.
+// Not chosen, only forced (TUTTI_ALGO), for want of a measured win:
+//   reduce, gather, scatter, barrier and all_to_all. On 2026-11-27, 4 ranks on 2
+//     nodes, seven runs over both core states, each against the flat algorithm in
+//     the same round: the same call took 1.2 us in one run and 8 in the next (for
+//     rooted calls, whether the ranks ran ahead of the root), and either side won by
+//     up to 2x at most sizes. The first two runs had the hierarchy ahead nearly
+//     everywhere; the later ones did not (reduce 16 MiB: 8.5-10.0 ms against
+//     7.7-10.1; gather 256 KiB: 25-76 us against 20-70; barrier 16-63 us, bimodal,
+//     against 15-42). all_to_all won in the far state (32 KiB: 32-40 us against
+//     57-76) and did not in the close one (26-64 us against 22-27 up to 4 KiB).
+//   Through the leaders (nodes of different sizes): on 2026-11-27, 5 ranks on 2
+//     emulated nodes (3 + 2) over TCP, two runs, one per core state, all_reduce took
+//     38-42 us at 8 B against recursive doubling's 25, and broadcast, reduce and
+//     barrier won one run and lost the other. The ranks that wait within their node
+//     while the leaders talk take the cores that 5 ranks on 2 share; nodes with a
+//     core per rank would not pay that, but it is not measured here.
 bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
-  if (!has_hierarchical_form(kind, hierarchy) || hierarchy == HierarchyShape::kLeaders) return false;
+  if (hierarchy == HierarchyShape::kNone || hierarchy == HierarchyShape::kLeaders) return false;
   switch (kind) {
     case Kind::kAllReduce:
-    case Kind::kBroadcast:
-    case Kind::kReduce:
-    case Kind::kGather:
-    case Kind::kScatter:
-    case Kind::kBarrier: return true;
+    case Kind::kBroadcast: return true;
     case Kind::kAllGather:
     case Kind::kReduceScatter: return hierarchy == HierarchyShape::kInPlace || bytes <= kHierarchicalBlockBytes;
-    case Kind::kAllToAll: return bytes <= kSmallMessageBytes;
     default: return false;
   }
 }

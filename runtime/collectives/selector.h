@@ -37,8 +37,7 @@ constexpr size_t kSmallMessageBytes = 64 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
 // Up to this many bytes a rank, all_gather and reduce_scatter take a reordering
-// hierarchy where there is one (an in-place one, and the other collectives, at every
-// size; selector.cc says why).
+// hierarchy where there is one (an in-place one at every size; selector.cc says why).
 constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
 
 // The hierarchy a communicator has (hierarchy.h): none; one whose node steps work in
@@ -59,10 +58,11 @@ class Selector {
   // `bytes` is the size of one rank's message (per-rank block for the *_gather,
   // *_scatter and all_to_all calls); shm_available when the communicator has a
   // shared-memory group; hierarchy, the one it has (several nodes alike: hierarchy.h),
-  // which every collective but all_to_all takes at every size, except all_gather and
-  // reduce_scatter where it reorders (up to kHierarchicalBlockBytes a rank) and the
-  // forms through the leaders (only where forced). A forced shm or hierarchical where
-  // there is none is an error.
+  // which all_reduce and broadcast take at every size, all_gather and reduce_scatter
+  // at every size where it works in place and up to kHierarchicalBlockBytes a rank
+  // where it reorders; its other forms (reduce, gather, scatter, barrier, all_to_all,
+  // and those through the leaders) only where forced. A forced shm or hierarchical
+  // where there is none is an error.
   Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.
