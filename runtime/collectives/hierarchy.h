@@ -30,15 +30,17 @@
 //   reduce_scatter: within each node a reduce-scatter of each node's L blocks (K of
 //     them, in place where the ranks are numbered node by node; otherwise of the
 //     input's blocks reordered by local rank, then node), then between nodes among
-//     each local rank a reduce-scatter of those K blocks.
-// Numbered otherwise (Slurm's cyclic distribution), the reordering copies the whole
-// array once, which the flat ring does not.
-//
+//     each local rank a reduce-scatter of those K blocks;
 //   all_to_all: within each node, every local rank gathers its peers' blocks for
 //     its own local rank on every node (an all_to_all of K blocks a peer); then
 //     between nodes among each local rank an all_to_all of L blocks a node, which
 //     sends K - 1 messages a rank across the network instead of P - 1. Two copies of
 //     the whole array reorder the blocks between the steps.
+// Numbered otherwise (Slurm's cyclic distribution), all_gather's and reduce_scatter's
+// reordering copies the whole array once, which the flat ring does not. The selector
+// (selector.cc) takes all_reduce, broadcast, all_gather and reduce_scatter; the other
+// forms only where TUTTI_ALGO forces them.
+//
 // Nodes of different sizes (3 + 2 ranks, or what a shrink leaves) have no groups of
 // one local rank across every node; there local rank 0 of each node, its leader,
 // carries what crosses between the nodes: all_reduce is the node's reduce to the
