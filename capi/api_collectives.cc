@@ -66,19 +66,18 @@ size_t sum(const size_t* counts, size_t size) {
   return total;
 }
 
-// Writes the packed offsets of counts into packed[first, first + counts' size): each
-// the sum of the counts before it, saturating, so that a sum past the address space
-// is refused by validation as an offset that overflows. NULL for NULL counts (which
-// validation refuses).
-const size_t* packed_offsets(const size_t* counts, std::vector<size_t>& packed, size_t first) {
+// Writes into `into` (size entries) the packed offsets of counts: each the sum of the
+// counts before it, saturating, so that a sum past the address space is refused by
+// validation as an offset that overflows. NULL for NULL counts (which validation
+// refuses).
+const size_t* packed_offsets(const size_t* counts, size_t size, size_t* into) {
   if (counts == nullptr) return nullptr;
-  const size_t size = packed.size() / 2;
   size_t offset = 0;
   for (size_t i = 0; i < size; ++i) {
-    packed[first + i] = offset;
+    into[i] = offset;
     if (__builtin_add_overflow(offset, counts[i], &offset)) offset = SIZE_MAX;
   }
-  return packed.data() + first;
+  return into;
 }
 
 }  // namespace
@@ -150,8 +149,9 @@ TUTTI_API tutti_status tutti_all_to_allv(tutti_comm* comm, const void* send, con
   // until the call returns (an asynchronous operation keeps copies).
   std::vector<size_t> packed(send_offsets != nullptr && recv_offsets != nullptr ? 0 : 2 * size);
   Call call = make_call(Kind::kAllToAllV, send, recv, sum(send_counts, size), c_enum_value(dtype));
-  call.per_peer = tutti::PerPeer{send_counts, send_offsets ? send_offsets : packed_offsets(send_counts, packed, 0),
-                                 recv_counts, recv_offsets ? recv_offsets : packed_offsets(recv_counts, packed, size)};
+  call.per_peer = tutti::PerPeer{
+      send_counts, send_offsets ? send_offsets : packed_offsets(send_counts, size, packed.data()), recv_counts,
+      recv_offsets ? recv_offsets : packed_offsets(recv_counts, size, packed.data() + size)};
   return issue(comm, call, work, kApi);
 }
 
