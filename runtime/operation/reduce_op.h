@@ -30,6 +30,19 @@ void reduce_into(void* dst, const void* a, const void* b, size_t count, Dtype dt
 void reduce_many(void* dst, const void* const* sources, int n, size_t count, Dtype dtype, ReduceOp op,
                  int average_over);
 
+// How reduce_many_to writes its targets: through the cache, or streaming
+// (stream_store.h) where the results do not fit in the cache or other cores read them.
+enum class Stores { kPlain, kStreaming };
+
+// reduce_many into each of targets[0 .. target_count - 1], with the same results.
+// Streaming, it folds a cache line at a time and stores the line into every target
+// while it is in L1, so that reading the sources and writing the targets overlap
+// instead of taking turns; with plain stores, a block of a few KiB at a time. A target
+// may be one of the sources (the very same elements), as with reduce_many; no other
+// overlap is allowed. Streaming stores are ordered (sfence) before it returns.
+void reduce_many_to(void* const* targets, int target_count, const void* const* sources, int n, size_t count,
+                    Dtype dtype, ReduceOp op, int average_over, Stores stores);
+
 // dst[i] /= n, for AVG after a SUM; does nothing for the other ops.
 void finish_average(void* dst, size_t count, Dtype dtype, ReduceOp op, int n);
 

@@ -172,7 +172,7 @@ bool SegmentGroup::all_gather_in_place(const unsigned char* in, unsigned char* o
     }
     for (size_t offset = 0; offset < bytes_per_rank; offset += kPushPieceBytes) {
       const size_t n = std::min(kPushPieceBytes, bytes_per_rank - offset);
-      for (unsigned char* target : targets_) copy_out(target + offset, in + offset, n, all_bytes);
+      for (void* target : targets_) copy_out(static_cast<unsigned char*>(target) + offset, in + offset, n, all_bytes);
     }
   } else if (sources_shared(step)) {
     auto copy = in_place_copy(all_bytes);

@@ -1,7 +1,6 @@
 // The reductions of SegmentGroup: all_reduce, reduce and reduce_scatter.
 #include <algorithm>
 #include <cstring>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,42 +24,10 @@ constexpr size_t kWholeBudget = size_t{2} << 20;
 
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-// all_reduce and reduce stream their results from this many bytes on (reduce_pipelined).
+// all_reduce and reduce stream their results from this many bytes on
+// (reduce_pipelined), and the others' slices of them into recv from the second.
 constexpr size_t kStreamResultsFromBytes = size_t{4} << 20;
-
-// Bytes that reduce_into reduces at a time before it stores them: a block that stays in
-// L1 between the reduction and the stores.
-constexpr size_t kReduceBlockBytes = 4096;
-
-// targets[t][i] = the reduction of every sources[r][i], for i < count and every target;
-// `sources` ends past the elements it read. It reduces a block at a time into L1 and
-// stores the block into every target, streaming or not (but with one plain target it
-// reduces straight into it), which works for every dtype and op with reduce_many's
-// kernels.
-void reduce_into(std::span<unsigned char* const> targets, std::vector<const void*>& sources, size_t count, Dtype dtype,
-                 ReduceOp op, bool streaming) {
-  const size_t unit = dtype_size(dtype);
-  const int n = static_cast<int>(sources.size());
-  if (!streaming && targets.size() == 1) {
-    reduce_many(targets[0], sources.data(), n, count, dtype, op, n);
-    for (const void*& source : sources) source = static_cast<const unsigned char*>(source) + count * unit;
-    return;
-  }
-  alignas(kCacheLine) unsigned char block[kReduceBlockBytes];
-  for (size_t done = 0; done < count; done += sizeof block / unit) {
-    const size_t bytes = std::min(sizeof block / unit, count - done) * unit;
-    reduce_many(block, sources.data(), n, bytes / unit, dtype, op, n);
-    for (unsigned char* target : targets) {
-      if (streaming) {
-        stream_unfenced(target + done * unit, block, bytes);
-      } else {
-        std::memcpy(target + done * unit, block, bytes);
-      }
-    }
-    for (const void*& source : sources) source = static_cast<const unsigned char*>(source) + bytes;
-  }
-  if (streaming) fence_streaming();
-}
+constexpr size_t kStreamCopiesOutFromBytes = size_t{8} << 20;
 
 // Rank `rank`'s slice [lo, hi) of `count` elements split over `size` ranks: whole cache
 // lines (of the vector's start), so that no two ranks write into one line of a result
@@ -158,6 +125,12 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 // 2140 us against 1940, 1 MiB 93 against 105. In between (150 ns): 16 MiB 1480-1810
 // against 1720, 4 MiB 480-720 against 375, but 1 MiB 58-63 against 85-93.
 //
+// From kStreamCopiesOutFromBytes on, the copies of the others' slices into recv stream
+// too: recv then no longer fits in the cache with everything else, and a plain store
+// first reads each of its lines (2 ranks, close, one reduction line by line: 8 MiB
+// 625-675 us against 703-724, 16 MiB 1363-1484 against 1868-1890; 4 MiB 322-361
+// against 313-317).
+//
 // The pipeline: after posting "reduced" for chunk c, a rank copies chunk c + 1 in and
 // posts its "arrived" before waiting for the others' "reduced" of c. Why the double
 // buffers suffice:
@@ -217,8 +190,9 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
     for (int r = 0; r < size_; ++r) {
       sources_[r] = r == rank_ ? in + (offset + lo) * unit : slot(r, first_slot + c) + lo * unit;
     }
-    unsigned char* targets[] = {reduced + lo * unit, receives ? out + (offset + lo) * unit : nullptr};
-    reduce_into(std::span(targets, receives && streams ? 2 : 1), sources_, hi - lo, dtype, op, streams);
+    void* targets[] = {reduced + lo * unit, receives ? out + (offset + lo) * unit : nullptr};
+    reduce_many_to(targets, receives && streams ? 2 : 1, sources_.data(), size_, hi - lo, dtype, op, size_,
+                   streams ? Stores::kStreaming : Stores::kPlain);
     post(arrived + 1, arrived + 2, context);
     if (c + 1 < chunks) {
       copy_in(c + 1);
@@ -226,8 +200,13 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
     }
     wait_all(arrived + 1, context, c, chunks);
     if (receives && streams) {
-      copy_out(out + offset * unit, reduced, lo * unit, count * unit);
-      copy_out(out + (offset + hi) * unit, reduced + hi * unit, (n - hi) * unit, count * unit);
+      if (count * unit >= kStreamCopiesOutFromBytes) {
+        stream_unfenced(out + offset * unit, reduced, lo * unit);
+        copy_streaming(out + (offset + hi) * unit, reduced + hi * unit, (n - hi) * unit);
+      } else {
+        std::memcpy(out + offset * unit, reduced, lo * unit);
+        std::memcpy(out + (offset + hi) * unit, reduced + hi * unit, (n - hi) * unit);
+      }
     } else if (receives) {
       copy_out(out + offset * unit, reduced, n * unit, count * unit);
     }
@@ -258,7 +237,8 @@ bool SegmentGroup::reduce_in_place(const unsigned char* in, unsigned char* out, 
     sources_[r] = mapped_at(r, places.source, bytes, context) + lo * unit;
     if (receives(r)) targets_.push_back(mapped_at(r, places.result, bytes, context) + lo * unit);
   }
-  reduce_into(targets_, sources_, hi - lo, dtype, op, bytes >= kStreamInPlaceFromBytes);
+  reduce_many_to(targets_.data(), static_cast<int>(targets_.size()), sources_.data(), size_, hi - lo, dtype, op, size_,
+                 bytes >= kStreamInPlaceFromBytes ? Stores::kStreaming : Stores::kPlain);
   wait_done_in_place(context);
   return true;
 }
@@ -278,8 +258,7 @@ bool SegmentGroup::reduce_scatter_in_place(const unsigned char* in, unsigned cha
   }
   // Plain stores: streaming ones were slower at every size measured (2 ranks, 16 MiB
   // of vectors: 479-779 us against 395-422).
-  unsigned char* targets[] = {out};
-  reduce_into(targets, sources_, count_per_rank, dtype, op, false);
+  reduce_many(out, sources_.data(), size_, count_per_rank, dtype, op, size_);
   wait_done_in_place(context);
   return true;
 }

@@ -276,7 +276,7 @@ class SegmentGroup final : public Group {
   uint64_t slot_release_[2] = {0, 0};          // per parity of the slot uses, for every rank's slots
   std::string failed_;                         // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;           // reduce_many's sources, one per rank, kept to avoid allocation
-  std::vector<unsigned char*> targets_;        // where reduce_in_place writes, at most one per rank, the same
+  std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
   uint64_t regions_changes_ = 0;               // allocations and frees so far, folded into every shape
   std::list<SharedRegion> regions_;            // allocate_shared's, live ones (a list: Segment does not move-assign)
   uint64_t regions_made_ = 0;

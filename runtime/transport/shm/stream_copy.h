@@ -1,11 +1,13 @@
-// Copies into a collective's receive buffer. When that buffer is large, they bypass the
-// cache on the destination side: its lines are written without being read first (no
-// read-for-ownership), and they do not push the next chunk's shared lines out of the
-// cache.
+// Copies into a collective's receive buffer, and when they stream (operation/stream_store.h).
+// When that buffer is large, they bypass the cache on the destination side: its lines
+// are written without being read first (no read-for-ownership), and they do not push
+// the next chunk's shared lines out of the cache.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
+
+#include "runtime/operation/stream_store.h"
 
 namespace tutti::transport::shm {
 
@@ -26,16 +28,6 @@ inline constexpr size_t kStreamFromBytes = size_t{64} << 20;
 // MiB 750-780 against 910-940, of 64 MiB 3390-4160 against 4490-4760, but of 8 MiB
 // 357-383 against 281-314.
 inline constexpr size_t kStreamInPlaceFromBytes = size_t{16} << 20;
-
-// Like memcpy, for non-overlapping buffers; the stores are ordered (sfence) before it
-// returns.
-void copy_streaming(void* dst, const void* src, size_t bytes);
-
-// copy_streaming without the closing sfence, for a run of copies that one
-// fence_streaming() orders: a fence after every few KiB would wait each time for the
-// write-combining buffers to drain.
-void stream_unfenced(void* dst, const void* src, size_t bytes);
-void fence_streaming();
 
 // Copies a piece of a receive buffer of `buffer_bytes` in all.
 inline void copy_out(void* dst, const void* src, size_t bytes, size_t buffer_bytes) {

@@ -350,6 +350,106 @@ Test(reduce_op, reduce_many_folds_one_to_eight_sources_and_divides_for_avg, .tim
   });
 }
 
+// Where reduce_many_to_gives_reduce_many_s_results puts its buffers: each placement
+// takes another of the kernel's paths (reduce_op.cc).
+enum class Placement {
+  kOnLines,           // every target starts on a cache line
+  kSameOffset,        // every target one element past a line: a head before the lines
+  kDifferentOffsets,  // target t t elements past a line: the block path
+  kOffAlignment,      // every buffer one byte past a line, off its elements' alignment
+};
+
+// A buffer of `bytes` starting `offset` bytes past a cache line, with guard bytes after.
+struct Placed {
+  Placed(size_t bytes, size_t offset) : storage(bytes + offset + 64 + kGuard * 8, kGuardByte) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    at = storage.data() + (64 - address % 64) % 64 + offset;
+    end = bytes;
+  }
+  // A copy of the bytes, at the same offset in its own storage.
+  Placed(const Placed& other)
+      : storage(other.storage), at(storage.data() + (other.at - other.storage.data())), end(other.end) {}
+  Placed& operator=(const Placed&) = delete;
+  void check_guard(const char* what) const {
+    for (size_t i = 0; i < kGuard * 8; ++i) cr_assert_eq(at[end + i], kGuardByte, "%s wrote past a target", what);
+  }
+  std::vector<unsigned char> storage;
+  unsigned char* at;
+  size_t end;
+};
+
+// reduce_many_to gives every target what reduce_many gives (the reference), with either
+// stores, into one to three targets at every placement, from sources off their
+// alignment too, and into a target that is one of the sources.
+Test(reduce_op, reduce_many_to_gives_reduce_many_s_results_in_every_target, .timeout = 60) {
+  on_each_path([](const char* path) {
+    for_each_type([&]<class Type>(Type) {
+      using Stored = typename Type::Stored;
+      std::mt19937_64 rng(7);
+      for (size_t count : kCounts) {
+        const size_t bytes = count * sizeof(Stored);
+        for (int n : {1, 2, 3}) {
+          std::vector<std::vector<Stored>> sources;
+          for (int k = 0; k < n; ++k) sources.push_back(random_values<Type>(count, rng));
+          for (Placement placement :
+               {Placement::kOnLines, Placement::kSameOffset, Placement::kDifferentOffsets, Placement::kOffAlignment}) {
+            const auto offset = [&](int t) -> size_t {
+              switch (placement) {
+                case Placement::kOnLines: return 0;
+                case Placement::kSameOffset: return sizeof(Stored);
+                case Placement::kDifferentOffsets: return t * sizeof(Stored);
+                case Placement::kOffAlignment: return 1;
+              }
+              return 0;
+            };
+            std::vector<Placed> placed_sources;
+            for (int k = 0; k < n; ++k) {
+              placed_sources.emplace_back(bytes, placement == Placement::kOffAlignment ? 1 : 0);
+              if (count != 0) std::memcpy(placed_sources[k].at, sources[k].data(), bytes);
+            }
+            std::vector<const void*> pointers;
+            for (const Placed& source : placed_sources) pointers.push_back(source.at);
+            for (ReduceOp op : kOps) {
+              const int average_over = n + 2;
+              const auto want = reference_many<Type>(sources, count, op, average_over);
+              for (Stores stores : {Stores::kPlain, Stores::kStreaming}) {
+                const char* what = stores == Stores::kPlain ? "reduce_many_to(plain)" : "reduce_many_to(streaming)";
+                for (int target_count = 1; target_count <= 3; ++target_count) {
+                  std::vector<Placed> targets;
+                  std::vector<void*> into;
+                  for (int t = 0; t < target_count; ++t) targets.emplace_back(bytes, offset(t));
+                  for (Placed& target : targets) into.push_back(target.at);
+                  reduce_many_to(into.data(), target_count, pointers.data(), n, count, Type::dtype, op, average_over,
+                                 stores);
+                  std::vector<Stored> got(count);
+                  for (const Placed& target : targets) {
+                    if (count != 0) std::memcpy(got.data(), target.at, bytes);
+                    expect_equal<Type>(got.data(), want, what, op, path);
+                    target.check_guard(what);
+                  }
+                }
+                if (count == 0) continue;
+                // Target 0 is source 0 itself, as in an all_reduce in place.
+                std::vector<Placed> aliased_sources = placed_sources;
+                std::vector<const void*> aliased;
+                for (const Placed& source : aliased_sources) aliased.push_back(source.at);
+                Placed other(bytes, offset(1));
+                void* both[] = {aliased_sources[0].at, other.at};
+                reduce_many_to(both, 2, aliased.data(), n, count, Type::dtype, op, average_over, stores);
+                for (void* target : both) {
+                  std::vector<Stored> got(count);
+                  std::memcpy(got.data(), target, bytes);
+                  expect_equal<Type>(got.data(), want, "reduce_many_to(target 0 == source 0)", op, path);
+                }
+              }
+            }
+          }
+        }
+      }
+    });
+  });
+}
+
 // tutti.h takes void*: buffers one byte off their dtype's alignment, sources and dst,
 // dst also being a source, give the reference's results. Reading them as typed pointers
 // would be undefined behaviour, which the UBSan build (TUTTI_SANITIZE=undefined) reports.

@@ -1,11 +1,11 @@
-#include "runtime/transport/shm/stream_copy.h"
+#include "runtime/operation/stream_store.h"
 
 #include <emmintrin.h>
 
 #include <cstdint>
 #include <cstring>
 
-namespace tutti::transport::shm {
+namespace tutti {
 
 void copy_streaming(void* dst, const void* src, size_t bytes) {
   stream_unfenced(dst, src, bytes);
@@ -40,4 +40,4 @@ void stream_unfenced(void* dst, const void* src, size_t bytes) {
 
 void fence_streaming() { _mm_sfence(); }
 
-}  // namespace tutti::transport::shm
+}  // namespace tutti
