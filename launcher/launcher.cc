@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -110,6 +111,20 @@ uint16_t free_loopback_port() {
     if (uint16_t port = bind_probe(static_cast<uint16_t>(below_ephemeral(random))); port != 0) return port;
   }
   return bind_probe(0);
+}
+
+// The CPUs this process may run on, in order (--bind cpu deals them out to the ranks):
+// those of the cpuset or srun allocation the launcher was started in, not every CPU.
+std::vector<int> usable_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+    }
+  }
+  return cpus;
 }
 
 // pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
@@ -298,6 +313,12 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   plan.child_nofile = original_nofile_;
   plan.stdin_fd = stdin_fd;
   plan.launcher_pid = getpid();
+  if (options_.bind_cpu) {
+    plan.cpus = usable_cpus();
+    if (plan.cpus.empty())
+      say(concat("--bind cpu: cannot read the CPUs this process may use (", std::strerror(errno),
+                 "); the ranks run unbound"));
+  }
   return plan;
 }
 
@@ -457,7 +478,8 @@ std::string Job::spawn(int rank, int restart) {
     rank_env.push_back(concat("TUTTI_RESTART=", restart));
   }
   bool on_terminal = options_.interactive && rank == 0 && restart == 0;
-  std::string failure = process->start(plan_, rank_env, on_terminal);
+  const int cpu = plan_.cpus.empty() ? -1 : plan_.cpus[static_cast<size_t>(rank) % plan_.cpus.size()];
+  std::string failure = process->start(plan_, rank_env, cpu, on_terminal);
   if (!failure.empty()) return failure;
   // A rank on the terminal leads no group of its own; PR_SET_PDEATHSIG covers it.
   if (!on_terminal) orphan_guard_.watch(process->pid());

@@ -90,6 +90,14 @@ std::optional<int> parse_restarts(const std::string& text, std::string* error) {
   return static_cast<int>(*value);
 }
 
+std::optional<bool> parse_bind(const std::string& text, std::string* error) {
+  if (text == "cpu") return true;
+  if (text == "none") return false;
+  *error =
+      concat("--bind \"", text, "\" is not cpu or none; give --bind cpu to run each rank on one CPU, or leave it out");
+  return std::nullopt;
+}
+
 ParseResult fail_with(std::string error) {
   ParseResult result;
   result.kind = ParseResult::Kind::kError;
@@ -135,6 +143,11 @@ ParseResult parse_options(std::span<const std::string> args, const char* implied
       auto nodes = parse_nodes(text, &error);
       if (!nodes) return fail_with(error);
       options.nodes = *nodes;
+    } else if (flag.name == "--bind") {
+      if (!value(&text)) return fail_with("--bind needs a value, cpu or none, e.g. --bind cpu");
+      auto bind = parse_bind(text, &error);
+      if (!bind) return fail_with(error);
+      options.bind_cpu = *bind;
     } else if (flag.name == "--timeout") {
       if (!value(&text)) return fail_with("--timeout needs a value, in seconds, e.g. --timeout 600");
       auto ms = parse_timeout_ms(text, &error);
@@ -250,6 +263,10 @@ const char* usage() {
          "                     rank and local size, and tutti treats them as K machines:\n"
          "                     shared memory within a node, UCX between nodes (with\n"
          "                     UCX_TLS=tcp, over TCP as between real machines); default 1\n"
+         "  --bind cpu         run each rank on one CPU of those the launcher may use\n"
+         "                     (rank r on the (r mod count)-th), so that it keeps its\n"
+         "                     caches; its own threads share that CPU. --bind none (the\n"
+         "                     default) lets the system place and move the ranks\n"
          "  --timeout SECONDS  stop every rank when the whole job runs longer, and exit 124\n"
          "  --tag-output       prefix each output line with \"[RANK] \" (the default)\n"
          "  --no-tag-output    print lines as they are (still whole lines, never mixed)\n"

@@ -19,6 +19,12 @@ struct LaunchOptions {
   // Slurm's block distribution does, so that the runtime treats them as K machines
   // (shared memory within one, UCX between them) while they all run here.
   int nodes = 1;
+  // --bind cpu: each rank runs on one CPU of those the launcher may use, rank r on the
+  // (r mod count)-th, so that a rank keeps its caches and its memory's path (on a
+  // machine or VM whose cores sit apart, a rank moved to another core reads what it
+  // left in the first one's cache from afar). Off by default, as under torchrun: a
+  // rank's own threads (OpenMP, data loaders) would share its one CPU.
+  bool bind_cpu = false;
   int64_t timeout_ms = -1;  // the whole job; -1: none
   bool tag_output = true;
   bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant jobs)
@@ -43,7 +49,8 @@ struct ParseResult {
 // Parses the arguments after "launch". Options end at "--" or at the first argument
 // that is not an option, so `tutti launch -n 2 prog -n 3` passes "-n 3" to prog.
 // Accepts -n N, --np N, --np=N, --nodes K, --timeout S, --timeout=S (seconds, decimals allowed),
-// --tag-output, --no-tag-output, --keep-going, --restart N, --interactive, -h/--help. Does not look
+// --bind cpu|none, --tag-output, --no-tag-output, --keep-going, --restart N, --interactive,
+// -h/--help. Does not look
 // at the file system.
 // For `tutti run`, implied_program is the program (the tutti binary itself), and what
 // follows the options are its arguments, possibly none (a script and its arguments).

@@ -1,6 +1,7 @@
 #include "launcher/rank_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,11 +23,25 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// What exec_child writes to the status pipe when a step fails: the step and errno.
+enum class ChildStep : int { kRedirect, kBind, kExec };
+struct ChildFailure {
+  ChildStep step;
+  int error;
+};
+
+[[noreturn]] void fail_child(int status_fd, ChildStep step) {
+  ChildFailure failure{step, errno};
+  ssize_t ignored = write(status_fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(127);
+}
+
 // Runs in the child between fork and exec: async-signal-safe calls only (no malloc,
 // no locks), since another thread of the launcher may have held any lock at fork.
 // out_fd and err_fd are -1 for a rank on the launcher's terminal.
 [[noreturn]] void exec_child(const ExecPlan& plan, char* const* argv, char* const* envp, int out_fd, int err_fd,
-                             int status_fd) {
+                             int status_fd, int cpu) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The launcher may have died before prctl took hold; then nobody would kill us.
   if (getppid() != plan.launcher_pid) _exit(127);
@@ -36,10 +51,13 @@ void close_fd(int& fd) {
   if (!on_terminal) setpgid(0, 0);
   if (!on_terminal &&
       (dup2(plan.stdin_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)) {
-    int error = errno;
-    ssize_t ignored = write(status_fd, &error, sizeof error);
-    (void)ignored;
-    _exit(127);
+    fail_child(status_fd, ChildStep::kRedirect);
+  }
+  if (cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) fail_child(status_fd, ChildStep::kBind);
   }
   // Everything else the launcher holds is O_CLOEXEC, so exec closes it.
   struct sigaction default_action;
@@ -49,10 +67,7 @@ void close_fd(int& fd) {
   setrlimit(RLIMIT_NOFILE, &plan.child_nofile);
   sigprocmask(SIG_SETMASK, &plan.child_mask, nullptr);
   execve(plan.path.c_str(), argv, envp);
-  int error = errno;
-  ssize_t ignored = write(status_fd, &error, sizeof error);
-  (void)ignored;
-  _exit(127);
+  fail_child(status_fd, ChildStep::kExec);
 }
 
 // "[3] ", or "[3+1] " for rank 3's first restart.
@@ -97,7 +112,8 @@ std::string RankProcess::label() const {
   return restart_ == 0 ? concat("rank ", rank_) : concat("rank ", rank_, " (restart ", restart_, ")");
 }
 
-std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::string>& rank_env, bool on_terminal) {
+std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::string>& rank_env, int cpu,
+                               bool on_terminal) {
   // Everything the child touches is built here, before fork.
   std::vector<char*> argv;
   for (const auto& arg : plan.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -130,7 +146,7 @@ std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::stri
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   pid_t pid = fork();
-  if (pid == 0) exec_child(plan, argv.data(), envp.data(), out_pipe[1], err_pipe[1], status_pipe[1]);
+  if (pid == 0) exec_child(plan, argv.data(), envp.data(), out_pipe[1], err_pipe[1], status_pipe[1], cpu);
   int fork_error = errno;
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) {
@@ -141,11 +157,11 @@ std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::stri
   close_fd(err_pipe[1]);
   close_fd(status_pipe[1]);
 
-  // The status pipe closes at exec (O_CLOEXEC) or carries errno when exec failed.
-  int exec_error = 0;
+  // The status pipe closes at exec (O_CLOEXEC) or carries the step that failed.
+  ChildFailure failure{};
   size_t got = 0;
-  while (got < sizeof exec_error) {
-    ssize_t n = read(status_pipe[0], reinterpret_cast<char*>(&exec_error) + got, sizeof exec_error - got);
+  while (got < sizeof failure) {
+    ssize_t n = read(status_pipe[0], reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
     if (n > 0) {
       got += static_cast<size_t>(n);
     } else if (n == 0 || errno != EINTR) {
@@ -153,12 +169,18 @@ std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::stri
     }
   }
   close_fd(status_pipe[0]);
-  if (got == sizeof exec_error) {
+  if (got == sizeof failure) {
     int ignored;
     while (waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
     }
     close_all();
-    return concat("execve ", plan.path, ": ", std::strerror(exec_error));
+    const char* reason = std::strerror(failure.error);
+    switch (failure.step) {
+      case ChildStep::kRedirect: return concat("redirecting its stdin, stdout and stderr (dup2): ", reason);
+      case ChildStep::kBind: return concat("binding it to CPU ", cpu, " (sched_setaffinity, --bind cpu): ", reason);
+      case ChildStep::kExec: break;
+    }
+    return concat("execve ", plan.path, ": ", reason);
   }
 
   pid_ = pid;

@@ -34,6 +34,7 @@ struct ExecPlan {
   struct rlimit child_nofile;      // RLIMIT_NOFILE as the launcher found it
   int stdin_fd = -1;               // /dev/null
   pid_t launcher_pid = 0;
+  std::vector<int> cpus;  // --bind cpu: the CPUs the ranks take in turn; empty: no binding
 };
 
 // "exited with code 3", "was killed by signal 9 (SIGKILL)".
@@ -57,12 +58,14 @@ class RankProcess {
   RankProcess& operator=(const RankProcess&) = delete;
 
   // Forks and execs the rank in a process group of its own, with plan.env plus
-  // rank_env, and returns once exec has happened. Returns "" on success, else what
-  // failed (fork, pipe or exec, with the reason); nothing is left running then.
+  // rank_env, on CPU `cpu` alone unless it is -1, and returns once exec has happened.
+  // Returns "" on success, else what failed (fork, pipe, the binding or exec, with the
+  // reason); nothing is left running then.
   // on_terminal: the rank keeps the launcher's stdin, stdout, stderr and process group
   // instead (--interactive's rank 0), so that it can read the terminal, which stops
   // readers outside its foreground group, and no pipes are opened.
-  std::string start(const ExecPlan& plan, const std::vector<std::string>& rank_env, bool on_terminal = false);
+  std::string start(const ExecPlan& plan, const std::vector<std::string>& rank_env, int cpu = -1,
+                    bool on_terminal = false);
 
   // Sends sig to the rank's process group (its own children too), or to the rank
   // alone when it has left that group. Nothing once it has been reaped.

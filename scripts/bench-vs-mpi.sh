@@ -22,6 +22,8 @@
 # pml ucx), whose point-to-point then goes wholly through UCX; BENCH_UCX_TLS sets UCX_TLS
 # for both (tcp: the network between machines; sm: UCX's shared memory), e.g.
 #   BENCH_NODES=2 BENCH_UCX_TLS=tcp scripts/bench-vs-mpi.sh 2 all_reduce -b 8 -e 2M -f 16
+# BENCH_BIND=cpu runs each rank of both libraries on one CPU (tutti launch --bind cpu,
+# mpirun --bind-to core), where by default neither is bound.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dev.sh" # install_missing and build; cds to the repo root
 
@@ -34,6 +36,12 @@ timeout_s="${BENCH_TIMEOUT:-300}"
 repeat="${BENCH_REPEAT:-1}"
 read -r -a bench_env <<<"${BENCH_ENV:-}"
 nodes="${BENCH_NODES:-1}"
+bind="${BENCH_BIND:-none}"
+case "$bind" in
+  none) mpi_bind=none ;;
+  cpu) mpi_bind=core:overload-allowed ;;
+  *) echo "BENCH_BIND=$bind: give cpu or none" >&2 && exit 2 ;;
+esac
 [ -z "${BENCH_UCX_TLS:-}" ] || bench_env+=("UCX_TLS=$BENCH_UCX_TLS")
 
 packages+=(openmpi-bin libopenmpi-dev)
@@ -50,8 +58,9 @@ mkdir -p "$results"
 # tcp out of it. --bind-to none: Open MPI would pin each rank to a core (and to a
 # socket past 2 ranks) while tutti launch pins nothing; unpinned, both get the same
 # scheduling, and pinning ranks on a machine with fewer cores than ranks, or shared
-# with other work, would measure placement instead of the library. --oversubscribe
-# lets mpirun start more ranks than cores, as tutti launch does.
+# with other work, would measure placement instead of the library. BENCH_BIND=cpu pins
+# both, a rank to a CPU. --oversubscribe lets mpirun start more ranks than cores, as
+# tutti launch does.
 # With emulated nodes, Open MPI's UCX PML instead: its messages, as tutti's between
 # nodes, all go through UCX, over the transports UCX_TLS allows. (Debian's
 # openmpi-mca-params.conf says pml=^ucx, which --mca pml ucx overrides; and Open MPI
@@ -62,7 +71,7 @@ for assignment in "${bench_env[@]}"; do mpi_env+=(-x "$assignment"); done
 mpi_path=(--mca btl self,vader)
 [ "$nodes" -eq 1 ] || mpi_path=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self)
 run_mpi() {
-  timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to none "${mpi_path[@]}" \
+  timeout -k 10 "$timeout_s" mpirun --allow-run-as-root --oversubscribe --bind-to "$mpi_bind" "${mpi_path[@]}" \
     "${mpi_env[@]}" -np "$1" "$bin/mpi-bench" "${@:2}"
 }
 round_trip() {
@@ -71,7 +80,7 @@ round_trip() {
   echo "${trip% ns}"
 }
 run_tutti() {
-  env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --nodes "$nodes" --no-tag-output --timeout "$timeout_s" -- \
+  env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --nodes "$nodes" --bind "$bind" --no-tag-output --timeout "$timeout_s" -- \
     "$bin/tutti-bench" "${@:2}"
 }
 
@@ -135,6 +144,7 @@ echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
 echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
 [ "$nodes" -eq 1 ] || echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
+[ "$bind" = none ] || echo "# ranks bound: a CPU each (tutti launch --bind cpu; Open MPI: --bind-to $mpi_bind)"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti); t/c: tutti / the machine's"
 echo "#   ceiling (reduction-ceiling: one pass over the same bytes, one node, 1 MiB up)"
 echo "# core round trip: a cache line between two cores and back (bench/core_round_trip.c), which"

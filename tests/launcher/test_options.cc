@@ -152,6 +152,16 @@ Test(options, nodes) {
   expect_error({"-n", "2", "--nodes"}, "--nodes needs a value");
 }
 
+Test(options, bind) {
+  cr_assert_not(parse({"-n", "2", "prog"}).options.bind_cpu, "unbound unless asked");
+  ParseResult result = parse({"-n", "2", "--bind", "cpu", "prog"});
+  cr_assert(result.kind == ParseResult::Kind::kRun);
+  cr_assert(result.options.bind_cpu);
+  cr_assert_not(parse({"-n", "2", "--bind=cpu", "--bind=none", "prog"}).options.bind_cpu, "the last --bind wins");
+  expect_error({"-n", "2", "--bind", "core", "prog"}, "--bind \"core\" is not cpu or none; give --bind cpu");
+  expect_error({"-n", "2", "--bind"}, "--bind needs a value, cpu or none");
+}
+
 // Slurm's block distribution: 5 ranks on 2 nodes are 0-2 and 3-4.
 Test(options, node_place_fills_nodes_in_blocks) {
   using tutti::launcher::node_place;

@@ -9,6 +9,7 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,52 @@ Test(launcher, nodes_emulates_machines, .timeout = 120) {
     snprintf(line, sizeof line, "[%d] got %d %d 0/1 0/1\n", rank, rank, rank);
     cr_assert_eq(tt_count(output, line), 1, "want \"%s\" in:\n%s", line, output);
   }
+  free(output);
+  tt_cleanup(process);
+}
+
+/* --bind cpu: rank r runs on the (r mod count)-th CPU the launcher may use, and on it
+ * alone; without it, on every CPU the launcher may use. Launched from this process,
+ * which may itself be confined (taskset, a cpuset), the launcher gets its CPUs. */
+Test(launcher, bind_cpu_deals_the_launchers_cpus_out_to_the_ranks, .timeout = 60) {
+  cpu_set_t allowed;
+  cr_assert_eq(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpus[CPU_SETSIZE];
+  int count = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus[count++] = cpu;
+  }
+  const char* report = "echo \"cpus $(grep Cpus_allowed_list /proc/self/status | cut -f2)\"";
+  const char* args[] = {"launch", "-n", "3", "--bind", "cpu", "/bin/sh", "-c", report, NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 30000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  for (int rank = 0; rank < 3; ++rank) {
+    char line[64];
+    snprintf(line, sizeof line, "[%d] cpus %d\n", rank, cpus[rank % count]);
+    cr_assert_eq(tt_count(output, line), 1, "want \"%s\" in:\n%s", line, output);
+  }
+  free(output);
+  tt_cleanup(process);
+
+  /* Unbound, a rank may run wherever the launcher may. */
+  const char* unbound_args[] = {"launch", "-n", "1", "/bin/sh", "-c", report, NULL};
+  process = new_process();
+  output = run_tutti(process, unbound_args, 30000);
+  cr_assert_eq(process->exit_code, 0, "%s", output);
+  int ranks_cpus = 0;
+  const char* listed = strstr(output, "cpus ");
+  cr_assert_not_null(listed, "%s", output);
+  /* "0-1" or "0,2-3": count the CPUs the list names. */
+  for (const char* at = listed + 5; *at != '\n' && *at != '\0';) {
+    char* end = NULL;
+    long first = strtol(at, &end, 10);
+    long last = *end == '-' ? strtol(end + 1, &end, 10) : first;
+    ranks_cpus += (int)(last - first + 1);
+    at = *end == ',' ? end + 1 : end;
+  }
+  cr_assert_eq(ranks_cpus, count, "an unbound rank runs on %d CPUs, the launcher on %d:\n%s", ranks_cpus, count,
+               output);
   free(output);
   tt_cleanup(process);
 }
