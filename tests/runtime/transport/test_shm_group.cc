@@ -831,49 +831,55 @@ Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
 }
 
 // From 4 MiB on (group_reduce.cc) the pipeline streams each rank's reduced slice into
-// recv, 16 bytes at a time once the destination is aligned, block by block: receive
-// buffers a few bytes off every alignment, and the root of a reduce next to ranks that
-// receive nothing, still get every element and nothing past them. 1100003 elements take
-// that path with 4-byte dtypes and the plain one with float16; in place, each block is
-// read whole before it is written back.
-Test(shm_group, reductions_into_unaligned_buffers, .timeout = 60) {
+// recv, 16 bytes at a time once the destination is aligned, block by block, and from 8
+// MiB on the 2-rank chunked form streams whole chunks: receive buffers a few bytes off
+// every alignment, and the root of a reduce next to ranks that receive nothing, still
+// get every element and nothing past them. 1100003 elements at 3 ranks and 2200007 at
+// 2 take those paths with 4-byte dtypes and the plain ones with float16; in place, each
+// block is read whole before it is written back.
+Test(shm_group, reductions_into_unaligned_buffers, .timeout = 120) {
   const std::pair<Dtype, ReduceOp> cases[] = {{Dtype::kFloat32, ReduceOp::kSum},
                                               {Dtype::kFloat32, ReduceOp::kAvg},
                                               {Dtype::kInt32, ReduceOp::kMax},
                                               {Dtype::kFloat16, ReduceOp::kSum}};
-  Ranks ranks(3);
-  ranks.run([&](int rank, Failures& failures) {
-    for (auto [dtype, op] : cases) {
-      for (size_t shift : {size_t{2}, size_t{6}}) {
-        const size_t count = 1100003, bytes = count * tutti::dtype_size(dtype);
-        Guarded send(bytes), shifted(bytes + shift), recv(bytes);
-        for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
-        for (int root : {-1, 1}) {
-          for (bool in_place : {false, true}) {
-            std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, in_place),
-                                             " into a buffer ", shift, " bytes off");
-            unsigned char* out = shifted.get() + shift;
-            std::memset(shifted.get(), 0xA5, shift);
-            const bool receives = root < 0 || rank == root;
-            if (in_place && receives) std::memcpy(out, send.get(), bytes);
-            const unsigned char* in = in_place && receives ? out : send.get();
-            OpContext context = ranks.context(rank, "reduce");
-            if (root < 0) {
-              ranks.groups[rank]->all_reduce(in, out, count, dtype, op, context);
-            } else {
-              ranks.groups[rank]->reduce(in, receives ? out : nullptr, count, dtype, op, root, context);
-              if (!receives) continue;
+  for (const auto& shape : {std::pair{3, size_t{1100003}}, std::pair{2, size_t{2200007}}}) {
+    const int size = shape.first;
+    const size_t count = shape.second;
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      for (auto [dtype, op] : cases) {
+        for (size_t shift : {size_t{2}, size_t{6}}) {
+          const size_t bytes = count * tutti::dtype_size(dtype);
+          Guarded send(bytes), shifted(bytes + shift), recv(bytes);
+          for (size_t i = 0; i < count; ++i) put(send.get(), i, dtype, value_of(rank, i));
+          for (int root : {-1, 1}) {
+            for (bool in_place : {false, true}) {
+              std::string name =
+                  tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", count, dtype, op, in_place),
+                                " into a buffer ", shift, " bytes off");
+              unsigned char* out = shifted.get() + shift;
+              std::memset(shifted.get(), 0xA5, shift);
+              const bool receives = root < 0 || rank == root;
+              if (in_place && receives) std::memcpy(out, send.get(), bytes);
+              const unsigned char* in = in_place && receives ? out : send.get();
+              OpContext context = ranks.context(rank, "reduce");
+              if (root < 0) {
+                ranks.groups[rank]->all_reduce(in, out, count, dtype, op, context);
+              } else {
+                ranks.groups[rank]->reduce(in, receives ? out : nullptr, count, dtype, op, root, context);
+                if (!receives) continue;
+              }
+              const bool before_intact = std::all_of(shifted.get(), out, [](unsigned char b) { return b == 0xA5; });
+              failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
+              failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
+              std::memcpy(recv.get(), out, bytes);
+              check_reduced(failures, rank, size, name, recv, count, 0, dtype, op);
             }
-            const bool before_intact = std::all_of(shifted.get(), out, [](unsigned char b) { return b == 0xA5; });
-            failures.expect(rank, before_intact, name + ": wrote before the receive buffer");
-            failures.expect(rank, shifted.intact(), name + ": wrote past the receive buffer");
-            std::memcpy(recv.get(), out, bytes);
-            check_reduced(failures, rank, 3, name, recv, count, 0, dtype, op);
           }
         }
       }
-    }
-  });
+    });
+  }
 }
 
 // The most ranks the group is sized for: the segment stays bounded, and every shape runs.
@@ -950,6 +956,7 @@ Test(shm_group, timeout_names_the_missing_rank, .timeout = 60) {
   cr_assert(contains(error.what(), "unusable after barrier #1"), "%s", error.what());
 }
 
+// 4,000,000 bytes at 2 ranks: 16 chunks of 256 KiB (group_reduce.cc's reduce_whole_chunks).
 Test(shm_group, chunked_timeout_names_rank_and_chunk, .timeout = 60) {
   Ranks ranks(2);
   std::vector<float> data(1000000);
@@ -960,7 +967,7 @@ Test(shm_group, chunked_timeout_names_rank_and_chunk, .timeout = 60) {
   cr_assert_eq(error.status(), Status::kTimeout, "%s", error.what());
   cr_assert(contains(error.what(),
                      "all_reduce #1 on comm \"test\" (rank 0 of 2) timed out after 300 ms waiting for "
-                     "rank 1's chunk 1 of 4"),
+                     "rank 1's chunk 1 of 16"),
             "%s", error.what());
 }
 
