@@ -33,6 +33,8 @@ constexpr size_t kStreamCopiesOutFromBytes = size_t{8} << 20;
 // slot and the reduction. 2 ranks, 16 MiB, close: 64 KiB 1513-1673 us, 128 KiB
 // 1434-1580, 256 KiB 1418-1425, 512 KiB 1367-1479, 1 MiB (a slot) 1712-2083.
 constexpr size_t kWholeChunkBytes = size_t{256} << 10;
+// reduce_whole_chunks serves 2 ranks up to this many bytes, the pipeline beyond.
+constexpr size_t kWholeChunksUpToBytes = size_t{4} << 20;
 
 // Rank `rank`'s slice [lo, hi) of `count` elements split over `size` ranks: whole cache
 // lines (of the vector's start), so that no two ranks write into one line of a result
@@ -45,6 +47,8 @@ std::pair<size_t, size_t> slice_of(size_t count, size_t unit, int rank, int size
 }
 
 }  // namespace
+
+bool SegmentGroup::whole_chunks(size_t bytes) const { return size_ == 2 && bytes <= kWholeChunksUpToBytes; }
 
 bool SegmentGroup::one_handshake(size_t bytes) const {
   const size_t ranks = static_cast<size_t>(size_);
@@ -62,7 +66,7 @@ void SegmentGroup::all_reduce(const void* send, void* recv, size_t count, Dtype 
     }
     if (one_handshake(count * dtype_size(dtype))) {
       reduce_whole(send, recv, count, dtype, op, -1, context);
-    } else if (size_ == 2) {
+    } else if (whole_chunks(count * dtype_size(dtype))) {
       reduce_whole_chunks(send, recv, count, dtype, op, -1, context);
     } else {
       reduce_pipelined(send, recv, count, dtype, op, -1, context);
@@ -81,7 +85,7 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
     }
     if (one_handshake(count * dtype_size(dtype))) {
       reduce_whole(send, recv, count, dtype, op, root, context);
-    } else if (size_ == 2) {
+    } else if (whole_chunks(count * dtype_size(dtype))) {
       reduce_whole_chunks(send, recv, count, dtype, op, root, context);
     } else {
       reduce_pipelined(send, recv, count, dtype, op, root, context);
@@ -119,18 +123,22 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 // and reduces the whole chunk from both slots (its own from `send`) straight into recv.
 // Against the pipeline, a rank reads its peer's whole chunk rather than half of it,
 // but its own chunk is still in L2 when it reduces, nothing goes through a result area
-// and out again, and a chunk takes one handshake, not two. 2 ranks, plain buffers,
-// close state: 4 MiB 201-205 us against 316-325, 16 MiB 1367-1520 against 1678-1681,
-// 64 MiB 7056-7391 against 7610-7713. From 3 ranks on the extra reads cost more than
-// that saves (3 ranks, 16 MiB: 5976 us against 3476; 4 ranks 6475-8754 against
-// 3808-3985).
+// and out again, and a chunk takes one handshake, not two. 2 ranks, plain buffers, us:
+//   - close (core round trip 111-126 ns): 1 MiB 48-52 against 53-54, 4 MiB 201-205
+//     against 316-325, 16 MiB 1367-1520 against 1678-1681, 64 MiB 7056-7391 against
+//     7610-7713;
+//   - far (585 ns), where the cores do not share a cache and reading the peer's
+//     chunk costs more: 1 MiB 78-88 against 128-151, 4 MiB 318-352 against 328-377,
+//     but 16 MiB 2024-2180 against 1561-1624 and 64 MiB 8669-9869 against 7070-7748.
+// So it serves 2 ranks up to kWholeChunksUpToBytes. From 3 ranks on the extra reads
+// cost more than that saves at every size measured (3 ranks, 16 MiB: 5976 against
+// 3476; 4 ranks 6475-8754 against 3808-3985).
 void SegmentGroup::reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                                        const OpContext& context) {
   const size_t unit = dtype_size(dtype);
   const size_t chunk_count = std::min(kWholeChunkBytes, layout_.slot_bytes) / unit;
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
-  const Stores stores = count * unit >= kStreamCopiesOutFromBytes ? Stores::kStreaming : Stores::kPlain;
   auto span = [&](size_t c) { return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)}; };
   steps(
       ceil_div(count, chunk_count), context,
@@ -142,8 +150,7 @@ void SegmentGroup::reduce_whole_chunks(const void* send, void* recv, size_t coun
         if (root >= 0 && root != rank_) return;
         auto [offset, n] = span(c);
         for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? in + offset * unit : slot(r, use);
-        void* target = out + offset * unit;
-        reduce_many_to(&target, 1, sources_.data(), size_, n, dtype, op, size_, stores);
+        reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
       });
 }
 

@@ -182,9 +182,11 @@ class SegmentGroup final : public Group {
   void steps(size_t chunks, const OpContext& context, Write&& write, Read&& read);
 
   // The reductions' shapes: one handshake over the whole vector, the same chunk by
-  // chunk at 2 ranks, and the chunked pipeline; one_handshake says whether a vector of
-  // `bytes` takes the first. root < 0 means every rank receives the result.
+  // chunk, and the chunked pipeline; one_handshake and whole_chunks say whether a
+  // vector of `bytes` takes the first or the second. root < 0 means every rank
+  // receives the result.
   bool one_handshake(size_t bytes) const;
+  bool whole_chunks(size_t bytes) const;
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
   void reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
