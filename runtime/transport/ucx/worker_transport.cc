@@ -44,9 +44,9 @@ constexpr int kCheckShift = 32;
 // A receive matches on everything but the check bits.
 constexpr ucp_tag_t kMatchMask = ~(static_cast<ucp_tag_t>(kCheckMask) << kCheckShift);
 
-// Bounds progress() so that a peer streaming messages cannot keep it from returning to
-// the caller's checks (abort flag, deadline).
-constexpr int kMaxProgressRounds = 64;
+// How many rounds of progress done() gives a lost peer's last messages, which may wait
+// in this worker's queues, before it reports the loss.
+constexpr int kMaxDrainRounds = 64;
 // UCX runs its keepalive checks only inside ucp_worker_progress, so a waiter wakes at
 // least this often to let the caller progress; a dead peer is then seen within about
 // KEEPALIVE_INTERVAL (context.h) plus this.
@@ -382,8 +382,11 @@ bool WorkerTransport::progress() {
     take_answers();
     any = true;
   }
-  for (int round = 0; round < kMaxProgressRounds && ucp_worker_progress(worker_) != 0; ++round) any = true;
-  return any;
+  // One round: the caller looks at its requests between rounds and comes back while
+  // they are not done, so a round that would find nothing (the common case once a
+  // small message has arrived) is never paid for. Looping until a round found nothing
+  // cost 2 ranks 6-8% per 8-byte all_reduce, over TCP and over UCX's shared memory.
+  return ucp_worker_progress(worker_) != 0 || any;
 }
 
 bool WorkerTransport::done(Request* request) {
@@ -406,7 +409,8 @@ bool WorkerTransport::done(Request* request) {
     // shared-memory FIFO, a socket buffer), and a waiter can learn of the end, from the
     // same poll() as of the arrival, before it progresses again: progress first, so
     // that a rank that sends and exits at once does not take its message with it.
-    progress();
+    for (int round = 0; round < kMaxDrainRounds && progress() && !operation.completed; ++round) {
+    }
     if (operation.completed) return done(request);
     fail_operation(operation);
   }
