@@ -42,6 +42,16 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
   return seats;
 }
 
+// The all_reduce between nodes, in place: recursive doubling for small vectors, the
+// ring for large ones, as the selector takes them for a flat communicator.
+void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, ReduceOp op) {
+  if (count * dtype_size(dtype) <= kSmallMessageBytes) {
+    all_reduce_recursive_doubling(cross, data, data, count, dtype, op);
+  } else {
+    all_reduce_ring(cross, data, data, count, dtype, op);
+  }
+}
+
 }  // namespace
 
 Hierarchy::Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm::Group> node, SubsetTransport cross,
@@ -138,11 +148,7 @@ void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dty
   const ReduceOp combine = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   node_->reduce_scatter(input, mine, slice, dtype, combine, context);
   Exchange cross(cross_, context);
-  if (slice * element <= kSmallMessageBytes) {
-    all_reduce_recursive_doubling(cross, mine, mine, slice, dtype, combine);
-  } else {
-    all_reduce_ring(cross, mine, mine, slice, dtype, combine);
-  }
+  all_reduce_across(cross, mine, slice, dtype, combine);
   finish_average(mine, slice, dtype, op, world_size());
   node_->all_gather(mine, output, slice * element, context);
   if (output != recv) std::memcpy(recv, output, count * element);
@@ -392,11 +398,7 @@ void Hierarchy::all_reduce_through_leaders(const void* send, void* recv, size_t 
   node_->reduce(send, leads ? recv : nullptr, count, dtype, combine, 0, context);
   if (leads) {
     Exchange cross(cross_, context);
-    if (bytes <= kSmallMessageBytes) {
-      all_reduce_recursive_doubling(cross, recv, recv, count, dtype, combine);
-    } else {
-      all_reduce_ring(cross, recv, recv, count, dtype, combine);
-    }
+    all_reduce_across(cross, recv, count, dtype, combine);
     finish_average(recv, count, dtype, op, world_size());
   }
   node_->broadcast(recv, bytes, 0, context);

@@ -36,6 +36,11 @@ constexpr size_t kWholeChunkBytes = size_t{256} << 10;
 // reduce_whole_chunks serves 2 ranks up to this many bytes, the pipeline beyond.
 constexpr size_t kWholeChunksUpToBytes = size_t{4} << 20;
 
+// Chunk c of `count` elements cut into chunks of `per`: its first element and its count.
+std::pair<size_t, size_t> chunk_of(size_t c, size_t per, size_t count) {
+  return {c * per, std::min(per, count - c * per)};
+}
+
 // Rank `rank`'s slice [lo, hi) of `count` elements split over `size` ranks: whole cache
 // lines (of the vector's start), so that no two ranks write into one line of a result
 // that starts on a line.
@@ -139,16 +144,15 @@ void SegmentGroup::reduce_whole_chunks(const void* send, void* recv, size_t coun
   const size_t chunk_count = std::min(kWholeChunkBytes, layout_.slot_bytes) / unit;
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
-  auto span = [&](size_t c) { return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)}; };
   steps(
       ceil_div(count, chunk_count), context,
       [&](size_t c, uint64_t use) {
-        auto [offset, n] = span(c);
+        auto [offset, n] = chunk_of(c, chunk_count, count);
         std::memcpy(slot(rank_, use), in + offset * unit, n * unit);
       },
       [&](size_t c, uint64_t use) {
         if (root >= 0 && root != rank_) return;
-        auto [offset, n] = span(c);
+        auto [offset, n] = chunk_of(c, chunk_count, count);
         for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? in + offset * unit : slot(r, use);
         reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
       });
@@ -212,12 +216,8 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
 
-  // Chunk c's first element and count, and rank r's slice [lo, hi) of it.
-  auto chunk_span = [&](size_t c) {
-    return std::pair{c * chunk_count, std::min(chunk_count, count - c * chunk_count)};
-  };
   auto copy_in = [&](size_t c) {
-    auto [offset, n] = chunk_span(c);
+    auto [offset, n] = chunk_of(c, chunk_count, count);
     auto [lo, hi] = slice_of(n, unit, rank_, size_);
     claim_slot(first_slot + c, context);
     release_slot(first_slot + c, first_step + 2 * c);
@@ -229,7 +229,7 @@ void SegmentGroup::reduce_pipelined(const void* send, void* recv, size_t count, 
   copy_in(0);
   post(first_step, first_step + 1, context);
   for (size_t c = 0; c < chunks; ++c) {
-    auto [offset, n] = chunk_span(c);
+    auto [offset, n] = chunk_of(c, chunk_count, count);
     auto [lo, hi] = slice_of(n, unit, rank_, size_);
     const uint64_t arrived = first_step + 2 * c;
     unsigned char* reduced = result(first_result + c);
