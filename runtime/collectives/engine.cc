@@ -470,7 +470,7 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
     if (!transport_->progress()) waiting.idle();
     // The wait may have ended on the message and on the news that stops this call at
     // once: the message, already here, wins.
-    bool stopped = setup_.fault->raised(), alarmed = context.alarm.expired();
+    bool stopped = setup_.fault->raised(), alarmed = context.alarm.expired_coarse();
     if (stopped || alarmed) {
       transport_->progress();
       if (done()) return;

@@ -22,15 +22,10 @@ const char* how_to_fix(const OpContext& context) {
 }
 
 // Whether OpContext::check has something to do now: the communicator's fault is
-// raised, or its alarm (the deadline, or a report of a long wait) has gone off. The
-// fault is a relaxed load, looked at every turn of a wait; the alarm is a clock read
-// (30 ns in a VM, as much as a shared-memory poll), looked at every
-// kTurnsPerDeadlineCheck turns, which with at most a millisecond a turn still sees it
-// within a few.
-constexpr unsigned kTurnsPerDeadlineCheck = 4;
-bool must_check(const OpContext& context, unsigned turn) {
-  return (context.fault != nullptr && context.fault->raised()) ||
-         (turn % kTurnsPerDeadlineCheck == 0 && context.alarm.expired());
+// raised, or its alarm (the deadline, or a report of a long wait) has gone off. Both
+// are cheap enough for every turn of a wait: a relaxed load, and the coarse clock.
+bool must_check(const OpContext& context) {
+  return (context.fault != nullptr && context.fault->raised()) || context.alarm.expired_coarse();
 }
 
 }  // namespace
@@ -40,24 +35,27 @@ Exchange::Exchange(transport::Transport& transport, const OpContext& context)
 
 Exchange::~Exchange() { release_all(); }
 
-void Exchange::make_room() {
-  // Room first, so that a posted request is never lost to a failing push_back; and
-  // room for several, so that posting P requests does not reallocate P times.
-  if (posted_.size() == posted_.capacity()) posted_.reserve(std::max<size_t>(8, 2 * posted_.capacity()));
-}
-
 void Exchange::send(int peer, const void* data, size_t bytes) {
   make_room();
   transport::Request* request = transport_.post_send(
       peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
-  posted_.push_back(Posted{request, peer, bytes, false});
+  posted_[count_++] = Posted{request, peer, bytes, false};
 }
 
 void Exchange::recv(int peer, void* data, size_t bytes) {
   make_room();
   transport::Request* request = transport_.post_recv(
       peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
-  posted_.push_back(Posted{request, peer, bytes, true});
+  posted_[count_++] = Posted{request, peer, bytes, true};
+}
+
+void Exchange::grow() {
+  // Doubling, so that posting P requests moves them log P times.
+  auto larger = std::make_unique<Posted[]>(2 * capacity_);
+  std::copy(begin(), end(), larger.get());
+  held_on_heap_ = std::move(larger);
+  posted_ = held_on_heap_.get();
+  capacity_ *= 2;
 }
 
 void Exchange::wait() {
@@ -65,12 +63,12 @@ void Exchange::wait() {
   // Completion is looked at before progress: a receive whose message had arrived, and
   // a small send, are done when posted, and a progress that finds nothing costs as
   // much as the rest of a small message's path.
-  for (unsigned turn = 1;; ++turn) {
+  for (;;) {
     const Posted* incomplete = first_incomplete();
     if (incomplete == nullptr) break;
     // Naming the peer takes a string; build it only when check() has something to
     // do, so that the waiting loop itself never allocates.
-    if (must_check(context_, turn)) {
+    if (must_check(context_)) {
       const int peer = transport_.communicator_rank(incomplete->peer);
       context_.check(incomplete->is_recv ? concat("rank ", peer, "'s data").c_str()
                                          : concat("rank ", peer, " to take this rank's data").c_str());
@@ -83,7 +81,7 @@ void Exchange::wait() {
 
 const Exchange::Posted* Exchange::first_incomplete() {
   const Posted* first = nullptr;
-  for (const Posted& posted : posted_) {
+  for (const Posted& posted : *this) {
     bool done = false;
     try {
       done = transport_.done(posted.request);
@@ -104,7 +102,7 @@ const Exchange::Posted* Exchange::first_incomplete() {
 }
 
 void Exchange::check_received_sizes() {
-  for (const Posted& posted : posted_) {
+  for (const Posted& posted : *this) {
     if (!posted.is_recv) continue;
     size_t got = transport_.received_bytes(posted.request);
     if (got != posted.bytes) {
@@ -116,8 +114,8 @@ void Exchange::check_received_sizes() {
 }
 
 void Exchange::release_all() {
-  for (const Posted& posted : posted_) transport_.release(posted.request);
-  posted_.clear();
+  for (const Posted& posted : *this) transport_.release(posted.request);
+  count_ = 0;
 }
 
 }  // namespace tutti::collectives

@@ -19,6 +19,14 @@ inline int64_t coarse_now_ms() {
   return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
+// The same clock as a steady_clock time.
+inline std::chrono::steady_clock::time_point coarse_now() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return std::chrono::steady_clock::time_point(std::chrono::seconds(now.tv_sec) +
+                                               std::chrono::nanoseconds(now.tv_nsec));
+}
+
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
@@ -36,6 +44,9 @@ class Deadline {
 
   Clock::time_point at() const { return at_; }
   bool expired() const { return Clock::now() >= at_; }
+  // expired() by the coarse clock: up to a tick late, for a tenth of the cost. For
+  // deadlines of seconds that a wait loop looks at on every turn.
+  bool expired_coarse() const { return coarse_now() >= at_; }
   // Milliseconds left, never negative.
   int64_t remaining_ms() const {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();

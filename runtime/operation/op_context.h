@@ -66,7 +66,7 @@ struct OpContext {
   void check(const char* waiting_for) const {
     if (fault != nullptr && fault->raised()) [[unlikely]]
       fail_stopped(waiting_for);
-    if (alarm.expired()) [[unlikely]]
+    if (alarm.expired_coarse()) [[unlikely]]
       on_alarm(waiting_for);
   }
   // The alarm went off: throws kTimeout past the deadline, else reports the wait if a
