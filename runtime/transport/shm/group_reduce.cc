@@ -1,5 +1,6 @@
 // The reductions of SegmentGroup: all_reduce, reduce and reduce_scatter.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -33,8 +34,12 @@ constexpr size_t kStreamCopiesOutFromBytes = size_t{8} << 20;
 // slot and the reduction. 2 ranks, 16 MiB, close: 64 KiB 1513-1673 us, 128 KiB
 // 1434-1580, 256 KiB 1418-1425, 512 KiB 1367-1479, 1 MiB (a slot) 1712-2083.
 constexpr size_t kWholeChunkBytes = size_t{256} << 10;
-// reduce_whole_chunks serves 2 ranks up to this many bytes, the pipeline beyond.
+// reduce_whole_chunks serves 2 ranks up to this many bytes; beyond, rank 0 chooses it
+// or the pipeline by their times (reduce_large).
 constexpr size_t kWholeChunksUpToBytes = size_t{4} << 20;
+// The forms reduce_large chooses between, in TimedChoice's numbers: the pipeline
+// first, which lost less where it lost (see reduce_whole_chunks).
+enum LargeForm : int { kPipeline = 0, kWholeChunks = 1 };
 
 // Chunk c of `count` elements cut into chunks of `per`: its first element and its count.
 std::pair<size_t, size_t> chunk_of(size_t c, size_t per, size_t count) {
@@ -53,8 +58,6 @@ std::pair<size_t, size_t> slice_of(size_t count, size_t unit, int rank, int size
 
 }  // namespace
 
-bool SegmentGroup::whole_chunks(size_t bytes) const { return size_ == 2 && bytes <= kWholeChunksUpToBytes; }
-
 bool SegmentGroup::one_handshake(size_t bytes) const {
   const size_t ranks = static_cast<size_t>(size_);
   return bytes <= layout_.slot_bytes && bytes * ranks * ranks <= kWholeBudget;
@@ -71,10 +74,8 @@ void SegmentGroup::all_reduce(const void* send, void* recv, size_t count, Dtype 
     }
     if (one_handshake(count * dtype_size(dtype))) {
       reduce_whole(send, recv, count, dtype, op, -1, context);
-    } else if (whole_chunks(count * dtype_size(dtype))) {
-      reduce_whole_chunks(send, recv, count, dtype, op, -1, context);
     } else {
-      reduce_pipelined(send, recv, count, dtype, op, -1, context);
+      reduce_large(send, recv, count, dtype, op, -1, context);
     }
   });
 }
@@ -90,10 +91,8 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
     }
     if (one_handshake(count * dtype_size(dtype))) {
       reduce_whole(send, recv, count, dtype, op, root, context);
-    } else if (whole_chunks(count * dtype_size(dtype))) {
-      reduce_whole_chunks(send, recv, count, dtype, op, root, context);
     } else {
-      reduce_pipelined(send, recv, count, dtype, op, root, context);
+      reduce_large(send, recv, count, dtype, op, root, context);
     }
   });
 }
@@ -124,6 +123,39 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
   reduce_many(recv, sources_.data(), size_, count, dtype, op, size_);
 }
 
+// Past one handshake: from 3 ranks on the pipeline; at 2, chunk by chunk up to
+// kWholeChunksUpToBytes, and beyond, whichever of the two rank 0's recent calls of the
+// size found faster (timed_choice.h), which costs a step to agree on.
+void SegmentGroup::reduce_large(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                                const OpContext& context) {
+  const size_t bytes = count * dtype_size(dtype);
+  if (size_ > 2) return reduce_pipelined(send, recv, count, dtype, op, root, context);
+  if (bytes <= kWholeChunksUpToBytes) return reduce_whole_chunks(send, recv, count, dtype, op, root, context);
+  TimedChoice& choice = root < 0 ? large_all_reduces_ : large_reduces_;
+  const int form = agree_on_form(choice, bytes, context);
+  const auto started = std::chrono::steady_clock::now();
+  if (form == kWholeChunks) {
+    reduce_whole_chunks(send, recv, count, dtype, op, root, context);
+  } else {
+    reduce_pipelined(send, recv, count, dtype, op, root, context);
+  }
+  if (rank_ == 0) {
+    choice.record(
+        bytes, form,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
+  }
+}
+
+int SegmentGroup::agree_on_form(TimedChoice& choice, size_t bytes, const OpContext& context) {
+  const uint64_t step = ++step_;
+  claim_entry(step, context);
+  unsigned char* form = step_data(0, step, 1);
+  if (rank_ == 0) *form = static_cast<unsigned char>(choice.choose(bytes));
+  post(step, step + 1, context);
+  wait_all(step, context, 0, 1);
+  return *form;
+}
+
 // At 2 ranks, chunk by chunk, one step each: every rank copies its chunk into its slot
 // and reduces the whole chunk from both slots (its own from `send`) straight into recv.
 // Against the pipeline, a rank reads its peer's whole chunk rather than half of it,
@@ -135,7 +167,8 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
 //   - far (585 ns), where the cores do not share a cache and reading the peer's
 //     chunk costs more: 1 MiB 78-88 against 128-151, 4 MiB 318-352 against 328-377,
 //     but 16 MiB 2024-2180 against 1561-1624 and 64 MiB 8669-9869 against 7070-7748.
-// So it serves 2 ranks up to kWholeChunksUpToBytes. From 3 ranks on the extra reads
+// So it serves 2 ranks up to kWholeChunksUpToBytes, and beyond where rank 0 finds it
+// faster (reduce_large). From 3 ranks on the extra reads
 // cost more than that saves at every size measured (3 ranks, 16 MiB: 5976 against
 // 3476; 4 ranks 6475-8754 against 3808-3985).
 void SegmentGroup::reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "runtime/common/error.h"
+#include "runtime/operation/timed_choice.h"
 #include "runtime/transport/shm/group.h"
 #include "runtime/transport/shm/layout.h"
 #include "runtime/transport/shm/segment.h"
@@ -182,11 +183,15 @@ class SegmentGroup final : public Group {
   void steps(size_t chunks, const OpContext& context, Write&& write, Read&& read);
 
   // The reductions' shapes: one handshake over the whole vector, the same chunk by
-  // chunk, and the chunked pipeline; one_handshake and whole_chunks say whether a
-  // vector of `bytes` takes the first or the second. root < 0 means every rank
-  // receives the result.
+  // chunk, and the chunked pipeline; one_handshake says whether a vector of `bytes`
+  // takes the first, reduce_large chooses between the others. root < 0 means every
+  // rank receives the result.
   bool one_handshake(size_t bytes) const;
-  bool whole_chunks(size_t bytes) const;
+  void reduce_large(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                    const OpContext& context);
+  // Rank 0 chooses one of `choice`'s forms for a call of `bytes` and tells the other
+  // ranks, in a step of its own; every rank returns it.
+  int agree_on_form(TimedChoice& choice, size_t bytes, const OpContext& context);
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
   void reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
@@ -281,8 +286,10 @@ class SegmentGroup final : public Group {
   std::string failed_;                         // the label of the collective that failed; empty while usable
   std::vector<const void*> sources_;           // reduce_many's sources, one per rank, kept to avoid allocation
   std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
-  uint64_t regions_changes_ = 0;               // allocations and frees so far, folded into every shape
-  std::list<SharedRegion> regions_;            // allocate_shared's, live ones (a list: Segment does not move-assign)
+  TimedChoice large_all_reduces_{2};           // rank 0's times of reduce_large's forms (group_reduce.cc)
+  TimedChoice large_reduces_{2};
+  uint64_t regions_changes_ = 0;     // allocations and frees so far, folded into every shape
+  std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)
   uint64_t regions_made_ = 0;
   uint64_t in_place_runs_ = 0;
 };

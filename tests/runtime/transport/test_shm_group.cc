@@ -882,6 +882,42 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 120) {
   }
 }
 
+// 2 ranks past 4 MiB: rank 0 picks the chunked form or the pipeline by their times
+// (timed_choice.h; the first call of a size takes the pipeline, the second the chunked
+// form, the others either) and tells the other rank in a step of its own. Both must
+// give the same results, whichever ran, for all_reduce and reduce, in and out of place.
+Test(shm_group, two_ranks_past_4_mib_agree_on_a_timed_form, .timeout = 120) {
+  constexpr size_t kCount = (size_t{5} << 20) / 4 + 3;  // 5 MiB of float32, and not whole chunks
+  const std::pair<Dtype, ReduceOp> cases[] = {{Dtype::kFloat32, ReduceOp::kSum}, {Dtype::kInt32, ReduceOp::kMax}};
+  Ranks ranks(2);
+  ranks.run([&](int rank, Failures& failures) {
+    for (auto [dtype, op] : cases) {
+      const size_t bytes = kCount * tutti::dtype_size(dtype);
+      Guarded send(bytes), recv(bytes);
+      for (size_t i = 0; i < kCount; ++i) put(send.get(), i, dtype, value_of(rank, i));
+      for (int call = 0; call < 4; ++call) {
+        for (int root : {-1, 0, 1}) {
+          const bool receives = root < 0 || rank == root;
+          const bool in_place = call % 2 == 1 && receives;
+          std::memset(recv.get(), 0, bytes);
+          if (in_place) std::memcpy(recv.get(), send.get(), bytes);
+          const unsigned char* in = in_place ? recv.get() : send.get();
+          OpContext context = ranks.context(rank, root < 0 ? "all_reduce" : "reduce");
+          if (root < 0) {
+            ranks.groups[rank]->all_reduce(in, recv.get(), kCount, dtype, op, context);
+          } else {
+            ranks.groups[rank]->reduce(in, receives ? recv.get() : nullptr, kCount, dtype, op, root, context);
+          }
+          if (!receives) continue;
+          std::string name = tutti::concat(case_name(root < 0 ? "all_reduce" : "reduce", kCount, dtype, op, in_place),
+                                           ", call ", call + 1);
+          check_reduced(failures, rank, 2, name, recv, kCount, 0, dtype, op);
+        }
+      }
+    }
+  });
+}
+
 // The most ranks the group is sized for: the segment stays bounded, and every shape runs.
 Test(shm_group, sixty_four_ranks, .timeout = 120) {
   Ranks ranks(64);
