@@ -117,6 +117,9 @@ size_t Liveness::relayed(const void* conn, const std::string& prefix, int64_t ra
   } else {
     entry.relayed.erase({prefix, rank});
   }
+  // A relay of relays: the store above must know the rank is carried through here, so
+  // that it is declared lost with this relay too.
+  sink_.watched(prefix, rank, joined);
   return entry.relayed.size();
 }
 
@@ -154,6 +157,7 @@ void Liveness::closed(const void* conn, const std::string& reason, uint64_t now_
     declare_lost(it->second, reason, now_ms);
   } else {
     for (const auto& [prefix, rank] : it->second.groups) sink_.watched(prefix, rank, false);
+    for (const auto& [prefix, rank] : it->second.relayed) sink_.watched(prefix, rank, false);
   }
   set_timeout(conn, it->second, 0);
   entries_.erase(it);
@@ -237,6 +241,7 @@ void Liveness::declare_lost(Entry& entry, const std::string& reason, uint64_t no
     event.activity.clear();
     event.activity_age_ms = -1;
     for (const auto& [prefix, rank] : entry.relayed) {
+      sink_.watched(prefix, rank, false);
       event.rank = rank;
       record_loss(prefix, event);
     }

@@ -22,6 +22,10 @@
 // If the relay loses its store, it closes every connection: its ranks see their store
 // lost, as they would without a relay.
 //
+// Relays stack: a relay may stand in front of another (a node's in front of one for a
+// group of nodes), which then carries that relay's ranks up as its own and watches the
+// relay as it watches a rank. The store then holds a connection per top relay.
+//
 // GETs of one key from several of its ranks wait at the store as one (SharedGets): the
 // store holds a waiter per relay rather than per rank for what every rank waits on
 // (its communicator's next loss event), and a loss wakes the relays, which answer

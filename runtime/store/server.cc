@@ -529,13 +529,8 @@ void ServerCore::liveness_request_on_loop(Connection* conn, const Request& reque
     reply.message =
         concat(protocol::op_name(request.op), " needs a key prefix of 1 to ", limits_.max_key_bytes, " bytes");
   } else if (request.op == Op::kRelayJoin || request.op == Op::kRelayLeave) {
-    if (upstream_) {
-      // Relays do not stack: the store above would watch this relay's ranks as this one's.
-      reply.status = Status::kInvalidArgument;
-      reply.message = concat(protocol::op_name(request.op), " reached a relay; relay to the store itself");
-    } else {
-      conn->relayed = liveness_.relayed(conn, request.keys[0], request.number, request.op == Op::kRelayJoin);
-    }
+    // From a relay in front of this one too: Liveness passes it on to the store above.
+    conn->relayed = liveness_.relayed(conn, request.keys[0], request.number, request.op == Op::kRelayJoin);
   } else {
     liveness_.member(conn, request.keys[0], request.number);
     // This frame was heard before the connection was an entry of the roster.

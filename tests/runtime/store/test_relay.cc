@@ -148,6 +148,60 @@ Test(relay, a_lost_relay_takes_the_ranks_it_carries, .timeout = 30) {
   cr_assert_eq(job.store.client->get("world.0/lost/count", soon()), "2");
 }
 
+// A relay in front of a relay (nodes' relays in front of a relay for a group of
+// nodes): keys go through both, each relay watches what connects to it, and every loss
+// is recorded once at the store, whichever relay saw it.
+Test(relay, relays_stack, .timeout = 30) {
+  Relayed job(/*relay_timeout_ms=*/5000);
+  tutti::store::RelaySetup setup;
+  setup.store_host = "127.0.0.1";
+  setup.store_port = job.relay->port();
+  setup.secret = kSecret;
+  setup.heartbeat_interval_ms = 100;
+  setup.heartbeat_timeout_ms = 5000;
+  auto lower_loop = tutti::loop::Loop::create();
+  auto lower = tutti::store::start_relay(lower_loop, setup, soon());
+  auto on_lower = [&] {
+    return tutti::store::Client::connect(job.store.client_loop, "127.0.0.1", lower->port(), soon(), kSecret);
+  };
+  auto upper_rank = job.rank();
+  auto kept = on_lower();
+  auto killed = on_lower();
+  upper_rank->member("w/", 10, soon());
+  kept->member("w/", 20, soon());
+  killed->member("w/", 21, soon());
+  for (auto* rank : {upper_rank.get(), kept.get(), killed.get()}) rank->heartbeat(5000, "", soon());
+
+  kept->set("x", "from below", soon());
+  cr_assert_eq(job.store.client->get("x", soon()), "from below");
+  job.store.client->set("y", "from the store", soon());
+  cr_assert_eq(kept->get("y", soon()), "from the store");
+  // The store sees every rank as carried by the relay in front of it.
+  cr_assert(store_test::eventually(
+      [&] {
+        auto lines = job.store.client->roster("w/", soon());
+        return lines.size() == 3 && contains(lines[0], "relay ") && contains(lines[2], "relay ");
+      },
+      5000));
+
+  killed.reset();  // a rank's process ends: the lower relay sees it
+  auto first = loss(*job.store.client, "w/lost/1");
+  cr_assert_eq(first.rank, 21);
+  cr_assert(contains(first.reason, "closed"), "%s", first.reason.c_str());
+
+  lower.reset();  // the lower relay's process ends: the upper one sees it, for rank 20
+  auto second = loss(*job.store.client, "w/lost/2");
+  cr_assert_eq(second.rank, 20);
+  cr_assert(contains(second.reason, "the relay that carried it to the store"), "%s", second.reason.c_str());
+
+  job.relay.reset();  // the upper relay's: the store sees it, for rank 10 alone
+  auto third = loss(*job.store.client, "w/lost/3");
+  cr_assert_eq(third.rank, 10);
+  cr_assert(contains(third.reason, "the relay that carried it to the store"), "%s", third.reason.c_str());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cr_assert_eq(job.store.client->get("w/lost/count", soon()), "3", "each loss recorded once");
+}
+
 Test(relay, a_relay_that_loses_its_store_closes_its_ranks_connections, .timeout = 30) {
   Relayed job;
   auto rank = job.rank();
