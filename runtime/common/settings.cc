@@ -49,6 +49,11 @@ constexpr Setting kTable[] = {
      "front of the store, and "
      "its node's ranks reach the store through it, so the store holds a connection and a heartbeat per node, "
      "not per rank; needs a launcher that gives local ranks and the store's address (tutti launch, srun)."},
+    {"TUTTI_RELAY_GROUP", "string", "auto",
+     "relays of relays, where node relays are on: a number of nodes (2 or more) per group, 0 for none, or auto (groups "
+     "of 64 nodes from 16384 ranks); the first node of each group (by the launcher's node index) serves the group's "
+     "relay, in front of the store for the group's other nodes' relays, and listens at TUTTI_HOST (else the host "
+     "name), which those nodes must reach; needs a launcher that gives node indexes (tutti launch, srun, torchrun)."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(),
      "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(),

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
@@ -21,6 +22,12 @@ constexpr const char* kMethods = "use tcp://HOST:PORT, file:///PATH or env://";
 // shrinks past a lost rank, not past a lost relay).
 constexpr int kRelayAutoRanks = 2048;
 constexpr int kRelayOneNodeRanks = 16000;
+// TUTTI_RELAY_GROUP=auto (the default) groups nodes by kRelayGroupAutoNodes from
+// kRelayGroupAutoRanks ranks on: 100,000 ranks on nodes of 8 make 12,500 node relays,
+// whose heartbeats alone (11 us each, docs/benchmarks.md) would take 14% of the store's
+// core; in groups of 64 they make 196.
+constexpr int kRelayGroupAutoRanks = 16384;
+constexpr int kRelayGroupAutoNodes = 64;
 
 // tcp://HOST:PORT, after the scheme; api starts the message of a bad one.
 void read_tcp_address(const std::string& method, Plan* plan, const char* api) {
@@ -141,6 +148,31 @@ std::string resolve_method(const std::string& configured, const Environment& env
   return method;
 }
 
+// Relays of relays: TUTTI_RELAY_GROUP=N (nodes per group, at least 2), 0 (none), or
+// auto (the default). Nodes are grouped by the launcher's node index, so a launcher
+// that gives none (mpirun) gets none.
+void plan_relay_groups(Plan* plan, const Environment& env) {
+  const std::string setting = env("TUTTI_RELAY_GROUP").value_or("auto");
+  int nodes = 0;
+  if (setting == "auto") {
+    nodes = plan->world_size >= kRelayGroupAutoRanks ? kRelayGroupAutoNodes : 0;
+  } else if (setting != "0") {
+    char* end = nullptr;
+    const long value = std::strtol(setting.c_str(), &end, 10);
+    if (end == setting.c_str() || *end != '\0' || value < 2 || value > 1000000) {
+      fail(Status::kInvalidArgument,
+           concat("tutti_comm_init: TUTTI_RELAY_GROUP=\"", setting,
+                  "\" is not a number of nodes from 2 up, 0 (no relays of relays) or auto (the default: groups of ",
+                  kRelayGroupAutoNodes, " nodes from ", kRelayGroupAutoRanks, " ranks)"));
+    }
+    nodes = static_cast<int>(value);
+  }
+  if (nodes == 0 || plan->node_rank < 0) return;
+  plan->relay_group = plan->node_rank / nodes;
+  plan->leads_relay_group = plan->node_rank % nodes == 0;
+  plan->relay_host = advertised_host(env);
+}
+
 // Node relays (store/relay.h): TUTTI_RELAY=on, off, or auto (the default). A node's
 // local rank 0 serves its relay and writes where in a file of the node's (named by
 // the job's store and the node); the node's ranks read it and connect there.
@@ -176,9 +208,12 @@ void plan_relays(Plan* plan, const Environment& env) {
   plan->through_relay = true;
   plan->serve_relay = plan->local_rank == 0;
   plan->relay_file = concat(env("TMPDIR").value_or("/tmp"), "/tutti-", getuid(), "-relay-", name);
+  plan_relay_groups(plan, env);
 }
 
 }  // namespace
+
+std::string relay_group_key(int group) { return concat("tutti.store/relay/group/", group); }
 
 Plan make_plan(const Request& request, const Environment& env) {
   Plan plan;

@@ -45,10 +45,22 @@ struct Plan {
   bool through_relay = false;
   bool serve_relay = false;
   std::string relay_file;
+  // Relays of relays (TUTTI_RELAY_GROUP): in a job of many nodes, the nodes are taken
+  // in groups by node_rank, and the first node of each serves the group's relay, which
+  // stands in front of the store for the other nodes' relays, so that the store holds
+  // a connection, and a heartbeat a second, per group. relay_group is this node's
+  // group (-1: none); where this node leads it, its relay listens at relay_host, which
+  // the group's other nodes can reach, and tells where under relay_group_key().
+  int relay_group = -1;
+  bool leads_relay_group = false;
+  std::string relay_host;
   // TUTTI_SECRET, "" when unset: what the store and its clients prove to each other
   // (store/handshake.h). Never logged, and not in `variables`.
   std::string secret;
 };
+
+// The store key under which group `group`'s relay says where it listens (host:port).
+std::string relay_group_key(int group);
 
 // Throws Error(kInvalidArgument) with what is missing or contradictory, the
 // variables read, and what to set.

@@ -2,11 +2,15 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
 #include "runtime/rendezvous/file_method.h"
+#include "runtime/rendezvous/host_port.h"
 #include "runtime/rendezvous/pmix_exchange.h"
 #include "runtime/rendezvous/slurm_node.h"
 #include "runtime/store/heartbeat_settings.h"
@@ -30,6 +34,7 @@ class HostedStore {
   void serve_relay(std::unique_ptr<store::Server> relay) { relay_.server = std::move(relay); }
   void publish(const std::string& path) { publish_at(&store_, path); }
   void publish_relay(const std::string& path) { publish_at(&relay_, path); }
+  const store::Server& relay() const { return *relay_.server; }
 
  private:
   struct Hosted {
@@ -71,8 +76,27 @@ std::shared_ptr<HostedStore> serve_store(const std::shared_ptr<loop::Loop>& loop
   return hosted;
 }
 
-// The node's relay, in front of the store at host:port, published where the node's
-// ranks look for it.
+// Where group `group`'s relay listens, as its leader wrote it in the store at
+// host:port: asked once, by each of the group's other nodes, before its relay starts.
+std::pair<std::string, uint16_t> find_group_relay(const std::shared_ptr<loop::Loop>& loop, const Plan& plan,
+                                                  const std::string& host, uint16_t port, Deadline deadline) {
+  auto client = store::Client::connect(loop, host, port, deadline, plan.secret);
+  const std::string key = relay_group_key(plan.relay_group);
+  const std::string address = client->get(key, deadline);
+  std::string relay_host, relay_port;
+  std::optional<uint16_t> number;
+  if (split_host_port(address, &relay_host, &relay_port)) number = parse_port(relay_port);
+  if (!number) {
+    fail(Status::kInvalidArgument,
+         concat("the store's ", key, " is \"", address, "\", not the HOST:PORT of relay group ", plan.relay_group,
+                "'s relay; is another job using the same store?"));
+  }
+  return {relay_host, *number};
+}
+
+// The node's relay, in front of the store at host:port (or of its group's relay),
+// published where the node's ranks look for it; a group's leader also says in the
+// store where the group's other nodes find its relay.
 void serve_relay(const std::shared_ptr<loop::Loop>& loop, const Plan& plan, const std::string& host, uint16_t port,
                  Deadline deadline, HostedStore* hosted) {
   store::RelaySetup setup;
@@ -81,10 +105,26 @@ void serve_relay(const std::shared_ptr<loop::Loop>& loop, const Plan& plan, cons
   setup.secret = plan.secret;
   store::read_heartbeat_settings(&setup.heartbeat_interval_ms, &setup.heartbeat_timeout_ms);
   try {
+    if (plan.leads_relay_group) {
+      setup.host = plan.relay_host;
+    } else if (plan.relay_group >= 0) {
+      std::tie(setup.store_host, setup.store_port) = find_group_relay(loop, plan, host, port, deadline);
+    }
     hosted->serve_relay(store::start_relay(loop, setup, deadline));
     hosted->publish_relay(plan.relay_file);
+    if (plan.leads_relay_group) {
+      // Through the relay itself, which holds the store's only connection from here.
+      const store::Server& relay = hosted->relay();
+      store::Client::connect(loop, relay.host(), relay.port(), deadline, plan.secret)
+          ->set(relay_group_key(plan.relay_group), join_host_port(relay.host(), relay.port()), deadline);
+    }
   } catch (const Error& error) {
-    fail(error.status(), concat("tutti_comm_init: rank ", plan.rank, " (local rank 0 of node ", plan.node_key,
+    const std::string group =
+        plan.relay_group < 0 ? ""
+        : plan.leads_relay_group
+            ? concat(", which leads relay group ", plan.relay_group)
+            : concat(", in relay group ", plan.relay_group, ", whose relay its first node serves (TUTTI_RELAY_GROUP)");
+    fail(error.status(), concat("tutti_comm_init: rank ", plan.rank, " (local rank 0 of node ", plan.node_key, group,
                                 ") cannot serve its node's relay to the rendezvous store: ", error.what()));
   }
 }

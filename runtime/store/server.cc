@@ -301,7 +301,7 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   uv_tcp_getsockname(listeners_.front().get(), reinterpret_cast<sockaddr*>(&bound), &length);
   port_ = socket_address_port(bound);
   size_capacity_on_loop();
-  log::info(where(), ": listening");
+  log::info(where(), ": listening", upstream_ ? concat(", in front of ", upstream_->address()) : std::string());
 }
 
 void ServerCore::size_capacity_on_loop() {

@@ -175,6 +175,25 @@ Test(faults, kill_behind_a_node_relay, .timeout = 150) {
   expect_survivors_shrank(4, 3, -1);
 }
 
+/* Behind a relay of relays (TUTTI_RELAY_GROUP=2: node 0's relay stands in front of the
+ * store for node 1's): node 1's relay sees rank 3 go and writes its loss through node
+ * 0's, and the survivors, on all four nodes, name it and shrink. */
+Test(faults, kill_behind_a_relay_of_relays, .timeout = 150) {
+  run_job_on(4, "TUTTI_RELAY=on TUTTI_RELAY_GROUP=2 TUTTI_HOST=127.0.0.1 TUTTI_LOG_LEVEL=info", 8, "kill", 3, 1, 20000,
+             1000, 0, 1);
+  cr_expect_eq(tt_count(job.output, "INFO: rendezvous relay on 127.0.0.1:"), 4, "not one relay per node:\n%s",
+               tt_excerpt(job.output, kNeedles));
+  char store[64];
+  cr_assert(tt_launcher_store(job.output, store, sizeof store), "%s", tt_excerpt(job.output, kNeedles));
+  char in_front[96];
+  snprintf(in_front, sizeof in_front, "in front of %s\n", store);
+  cr_expect_eq(tt_count(job.output, in_front), 2, "not one relay per group in front of the store at %s:\n%s", store,
+               tt_excerpt(job.output, kNeedles));
+  long long took = expect_survivors_lost(8, 3, NULL);
+  cr_expect(took < OP_TIMEOUT_MS / 2, "the survivors waited %lld ms, as if for the operation's timeout", took);
+  expect_survivors_shrank(8, 3, -1);
+}
+
 /* The shrink's leader (rank 0, first to arrive) dies while it waits for the last
  * survivor: the others see it lost, elect another leader and shrink without it. */
 Test(faults, shrink_survives_the_loss_of_its_leader, .timeout = 150) {

@@ -138,6 +138,18 @@ int tt_count(const char* text, const char* needle) {
   return count;
 }
 
+int tt_launcher_store(const char* output, char* out, size_t out_size) {
+  static const char kLine[] = "tutti launch: rendezvous store on ";
+  const char* at = strstr(output, kLine);
+  if (at == NULL) return 0;
+  at += sizeof kLine - 1;
+  size_t length = strcspn(at, ";\n");
+  if (length == 0 || length >= out_size) return 0;
+  memcpy(out, at, length);
+  out[length] = '\0';
+  return 1;
+}
+
 int tt_count_lines_matching(const char* text, const char* pattern) {
   regex_t compiled;
   if (regcomp(&compiled, pattern, REG_EXTENDED | REG_NOSUB | REG_NEWLINE) != 0) {

@@ -55,6 +55,9 @@ int tt_count(const char* text, const char* needle);
  * on a pattern that does not compile. For lines carrying a measured time, which a busy
  * machine moves (a report due at 1 s may say "1.1 s"). */
 int tt_count_lines_matching(const char* text, const char* pattern);
+/* Copies into out the HOST:PORT of the store tutti launch serves, from its line
+ * "tutti launch: rendezvous store on HOST:PORT; ...". Returns 1 if found. */
+int tt_launcher_store(const char* output, char* out, size_t out_size);
 /* Copies into out the rest of rank's first output line that starts with "[RANK] " +
  * prefix (the text after the prefix, without the newline). Returns 1 if found. */
 int tt_rank_line(const char* output, int rank, const char* prefix, char* out, size_t out_size);

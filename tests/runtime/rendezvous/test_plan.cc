@@ -271,3 +271,53 @@ Test(plan, relays_from_a_size_or_when_asked, .timeout = 10) {
   Plan by_hand = make_plan(tcp_request(1, 4096), fake({}));
   cr_expect(!by_hand.through_relay, "auto goes without where it cannot");
 }
+
+// Relays of relays (TUTTI_RELAY_GROUP): groups of 64 nodes from 16,384 ranks by
+// default, or of the nodes asked for; the first node of each group (by the launcher's
+// node index) leads it and listens where the others can reach it. No groups without
+// node relays, or without a node index.
+Test(plan, relay_groups_from_a_size_or_when_asked, .timeout = 10) {
+  Vars big = kTuttiLaunch;
+  big["TUTTI_WORLD_SIZE"] = "8192";
+  big["TUTTI_LOCAL_SIZE"] = "8";
+  big["TUTTI_NODE_RANK"] = "130";
+  Plan plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.through_relay && plan.relay_group == -1, "8,192 ranks need no relays of relays by default");
+  big["TUTTI_WORLD_SIZE"] = "100000";
+  big["TUTTI_HOST"] = "10.0.0.130";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.relay_group == 2 && !plan.leads_relay_group, "node 130 is in group 2 of 64 nodes each, got %d",
+            plan.relay_group);
+  big["TUTTI_NODE_RANK"] = "128";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.relay_group == 2 && plan.leads_relay_group && plan.relay_host == "10.0.0.130",
+            "node 128 leads group 2, listening at TUTTI_HOST");
+  big["TUTTI_RELAY_GROUP"] = "0";
+  plan = make_plan(Request{}, fake(big));
+  cr_expect(plan.through_relay && plan.relay_group == -1, "TUTTI_RELAY_GROUP=0: node relays alone");
+
+  Vars asked = kTuttiLaunch;
+  asked["TUTTI_RELAY"] = "on";
+  asked["TUTTI_RELAY_GROUP"] = "2";
+  asked["TUTTI_NODE_RANK"] = "3";
+  plan = make_plan(Request{}, fake(asked));
+  cr_expect(plan.relay_group == 1 && !plan.leads_relay_group, "node 3 is in group 1 of 2 nodes each");
+  asked["TUTTI_RELAY"] = "off";
+  plan = make_plan(Request{}, fake(asked));
+  cr_expect(plan.relay_group == -1, "no relays of relays without relays");
+  asked["TUTTI_RELAY"] = "on";
+  asked.erase("TUTTI_NODE_RANK");
+  plan = make_plan(Request{}, fake(asked));
+  cr_expect(plan.through_relay && plan.relay_group == -1, "no groups without a node index");
+  for (const char* bad : {"1", "-4", "many", "8x"}) {
+    asked["TUTTI_RELAY_GROUP"] = bad;
+    try {
+      make_plan(Request{}, fake(asked));
+      cr_expect_fail("TUTTI_RELAY_GROUP=%s was taken", bad);
+    } catch (const tutti::Error& error) {
+      cr_expect(std::string(error.what()).find("is not a number of nodes from 2 up") != std::string::npos, "%s",
+                error.what());
+    }
+  }
+  cr_expect_eq(tutti::rendezvous::relay_group_key(7), "tutti.store/relay/group/7");
+}
