@@ -21,8 +21,10 @@ int TimedChoice::class_of(size_t bytes) { return bytes == 0 ? 0 : std::bit_width
 int TimedChoice::choose(size_t bytes) {
   SizeClass& size_class = classes_[class_of(bytes)];
   const uint64_t call = size_class.calls++;
-  for (int form = 0; form < forms_; ++form) {
-    if (size_class.forms[form].kept == 0) return form;
+  for (int tries = 1; tries <= kFirstTries; ++tries) {
+    for (int form = 0; form < forms_; ++form) {
+      if (size_class.forms[form].kept < tries) return form;
+    }
   }
   int fastest = 0;
   for (int form = 1; form < forms_; ++form) {

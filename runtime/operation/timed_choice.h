@@ -8,8 +8,10 @@
 // pipeline while they shared one, but 2024-2180 against 1561-1624 while they did not.
 // No size threshold is right in both states; times of the calls themselves are.
 //
-// Calls are grouped by size (a power of two of bytes each) and timed per byte. Each
-// form runs once at first; then every call takes the form whose best of its last
+// Calls are grouped by size (a power of two of bytes each) and timed per byte. The
+// forms take turns at first, kFirstTries times each: a form's first call may pay for
+// first touches (page faults in the buffers it is first to write), which the second
+// does not. Then every call takes the form whose best of its last
 // kKept calls was fastest, except every kTryOthersEvery-th, which takes the next
 // other form in turn, so that every form's time follows the machine: after a change
 // of state the form in use shows its new time within kKept calls, and the other's
@@ -30,6 +32,8 @@ class TimedChoice {
  public:
   static constexpr int kMaxForms = 4;
   static constexpr int kKept = 3;
+  static constexpr int kFirstTries = 2;
+  static_assert(kFirstTries <= kKept);
   static constexpr uint64_t kTryOthersEvery = 16;
 
   // forms: how many there are, 2 to kMaxForms; form 0 runs first.

@@ -1,4 +1,4 @@
-// TimedChoice: each form tried once, then the fastest per byte, the others tried in
+// TimedChoice: each form tried twice in turn, then the fastest per byte, the others tried in
 // turn every kTryOthersEvery-th call, a change of the machine's state followed, and
 // sizes of different powers of two timed apart.
 #include <criterion/criterion.h>
@@ -36,23 +36,32 @@ int count_of(const std::vector<int>& chosen, int form, size_t from = 0) {
 
 }  // namespace
 
-Test(timed_choice, tries_each_form_once_then_takes_the_fastest) {
+Test(timed_choice, tries_each_form_twice_then_takes_the_fastest) {
   TimedChoice choice(3);
-  const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, 3 + 12);
-  cr_assert_eq(chosen[0], 0);
-  cr_assert_eq(chosen[1], 1);
-  cr_assert_eq(chosen[2], 2);
-  for (size_t i = 3; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 1, "call %zu took form %d", i, chosen[i]);
+  const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, 6 + 9);
+  const int first[] = {0, 1, 2, 0, 1, 2};
+  for (size_t i = 0; i < 6; ++i) cr_assert_eq(chosen[i], first[i], "call %zu took form %d", i, chosen[i]);
+  for (size_t i = 6; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 1, "call %zu took form %d", i, chosen[i]);
+}
+
+Test(timed_choice, a_slow_first_call_does_not_decide) {
+  // Form 0's first call pays for first touches: three times its time.
+  TimedChoice choice(2);
+  choice.record(kBytes, choice.choose(kBytes), static_cast<int64_t>(0.30 * kBytes));
+  const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.12}, 10);
+  cr_assert_eq(chosen[0], 1);
+  cr_assert_eq(chosen[1], 0);
+  for (size_t i = 3; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 0, "call %zu took form %d", i, chosen[i]);
 }
 
 Test(timed_choice, tries_the_others_in_turn_every_so_often) {
   TimedChoice choice(3);
-  const int calls = 3 + 4 * static_cast<int>(TimedChoice::kTryOthersEvery);
+  const int calls = 6 + 4 * static_cast<int>(TimedChoice::kTryOthersEvery);
   const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, calls);
-  // Past the first three calls, each slower form runs twice in 64 calls, no more.
-  cr_assert_eq(count_of(chosen, 0, 3), 2);
-  cr_assert_eq(count_of(chosen, 2, 3), 2);
-  cr_assert_eq(count_of(chosen, 1, 3), calls - 3 - 4);
+  // Past the first six calls, each slower form runs twice in 64 calls, no more.
+  cr_assert_eq(count_of(chosen, 0, 6), 2);
+  cr_assert_eq(count_of(chosen, 2, 6), 2);
+  cr_assert_eq(count_of(chosen, 1, 6), calls - 6 - 4);
 }
 
 Test(timed_choice, follows_a_change_of_state) {
@@ -77,8 +86,8 @@ Test(timed_choice, sizes_of_other_powers_of_two_are_timed_apart) {
   run(choice, kBytes, {0.10, 0.05}, 10);
   // 64 MiB, where form 0 is the faster, starts afresh; 16 MiB keeps its choice.
   const std::vector<int> large = run(choice, 4 * kBytes, {0.05, 0.10}, 10);
-  cr_assert_eq(large[0], 0);
-  cr_assert_eq(large[1], 1);
+  const int first[] = {0, 1, 0, 1};
+  for (size_t i = 0; i < 4; ++i) cr_assert_eq(large[i], first[i], "call %zu took form %d", i, large[i]);
   cr_assert_eq(large.back(), 0);
   cr_assert_eq(run(choice, kBytes + 1, {0.10, 0.05}, 1)[0], 1);
 }
