@@ -98,7 +98,7 @@ static int parse_bytes(const char* text, size_t* out) {
 static void usage(FILE* to, const char* program) {
   fprintf(to,
           "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
-          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-m host|shared|device]\n"
+          "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-i 0|1] [-m host|shared|device]\n"
           "  OPERATION  all_reduce broadcast all_gather reduce_scatter reduce gather scatter\n"
           "             all_to_all barrier\n"
           "  -b, -e     sizes in bytes, suffix K, M or G (default 8 and 64M): one rank's buffer\n"
@@ -113,6 +113,9 @@ static void usage(FILE* to, const char* program) {
           "  -r         root of broadcast, reduce, gather and scatter (default 0)\n"
           "  -c         check one untimed run against values computed locally (default 1)\n"
           "  -a         issue each operation asynchronously (work/request), then wait (default 0)\n"
+          "  -i         all_reduce in place, send = recv, as torch runs it: each call then reads\n"
+          "             what the one before wrote, where out of place it reads an unchanged\n"
+          "             send buffer (default 0)\n"
           "  -m         buffers in host memory (default), host memory from the library's\n"
           "             allocator (shared: tutti_mem_alloc, MPI_Alloc_mem), or CUDA device memory;\n"
           "             device values are prepared and checked on the host, copied outside the\n"
@@ -154,7 +157,7 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       continue;
     }
     const char* value = arg[1] && arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
-    if (!value || arg[1] == '\0' || !strchr("befwndorcam", arg[1])) {
+    if (!value || arg[1] == '\0' || !strchr("befwndorcami", arg[1])) {
       if (err) fprintf(err, "%s: bad option \"%s\"%s; try --help\n", b->program, arg, value ? "" : " (no value)");
       return BENCH_EXIT_USAGE;
     }
@@ -197,6 +200,10 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
         o->c.async = (int)strtol(value, &end, 10);
         ok = *end == '\0';
         break;
+      case 'i':
+        o->c.in_place = (int)strtol(value, &end, 10);
+        ok = *end == '\0';
+        break;
       case 'm':
         o->device = strcmp(value, "device") == 0;
         o->shared = strcmp(value, "shared") == 0;
@@ -220,6 +227,10 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   }
   if (o->device && !b->device_alloc) {
     if (err) fprintf(err, "%s: -m device: this build has no device memory (built without CUDA)\n", b->program);
+    return BENCH_EXIT_USAGE;
+  }
+  if (o->c.in_place && o->c.coll != BENCH_ALL_REDUCE) {
+    if (err) fprintf(err, "%s: -i 1 runs all_reduce in place; the other operations run out of place\n", b->program);
     return BENCH_EXIT_USAGE;
   }
   if (o->min_bytes > o->max_bytes) {
@@ -438,14 +449,15 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
   long iters = o->iters > 0 ? o->iters : adaptive_iters(out->bytes);
   long warmup = o->warmup >= 0 ? o->warmup : (iters / 10 > 2 ? iters / 10 : 2);
   prepare(c, b->rank, b->size, m->send, m->recv, count);
-  void* send = m->send;
+  void* send = c->in_place ? m->recv : m->send;
   void* recv = m->recv;
+  if (c->in_place) memcpy(m->recv, m->send, recv_extent(c, b->rank, b->size, count));
   if (m->device_send) {
     /* Copied outside the timed runs: only the operations are timed. */
     if (b->device_copy(b->self, m->device_send, m->send, m->capacity, 1) != 0 ||
         b->device_copy(b->self, m->device_recv, m->recv, m->capacity, 1) != 0)
       return -1;
-    send = m->device_send;
+    send = c->in_place ? m->device_recv : m->device_send;
     recv = m->device_recv;
   }
   if (run_n(b, c, send, recv, count, warmup) != 0) return -1;
@@ -454,7 +466,11 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
     /* One untimed run on a poisoned recv (0xff bytes: -1 and NaN), so that a result
      * left by the warmup cannot pass for this one. */
     size_t extent = recv_extent(c, b->rank, b->size, count);
-    memset(m->recv, 0xff, extent);
+    if (c->in_place) {
+      prepare(c, b->rank, b->size, m->recv, NULL, count); /* its input, which the warmup changed */
+    } else {
+      memset(m->recv, 0xff, extent);
+    }
     if (m->device_recv && b->device_copy(b->self, m->device_recv, m->recv, extent, 1) != 0) return -1;
     if (b->collective(b->self, c, send, recv, count) != 0) return -1;
     if (m->device_recv && b->device_copy(b->self, m->recv, m->device_recv, extent, 0) != 0) return -1;
@@ -478,7 +494,9 @@ static void print_header(const bench_backend* b, const options* o) {
   const bench_case* c = &o->c;
   printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s, %s memory\n", b->program, coll_names[c->coll], b->size,
          b->library, dtype_names[c->dtype], op_names[c->op], c->root,
-         c->async ? "async (issue, then wait)" : "blocking",
+         c->async      ? (c->in_place ? "async (issue, then wait), in place" : "async (issue, then wait)")
+         : c->in_place ? "blocking, in place"
+                       : "blocking",
          o->device   ? "device"
          : o->shared ? "shared host"
                      : "host");

@@ -51,6 +51,9 @@ typedef struct bench_case {
   bench_op op;
   int root;  /* -1 for the collectives without one */
   int async; /* issue with a work/request, then wait for it */
+  /* all_reduce only: send == recv, as torch's all_reduce and DDP's buckets run, so that
+   * every call reads what the one before wrote (MPI_IN_PLACE for MPI) */
+  int in_place;
 } bench_case;
 
 typedef struct bench_backend {

@@ -73,6 +73,7 @@ static int collective(void* self, const bench_case* c, const void* send, void* r
   switch (c->coll) {
     case BENCH_ALL_REDUCE:
       what = "MPI_Allreduce";
+      if (c->in_place) send = MPI_IN_PLACE;
       error =
           r ? MPI_Iallreduce(send, recv, count, type, op, comm, r) : MPI_Allreduce(send, recv, count, type, op, comm);
       break;
