@@ -1,0 +1,41 @@
+#!/bin/sh
+# tutti-bench's harness (bench/harness.c), through tutti launch at 2 ranks: all_reduce
+# out of place and in place (-i 1), each checked against values computed locally
+# (-c 1, its exit status 1 on a wrong element), and -i 1 refused for an operation it
+# does not apply to. Each run is bounded by tutti launch --timeout.
+# Usage: test_harness.sh PATH/TO/tutti PATH/TO/tutti-bench
+set -eu
+launcher=$1
+bench=$2
+run() {
+  "$launcher" launch -n 2 --timeout 60 --no-tag-output -- "$bench" "$@"
+}
+for in_place in 0 1; do
+  for memory in host shared; do
+    out=$(run all_reduce -b 8 -e 4M -f 32 -i $in_place -m $memory) || {
+      echo "all_reduce -i $in_place -m $memory failed:"
+      echo "$out"
+      exit 1
+    }
+    case "$out" in
+      *"# wrong elements: 0"*) ;;
+      *) echo "all_reduce -i $in_place -m $memory did not report 0 wrong elements:"; echo "$out"; exit 1 ;;
+    esac
+    if [ $in_place = 1 ]; then
+      case "$out" in
+        *"blocking, in place"*) ;;
+        *) echo "-i 1 is not said in the header:"; echo "$out"; exit 1 ;;
+      esac
+    fi
+  done
+done
+if out=$(run broadcast -i 1 2>&1); then
+  echo "broadcast -i 1 was accepted:"
+  echo "$out"
+  exit 1
+fi
+case "$out" in
+  *"-i 1 runs all_reduce in place"*) ;;
+  *) echo "broadcast -i 1 was refused without saying why:"; echo "$out"; exit 1 ;;
+esac
+echo "test_harness: all_reduce out of place and in place, host and shared memory, checked"
