@@ -21,10 +21,8 @@ int TimedChoice::class_of(size_t bytes) { return bytes == 0 ? 0 : std::bit_width
 int TimedChoice::choose(size_t bytes) {
   SizeClass& size_class = classes_[class_of(bytes)];
   const uint64_t call = size_class.calls++;
-  for (int tries = 1; tries <= kFirstTries; ++tries) {
-    for (int form = 0; form < forms_; ++form) {
-      if (size_class.forms[form].kept < tries) return form;
-    }
+  for (int form = 0; form < forms_; ++form) {
+    if (size_class.forms[form].kept == 0) return form;
   }
   int fastest = 0;
   for (int form = 1; form < forms_; ++form) {
@@ -39,7 +37,12 @@ int TimedChoice::choose(size_t bytes) {
 
 void TimedChoice::record(size_t bytes, int form, int64_t ns) {
   if (form < 0 || form >= forms_ || bytes == 0) return;
-  Times& times = classes_[class_of(bytes)].forms[form];
+  SizeClass& size_class = classes_[class_of(bytes)];
+  if (!size_class.recorded) {
+    size_class.recorded = true;
+    return;
+  }
+  Times& times = size_class.forms[form];
   times.ns_per_byte[times.next] = static_cast<double>(ns) / static_cast<double>(bytes);
   times.next = (times.next + 1) % kKept;
   times.kept = std::min(times.kept + 1, kKept);

@@ -9,15 +9,16 @@
 // No size threshold is right in both states; times of the calls themselves are.
 //
 // Calls are grouped by size (a power of two of bytes each) and timed per byte. The
-// forms take turns at first, kFirstTries times each: a form's first call may pay for
-// first touches (page faults in the buffers it is first to write), which the second
-// does not. Then every call takes the form whose best of its last
-// kKept calls was fastest, except every kTryOthersEvery-th, which takes the next
-// other form in turn, so that every form's time follows the machine: after a change
-// of state the form in use shows its new time within kKept calls, and the other's
-// time is renewed within kKept * kTryOthersEvery. The best of a few, not an average,
-// so that a call delayed by something else (a preempted rank, a page fault) does
-// not decide.
+// first call of a size is not counted: it may pay for first touches (page faults in
+// buffers of that size), which no later call does. Then the forms take a call each in
+// turn, and from there every call takes the form whose best of its last kKept calls
+// was fastest, except every kTryOthersEvery-th, which takes the next other form in
+// turn, so that every form's time follows the machine: after a change of state the
+// form in use shows its new time within kKept calls, and each other's is renewed
+// every (forms - 1) * kTryOthersEvery calls. The best of a few, not an average, so
+// that a call delayed by something else (a preempted rank) does not decide. The
+// tries cost the calls they take: with forms 70% apart (2 ranks, 16 MiB in place,
+// close state), one call in 32 costs about 2%.
 //
 // One instance serves one rank. The ranks of a collective must run the same form, so
 // one rank chooses and tells the others; that, and the timing, are the caller's.
@@ -32,9 +33,7 @@ class TimedChoice {
  public:
   static constexpr int kMaxForms = 4;
   static constexpr int kKept = 3;
-  static constexpr int kFirstTries = 2;
-  static_assert(kFirstTries <= kKept);
-  static constexpr uint64_t kTryOthersEvery = 16;
+  static constexpr uint64_t kTryOthersEvery = 32;
 
   // forms: how many there are, 2 to kMaxForms; form 0 runs first.
   explicit TimedChoice(int forms);
@@ -53,7 +52,8 @@ class TimedChoice {
   };
   struct SizeClass {
     Times forms[kMaxForms];
-    uint64_t calls = 0;
+    uint64_t calls = 0;     // chosen so far
+    bool recorded = false;  // whether its first call's time came, which is not kept
   };
   static constexpr int kClasses = 64;  // one per power of two of bytes
 

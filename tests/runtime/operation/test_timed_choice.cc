@@ -1,6 +1,6 @@
-// TimedChoice: each form tried twice in turn, then the fastest per byte, the others tried in
-// turn every kTryOthersEvery-th call, a change of the machine's state followed, and
-// sizes of different powers of two timed apart.
+// TimedChoice: a size's first call not counted, each form tried in turn, then the
+// fastest per byte, the others tried in turn every kTryOthersEvery-th call, a change
+// of the machine's state followed, and sizes of different powers of two timed apart.
 #include <criterion/criterion.h>
 
 #include <cstddef>
@@ -36,32 +36,34 @@ int count_of(const std::vector<int>& chosen, int form, size_t from = 0) {
 
 }  // namespace
 
-Test(timed_choice, tries_each_form_twice_then_takes_the_fastest) {
+Test(timed_choice, tries_each_form_then_takes_the_fastest) {
   TimedChoice choice(3);
-  const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, 6 + 9);
-  const int first[] = {0, 1, 2, 0, 1, 2};
-  for (size_t i = 0; i < 6; ++i) cr_assert_eq(chosen[i], first[i], "call %zu took form %d", i, chosen[i]);
-  for (size_t i = 6; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 1, "call %zu took form %d", i, chosen[i]);
+  const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, 4 + 9);
+  // The first call's time is not counted, so form 0 runs again.
+  const int first[] = {0, 0, 1, 2};
+  for (size_t i = 0; i < 4; ++i) cr_assert_eq(chosen[i], first[i], "call %zu took form %d", i, chosen[i]);
+  for (size_t i = 4; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 1, "call %zu took form %d", i, chosen[i]);
 }
 
 Test(timed_choice, a_slow_first_call_does_not_decide) {
-  // Form 0's first call pays for first touches: three times its time.
+  // The size's first call pays for first touches: three times its time.
   TimedChoice choice(2);
   choice.record(kBytes, choice.choose(kBytes), static_cast<int64_t>(0.30 * kBytes));
   const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.12}, 10);
-  cr_assert_eq(chosen[0], 1);
-  cr_assert_eq(chosen[1], 0);
-  for (size_t i = 3; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 0, "call %zu took form %d", i, chosen[i]);
+  cr_assert_eq(chosen[0], 0);
+  cr_assert_eq(chosen[1], 1);
+  for (size_t i = 2; i < chosen.size(); ++i) cr_assert_eq(chosen[i], 0, "call %zu took form %d", i, chosen[i]);
 }
 
 Test(timed_choice, tries_the_others_in_turn_every_so_often) {
   TimedChoice choice(3);
-  const int calls = 6 + 4 * static_cast<int>(TimedChoice::kTryOthersEvery);
+  const int every = static_cast<int>(TimedChoice::kTryOthersEvery);
+  const int calls = 4 + 4 * every;
   const std::vector<int> chosen = run(choice, kBytes, {0.10, 0.05, 0.08}, calls);
-  // Past the first six calls, each slower form runs twice in 64 calls, no more.
-  cr_assert_eq(count_of(chosen, 0, 6), 2);
-  cr_assert_eq(count_of(chosen, 2, 6), 2);
-  cr_assert_eq(count_of(chosen, 1, 6), calls - 6 - 4);
+  // Past the first four calls, each slower form runs twice in four times kTryOthersEvery.
+  cr_assert_eq(count_of(chosen, 0, 4), 2);
+  cr_assert_eq(count_of(chosen, 2, 4), 2);
+  cr_assert_eq(count_of(chosen, 1, 4), calls - 4 - 4);
 }
 
 Test(timed_choice, follows_a_change_of_state) {
@@ -86,8 +88,8 @@ Test(timed_choice, sizes_of_other_powers_of_two_are_timed_apart) {
   run(choice, kBytes, {0.10, 0.05}, 10);
   // 64 MiB, where form 0 is the faster, starts afresh; 16 MiB keeps its choice.
   const std::vector<int> large = run(choice, 4 * kBytes, {0.05, 0.10}, 10);
-  const int first[] = {0, 1, 0, 1};
-  for (size_t i = 0; i < 4; ++i) cr_assert_eq(large[i], first[i], "call %zu took form %d", i, large[i]);
+  const int first[] = {0, 0, 1};
+  for (size_t i = 0; i < 3; ++i) cr_assert_eq(large[i], first[i], "call %zu took form %d", i, large[i]);
   cr_assert_eq(large.back(), 0);
   cr_assert_eq(run(choice, kBytes + 1, {0.10, 0.05}, 1)[0], 1);
 }

@@ -883,8 +883,8 @@ Test(shm_group, reductions_into_unaligned_buffers, .timeout = 120) {
 }
 
 // 2 ranks past 4 MiB: rank 0 picks the chunked form or the pipeline by their times
-// (timed_choice.h; the first four calls of a size take the pipeline and the chunked
-// form in turn, the others either) and tells the other rank in a step of its own. Both must
+// (timed_choice.h; the first calls of a size take the pipeline twice, then the chunked
+// form, the others either) and tells the other rank in a step of its own. Both must
 // give the same results, whichever ran, for all_reduce and reduce, in and out of place.
 Test(shm_group, two_ranks_past_4_mib_agree_on_a_timed_form, .timeout = 120) {
   constexpr size_t kCount = (size_t{5} << 20) / 4 + 3;  // 5 MiB of float32, and not whole chunks
