@@ -3,7 +3,7 @@
 //
 // Run:   build/bin/tutti-rendezvous-bench [-n RANKS] [-p PROCESSES] [-l LOOPS]
 //                                         [--ranks-per-node K] [--no-secret] [--hold MS]
-//                                         [--relays K] [--timeout S]
+//                                         [--relays K [--relay-group M]] [--timeout S]
 // Defaults: 1000 ranks in 16 client processes, one event loop per process, 8 ranks
 // per simulated node, with a job secret. The store runs in a child process of its own,
 // started as tutti launch starts it (Server::start on 127.0.0.1, port 0, default
@@ -34,6 +34,10 @@
 // relay (node % K): the store then serves K connections and K heartbeats a second,
 // and the relays' CPU, memory and descriptors are printed beside the store's (on a
 // real job, the nodes' own).
+//
+// --relay-group M stacks them as TUTTI_RELAY_GROUP=M does a job's: relay r stands in
+// front of relay r - r % M, and only the first of every M in front of the store, which
+// then serves K / M connections; the group relays are printed apart.
 //
 // --timeout S is each rank's init timeout (120 s by default, as TUTTI_INIT_TIMEOUT_MS's).
 // The store and the relays give a connection that long to finish its handshake, not
@@ -81,6 +85,7 @@ struct Options {
   bool secret = true;
   int hold_ms = 0;
   int relays = 0;
+  int relay_group = 0;  // relays per group, where the first of each stands in front of the store for the others
   int timeout_s = 120;
 };
 
@@ -198,7 +203,7 @@ int usage(const char* problem) {
   std::fprintf(stderr,
                "tutti-rendezvous-bench: %s\nusage: tutti-rendezvous-bench [-n RANKS (1000)] [-p PROCESSES (16)] "
                "[-l LOOPS per process (1)] [--ranks-per-node K (8)] [--no-secret] [--hold MS (0)] [--relays K (0)] "
-               "[--timeout S (120)]\n",
+               "[--relay-group M (0: none)] [--timeout S (120)]\n",
                problem);
   return 2;
 }
@@ -226,6 +231,10 @@ int main(int argc, char** argv) {
       options.relays = std::atoi(value);
       if (options.relays < 0 || options.relays > 1000) return usage("bad value for --relays");
       ++i;
+    } else if (arg == "--relay-group" && value) {
+      options.relay_group = std::atoi(value);
+      if (options.relay_group < 2 || options.relay_group > 1000) return usage("bad value for --relay-group");
+      ++i;
     } else if ((arg == "-n" || arg == "-p" || arg == "-l" || arg == "--ranks-per-node") && value) {
       int number = std::atoi(value);
       if (number < 1 || number > 1000000) return usage(("bad value for " + arg).c_str());
@@ -238,6 +247,7 @@ int main(int argc, char** argv) {
       return usage(("unknown argument " + arg).c_str());
     }
   }
+  if (options.relay_group > 0 && options.relays == 0) return usage("--relay-group needs --relays");
   options.processes = std::min(options.processes, options.ranks);
   uint64_t file_limit = tutti::bench::raise_file_limit();  // inherited by every child
 
@@ -266,22 +276,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tutti-rendezvous-bench: the store's process did not start\n");
     return 1;
   }
-  // The relays, each in a process of its own, told to stop with the store.
+  // The relays, each in a process of its own, told to stop before the store: those in
+  // front of other relays first, then the group relays (relay_stop[1] and
+  // group_stop[1]), so that no relay loses its store while it still serves.
   std::vector<pid_t> relay_pids;
   std::vector<int> relay_report_fds;
-  int relay_stop[2];
-  if (pipe(relay_stop) != 0) return usage("cannot create pipes");
+  int relay_stop[2], group_stop[2];
+  if (pipe(relay_stop) != 0 || pipe(group_stop) != 0) return usage("cannot create pipes");
+  auto leads = [&](int r) { return options.relay_group > 0 && r % options.relay_group == 0; };
   for (int r = 0; r < options.relays; ++r) {
     int relay_report[2];
     if (pipe(relay_report) != 0) return usage("cannot create pipes");
+    const uint16_t above =
+        options.relay_group > 0 && !leads(r) ? job.relay_ports[r - r % options.relay_group] : job.port;
     pid_t pid = fork();
     if (pid == 0) {
       close(relay_report[0]);
       close(report_pipe[0]);
       close(stop_pipe[1]);  // the store's stop is the parent's alone
       close(relay_stop[1]);
+      close(group_stop[1]);
       for (int fd : relay_report_fds) close(fd);
-      serve(job.secret, job.init_timeout_ms, relay_report[1], relay_stop[0], job.port);
+      serve(job.secret, job.init_timeout_ms, relay_report[1], leads(r) ? group_stop[0] : relay_stop[0], above);
     }
     close(relay_report[1]);
     uint16_t relay_port = 0;
@@ -294,6 +310,7 @@ int main(int argc, char** argv) {
     job.relay_ports.push_back(relay_port);
   }
   close(relay_stop[0]);
+  close(group_stop[0]);
   int per_process = options.ranks / options.processes;
   if (static_cast<uint64_t>(per_process) + 64 > file_limit) {
     std::fprintf(stderr, "tutti-rendezvous-bench: warning: %d ranks per process, but a process may open %llu files\n",
@@ -320,6 +337,7 @@ int main(int argc, char** argv) {
       close(report_pipe[0]);
       close(stop_pipe[1]);
       close(relay_stop[1]);
+      close(group_stop[1]);
       for (int fd : relay_report_fds) close(fd);
       for (int fd : ready_fds) close(fd);
       for (int fd : client_report_fds) close(fd);
@@ -374,13 +392,17 @@ int main(int argc, char** argv) {
   // The relays first: a relay whose ranks have all left is no loss to the store.
   close(relay_stop[1]);
   std::vector<ServerReport> relays(relay_pids.size());
-  for (size_t r = 0; r < relay_pids.size(); ++r) {
-    int relay_status = 0;
-    bool relay_reported = read_all(relay_report_fds[r], &relays[r], sizeof(ServerReport));
-    waitpid(relay_pids[r], &relay_status, 0);
-    if (!relay_reported || !WIFEXITED(relay_status) || WEXITSTATUS(relay_status) != 0) {
-      std::fprintf(stderr, "tutti-rendezvous-bench: relay %zu's process did not report\n", r);
-      return 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) close(group_stop[1]);
+    for (size_t r = 0; r < relay_pids.size(); ++r) {
+      if (leads(static_cast<int>(r)) != (pass == 1)) continue;
+      int relay_status = 0;
+      bool relay_reported = read_all(relay_report_fds[r], &relays[r], sizeof(ServerReport));
+      waitpid(relay_pids[r], &relay_status, 0);
+      if (!relay_reported || !WIFEXITED(relay_status) || WEXITSTATUS(relay_status) != 0) {
+        std::fprintf(stderr, "tutti-rendezvous-bench: relay %zu's process did not report\n", r);
+        return 1;
+      }
     }
   }
   close(stop_pipe[1]);
@@ -435,10 +457,19 @@ int main(int argc, char** argv) {
   double relays_cpu = 0;
   long long relay_fds = 0;
   long relay_kib = 0;
-  for (const auto& relay : relays) {
+  // The group relays, where there are any, apart: what each costs its node.
+  double group_cpu = 0;
+  long long group_fds = 0;
+  size_t groups = 0;
+  for (size_t r = 0; r < relays.size(); ++r) {
+    const ServerReport& relay = relays[r];
     relays_cpu += relay.cpu_s;
     relay_fds = std::max(relay_fds, relay.start_fds + static_cast<long long>(relay.peak_connections));
     relay_kib = std::max(relay_kib, relay.hwm_kib - relay.start_kib);
+    if (!leads(static_cast<int>(r))) continue;
+    ++groups;
+    group_cpu = std::max(group_cpu, relay.cpu_s);
+    group_fds = std::max(group_fds, relay.start_fds + static_cast<long long>(relay.peak_connections));
   }
   if (!relays.empty()) {
     std::printf(
@@ -446,14 +477,18 @@ int main(int argc, char** argv) {
         "job, each node's own)\n",
         relays.size(), relays_cpu, relay_fds, relay_kib / 1024.0);
   }
+  if (groups > 0) {
+    std::printf("group relays       %zu of them in front of the store: the busiest used %.2f s of CPU, held %lld fds\n",
+                groups, group_cpu, group_fds);
+  }
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
   std::printf(
       "RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f "
       "ranks_cpu_s=%.3f store_hwm_kib=%ld "
       "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
-      "reply_bytes_per_rank=%.0f secret=%d relays=%zu relays_cpu_s=%.3f relay_fds=%lld failed=%d\n",
+      "reply_bytes_per_rank=%.0f secret=%d relays=%zu relay_groups=%zu relays_cpu_s=%.3f relay_fds=%lld failed=%d\n",
       options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib,
       server.start_kib, kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0,
-      relays.size(), relays_cpu, relay_fds, failed);
+      relays.size(), groups, relays_cpu, relay_fds, failed);
   return failed == 0 ? 0 : 1;
 }
