@@ -202,6 +202,32 @@ std::optional<Target> find_target(const Options& options) {
   return std::nullopt;
 }
 
+// Ranks behind a relay (store/relay.h): the store lists them under the relay, with the
+// relay's silence and no activity, since their heartbeats stop at the relay. What each
+// reports doing reaches the store as its activity key, which the relay writes when it
+// changes: that fills in their doing, and so who waits for whom.
+void read_relayed_activity(store::Client& store, GroupState* group, Deadline deadline) {
+  std::vector<store::RosterEntry*> relayed;
+  std::vector<std::string> keys;
+  for (auto& member : group->members) {
+    if (!member.activity.empty() || member.identity.rfind("relay ", 0) != 0) continue;
+    relayed.push_back(&member);
+    keys.push_back(store::activity_key(group->prefix, member.rank));
+  }
+  if (keys.empty()) return;
+  std::vector<bool> written = store.check(keys, deadline);
+  std::vector<std::string> present;
+  std::vector<store::RosterEntry*> reported;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!written[i]) continue;
+    present.push_back(keys[i]);
+    reported.push_back(relayed[i]);
+  }
+  if (present.empty()) return;
+  std::vector<std::string> values = store.multi_get(present, deadline);
+  for (size_t i = 0; i < values.size() && i < reported.size(); ++i) reported[i]->activity = values[i];
+}
+
 std::map<std::string, GroupState> read_groups(store::Client& store) {
   std::map<std::string, GroupState> groups;
   for (const auto& line : store.roster("", Deadline::after_ms(kRequestMs))) {
@@ -213,6 +239,7 @@ std::map<std::string, GroupState> read_groups(store::Client& store) {
   }
   for (auto& [prefix, group] : groups) {
     auto deadline = Deadline::after_ms(kRequestMs);
+    read_relayed_activity(store, &group, deadline);
     const std::string size_key = prefix + "world_size";
     const std::string count_key = store::lost_count_key(prefix);
     std::vector<bool> present = store.check({size_key, count_key}, deadline);

@@ -135,6 +135,28 @@ Test(top, shows_the_rank_held_in_a_computation_and_who_waits_for_it) {
   free(output);
 }
 
+/* Behind a node relay (TUTTI_RELAY=on) the ranks' heartbeats stop at the relay, which
+ * the store lists them under; what each does still shows, from its activity key. */
+Test(top, shows_what_ranks_behind_a_relay_do) {
+  snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-e", (int)getpid());
+  snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-f", (int)getpid());
+  char env_release[2][160];
+  snprintf(env_release[0], sizeof env_release[0], "TUTTI_TEST_RELEASE=%s", release[0]);
+  snprintf(env_release[1], sizeof env_release[1], "TUTTI_TEST_RELEASE2=%s", release[1]);
+  char* env[] = {env_release[0], env_release[1], (char*)"TUTTI_RELAY=on", NULL};
+  char* argv[] = {(char*)TUTTI_TEST_LAUNCHER, (char*)"run", (char*)"-n", (char*)"4", (char*)SCRIPTS "held.lua", NULL};
+  tt_process* job = spawn(argv, env);
+  const char* held[] = {"ranks 0, 1, 3 wait for rank 2", "rank 2 is idle after all_reduce #1", NULL};
+  char* output = top_until(job->pid, held, 30000);
+  cr_assert(row_has(output, 0, "relay ") && row_has(output, 0, "in all_reduce #2"), "%s", output);
+  cr_assert(row_has(output, 2, "relay ") && row_has(output, 2, "idle after all_reduce #1"), "%s", output);
+  free(output);
+  touch(release[0]);
+  touch(release[1]);
+  cr_assert(tt_wait(job, tt_timeout_ms(30000)), "the job did not end once released");
+  cr_assert_eq(job->exit_code, 0);
+}
+
 Test(top, a_wrong_secret_is_turned_away_with_a_clear_message) {
   snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-c", (int)getpid());
   snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-d", (int)getpid());
