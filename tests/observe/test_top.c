@@ -78,6 +78,20 @@ static void touch(const char* path) {
   fclose(file);
 }
 
+/* Starts held.lua on 4 ranks under tutti run, with its two release files named by
+ * `tag` and one more variable (NULL: none); the files go in `release`, for the test to
+ * touch and the teardown to remove. */
+static tt_process* start_held_job(const char* tag, const char* variable) {
+  snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-%s-a", (int)getpid(), tag);
+  snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-%s-b", (int)getpid(), tag);
+  static char env_release[2][160];
+  snprintf(env_release[0], sizeof env_release[0], "TUTTI_TEST_RELEASE=%s", release[0]);
+  snprintf(env_release[1], sizeof env_release[1], "TUTTI_TEST_RELEASE2=%s", release[1]);
+  char* env[] = {env_release[0], env_release[1], (char*)variable, NULL};
+  char* argv[] = {(char*)TUTTI_TEST_LAUNCHER, (char*)"run", (char*)"-n", (char*)"4", (char*)SCRIPTS "held.lua", NULL};
+  return spawn(argv, env);
+}
+
 /* The line of `rank` in top's table ("    2  host:pid  idle after ..."). */
 static int row_has(const char* output, int rank, const char* text) {
   char start[16];
@@ -90,14 +104,7 @@ static int row_has(const char* output, int rank, const char* text) {
 }
 
 Test(top, shows_the_rank_held_in_a_computation_and_who_waits_for_it) {
-  snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-a", (int)getpid());
-  snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-b", (int)getpid());
-  char env_release[2][160];
-  snprintf(env_release[0], sizeof env_release[0], "TUTTI_TEST_RELEASE=%s", release[0]);
-  snprintf(env_release[1], sizeof env_release[1], "TUTTI_TEST_RELEASE2=%s", release[1]);
-  char* env[] = {env_release[0], env_release[1], NULL};
-  char* argv[] = {(char*)TUTTI_TEST_LAUNCHER, (char*)"run", (char*)"-n", (char*)"4", (char*)SCRIPTS "held.lua", NULL};
-  tt_process* job = spawn(argv, env);
+  tt_process* job = start_held_job("computation", NULL);
   const pid_t job_pid = job->pid; /* tt_wait clears it */
 
   const char* held[] = {"world: 4 ranks", "ranks 0, 1, 3 wait for rank 2", "rank 2 is idle after all_reduce #1", NULL};
@@ -138,14 +145,7 @@ Test(top, shows_the_rank_held_in_a_computation_and_who_waits_for_it) {
 /* Behind a node relay (TUTTI_RELAY=on) the ranks' heartbeats stop at the relay, which
  * the store lists them under; what each does still shows, from its activity key. */
 Test(top, shows_what_ranks_behind_a_relay_do) {
-  snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-e", (int)getpid());
-  snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-f", (int)getpid());
-  char env_release[2][160];
-  snprintf(env_release[0], sizeof env_release[0], "TUTTI_TEST_RELEASE=%s", release[0]);
-  snprintf(env_release[1], sizeof env_release[1], "TUTTI_TEST_RELEASE2=%s", release[1]);
-  char* env[] = {env_release[0], env_release[1], (char*)"TUTTI_RELAY=on", NULL};
-  char* argv[] = {(char*)TUTTI_TEST_LAUNCHER, (char*)"run", (char*)"-n", (char*)"4", (char*)SCRIPTS "held.lua", NULL};
-  tt_process* job = spawn(argv, env);
+  tt_process* job = start_held_job("relay", "TUTTI_RELAY=on");
   const char* held[] = {"ranks 0, 1, 3 wait for rank 2", "rank 2 is idle after all_reduce #1", NULL};
   char* output = top_until(job->pid, held, 30000);
   cr_assert(row_has(output, 0, "relay ") && row_has(output, 0, "in all_reduce #2"), "%s", output);
@@ -158,14 +158,7 @@ Test(top, shows_what_ranks_behind_a_relay_do) {
 }
 
 Test(top, a_wrong_secret_is_turned_away_with_a_clear_message) {
-  snprintf(release[0], sizeof release[0], "/tmp/tutti-top-test-%d-c", (int)getpid());
-  snprintf(release[1], sizeof release[1], "/tmp/tutti-top-test-%d-d", (int)getpid());
-  char env_release[2][160];
-  snprintf(env_release[0], sizeof env_release[0], "TUTTI_TEST_RELEASE=%s", release[0]);
-  snprintf(env_release[1], sizeof env_release[1], "TUTTI_TEST_RELEASE2=%s", release[1]);
-  char* env[] = {env_release[0], env_release[1], (char*)"TUTTI_SECRET=the-right-one", NULL};
-  char* argv[] = {(char*)TUTTI_TEST_LAUNCHER, (char*)"run", (char*)"-n", (char*)"4", (char*)SCRIPTS "held.lua", NULL};
-  tt_process* job = spawn(argv, env);
+  tt_process* job = start_held_job("secret", "TUTTI_SECRET=the-right-one");
   const char* held[] = {"wait for rank 2", NULL};
   char* output = top_until(job->pid, held, 30000);
   /* The store's address, from the job file the launcher wrote. */
