@@ -11,7 +11,10 @@ namespace tutti::transport {
 
 // Yields the core, and remembers whether the yield ran someone else.
 void yield_core();
-// Whether the last yield_core of this process ran someone else.
+// Whether at least half of this process's recent yields ran someone else.
 bool core_shared();
+// What yield_core remembers of each yield: whether it ran someone else. Public for the
+// tests, which cannot choose what the scheduler does.
+void note_yield(bool ran_others);
 
 }  // namespace tutti::transport
