@@ -15,12 +15,13 @@ namespace {
 constexpr auto kYieldRanOthers = std::chrono::microseconds(3);
 
 // The core counts as shared while at least kSharedWhen of the last kRemembered yields
-// ran someone else. The last yield alone flipped with every yield that happened to
-// run, or not to run, another: 4 ranks on 2 cores over UCX's shared memory then spun
-// after every yield that found the other rank of its core asleep (16-byte all_gather
-// 6.3-10.6 us a call against 4.8-4.9 now, Open MPI 3.3), and a rank with a core of its
-// own must not start yielding because one yield ran one of its own threads (2 ranks,
-// 8-byte all_reduce over UCX: unchanged, 230-240 ns).
+// ran someone else. By the last yield alone it flipped back with every yield that did
+// not run another, which under EEVDF (Linux 6.6 on) is about two yields in three even
+// beside a runnable rank: 4 ranks on 2 cores (4 emulated nodes, UCX's shared memory)
+// then spun after most yields (16-byte all_gather 8.9-10.9 us a call against 4.8-5.3
+// now, Open MPI 3.3). And a rank with a core of its own must not start yielding
+// because one yield ran one of its own threads (2 ranks, 8-byte all_reduce over UCX:
+// unchanged).
 constexpr int kRemembered = 8;
 constexpr int kSharedWhen = 4;
 std::atomic<uint32_t> recent{0};  // one bit per yield, newest lowest: 1 if it ran someone else
