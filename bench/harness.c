@@ -448,10 +448,10 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
   const bench_case* c = &o->c;
   long iters = o->iters > 0 ? o->iters : adaptive_iters(out->bytes);
   long warmup = o->warmup >= 0 ? o->warmup : (iters / 10 > 2 ? iters / 10 : 2);
-  prepare(c, b->rank, b->size, m->send, m->recv, count);
+  /* In place, this rank's input goes where the result will. */
+  prepare(c, b->rank, b->size, c->in_place ? m->recv : m->send, m->recv, count);
   void* send = c->in_place ? m->recv : m->send;
   void* recv = m->recv;
-  if (c->in_place) memcpy(m->recv, m->send, recv_extent(c, b->rank, b->size, count));
   if (m->device_send) {
     /* Copied outside the timed runs: only the operations are timed. */
     if (b->device_copy(b->self, m->device_send, m->send, m->capacity, 1) != 0 ||
@@ -492,11 +492,9 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
 
 static void print_header(const bench_backend* b, const options* o) {
   const bench_case* c = &o->c;
-  printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s, %s memory\n", b->program, coll_names[c->coll], b->size,
+  printf("# %s %s: %d ranks, %s, dtype %s, op %s, root %d, %s%s, %s memory\n", b->program, coll_names[c->coll], b->size,
          b->library, dtype_names[c->dtype], op_names[c->op], c->root,
-         c->async      ? (c->in_place ? "async (issue, then wait), in place" : "async (issue, then wait)")
-         : c->in_place ? "blocking, in place"
-                       : "blocking",
+         c->async ? "async (issue, then wait)" : "blocking", c->in_place ? ", in place" : "",
          o->device   ? "device"
          : o->shared ? "shared host"
                      : "host");

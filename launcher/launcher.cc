@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +30,7 @@
 #include "observe/job_file.h"
 #include "observe/trace_merge.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/cpus.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/log.h"
 #include "runtime/common/settings.h"
@@ -111,20 +111,6 @@ uint16_t free_loopback_port() {
     if (uint16_t port = bind_probe(static_cast<uint16_t>(below_ephemeral(random))); port != 0) return port;
   }
   return bind_probe(0);
-}
-
-// The CPUs this process may run on, in order (--bind cpu deals them out to the ranks):
-// those of the cpuset or srun allocation the launcher was started in, not every CPU.
-std::vector<int> usable_cpus() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-    }
-  }
-  return cpus;
 }
 
 // pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
@@ -314,7 +300,8 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   plan.stdin_fd = stdin_fd;
   plan.launcher_pid = getpid();
   if (options_.bind_cpu) {
-    plan.cpus = usable_cpus();
+    // Those of the cpuset or srun allocation the launcher was started in, not every CPU.
+    plan.cpus = allowed_cpus();
     if (plan.cpus.empty())
       say(concat("--bind cpu: cannot read the CPUs this process may use (", std::strerror(errno),
                  "); the ranks run unbound"));

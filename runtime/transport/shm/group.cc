@@ -1,12 +1,11 @@
 #include "runtime/transport/shm/group.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/cpus.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/shm/segment_group.h"
 
@@ -19,23 +18,19 @@ namespace {
 //   - A rank with a core of its own spins 50 us, which covers a pipeline step, then
 //     yields up to 1 ms, so that a peer late by less than that costs no wake-up.
 //   - With more ranks than cores, the rank waited for usually needs this very core:
-//     spin only the first pauses, then yield up to 200 us. At 4 ranks on the 2 cores,
-//     sleeping at once made an 8-byte all_reduce take 130 us and a 1 MiB one 1 ms;
+//     spin only a round of 4 pauses (signal.cc), then yield up to 200 us. At 4 ranks
+//     on the 2 cores, sleeping at once made an 8-byte all_reduce take 130 us and a
+//     1 MiB one 1 ms;
 //     yielding first brought them to 7-10 us and 250-280 us (Open MPI: 12 and 480).
 //     Yielding longer changed nothing measurable.
-constexpr WaitPolicy kOwnCore{50'000, 1'000'000};
-constexpr WaitPolicy kSharedCore{0, 200'000};
+constexpr WaitPolicy kOwnCore{50'000, 1'000'000, 64};
+constexpr WaitPolicy kSharedCore{0, 200'000, 4};
 
-// The CPUs this process may run on. Ranks that each are pinned to one core of their
-// own count as sharing cores here, which costs them a little latency (they yield
-// where they could spin); the opposite mistake, spinning on a core the awaited rank
-// needs, would cost far more.
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
-}
+// How many CPUs this process may run on (1 if that cannot be read). Ranks that each
+// are pinned to one core of their own count as sharing cores here, which costs them a
+// little latency (they yield where they could spin); the opposite mistake, spinning
+// on a core the awaited rank needs, would cost far more.
+int usable_cpus() { return std::max(1, static_cast<int>(allowed_cpus().size())); }
 
 }  // namespace
 

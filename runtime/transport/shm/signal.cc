@@ -36,11 +36,6 @@ constexpr int64_t kUnfencedSliceNs = 100'000;
 
 uint32_t* futex_word(const StepEntry& entry) { return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word)); }
 
-// Pauses between two clock reads while a wait spins, and before the first yield where
-// it does not spin (wait_slow).
-constexpr int kPausesPerClockRead = 64;
-constexpr int kPausesBeforeYield = 4;
-
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -79,24 +74,23 @@ uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   const StepEntry& entry = entry_of(peer, step);
   uint64_t word;
   // Spin first: a peer on another core usually posts within a microsecond or so, far
-  // sooner than a sleeping rank could be woken. The first kPausesPerClockRead pauses (1-3 us, by CPU)
-  // read no clock, since a clock read (30 ns in a VM) is a tenth of a small
-  // all_reduce; after that, the clock is read every kPausesPerClockRead pauses.
+  // sooner than a sleeping rank could be woken. The first round of pauses (64 with a
+  // core of its own, 1-3 us by CPU) reads no clock, since a clock read (30 ns in a VM)
+  // is a tenth of a small all_reduce; after that, the clock is read every round.
   int64_t started = 0;
   // A core shared with what this waits for (core_sharing.h) is handed over at once,
   // as a group with more ranks than cores does from the start (kSharedCore): emulated
   // nodes of 2 ranks fit 2 cores, yet 4 ranks share them, and a spin there cost 4-rank
   // 8-byte hierarchical all_reduces over 100 us now and then, against 16-25. In a group
-  // with more ranks than cores, "at once" is a few pauses, not a spin's round of
-  // kPausesPerClockRead (1-3 us, which the rank waited for may need): 4 ranks on the 2
-  // cores, 16-byte all_gather, 2.8-2.9 or 3.8-3.9 us a call (two modes, by run) against
-  // 3.5-3.7 or 7.0-7.4. Where the group fits the cores and only a yield found the core
-  // shared, the round stays: fewer pauses there made 4 ranks on 2 emulated nodes slower
-  // (8-byte all_reduce over TCP 24.6-48 us against 22.9-43).
+  // with more ranks than cores, "at once" is a round of 4 pauses, not 64 (1-3 us, which
+  // the rank waited for may need): 4 ranks on the 2 cores, 16-byte all_gather, 2.8-2.9
+  // or 3.8-3.9 us a call (two modes, by run) against 3.5-3.7 or 7.0-7.4. Where the
+  // group fits the cores and only yields found the core shared, the round stays 64:
+  // 4 there made 4 ranks on 2 emulated nodes slower (8-byte all_reduce over TCP
+  // 24.6-48 us against 22.9-43).
   const int64_t spin_ns = core_shared() ? 0 : policy.spin_ns;
-  const int pauses = policy.spin_ns == 0 ? kPausesBeforeYield : kPausesPerClockRead;
   do {
-    for (int i = 0; i < pauses; ++i) {
+    for (int i = 0; i < policy.round_pauses; ++i) {
       word = load_word(entry, std::memory_order_acquire);
       if (reached(word, step)) return word;
       _mm_pause();

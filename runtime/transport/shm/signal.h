@@ -87,11 +87,14 @@ struct Control {
 bool register_for_membarrier();
 
 // How long a wait spins, then how long it keeps yielding the core, before it sleeps;
-// both counted from the start of the wait. Chosen per group from whether its ranks
-// can each have a core (group.cc says why each value).
+// both counted from the start of the wait; and how many pauses a round of its spin
+// takes (it reads the clock between rounds, and takes one round where it does not
+// spin). Chosen per group from whether its ranks can each have a core (group.cc says
+// why each value).
 struct WaitPolicy {
   int64_t spin_ns;
   int64_t yield_ns;
+  int round_pauses;
 };
 
 // Who a wait is for, spelled out only when a wait turns slow or fails: "rank 3" or
