@@ -79,6 +79,13 @@ bool Loop::post(Task task) {
   return true;
 }
 
+uv_buf_t Loop::read_buffer() {
+  TUTTI_ASSERT_ON_LOOP(*this);
+  constexpr size_t kBytes = 64 * 1024;
+  if (!read_buffer_) read_buffer_ = std::make_unique<char[]>(kBytes);
+  return uv_buf_init(read_buffer_.get(), kBytes);
+}
+
 void Loop::on_wakeup(uv_async_t* async) {
   auto* self = static_cast<Loop*>(async->data);
   // Read stopping_ before draining: once it is set no task can be queued, so the drain

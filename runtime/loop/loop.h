@@ -49,6 +49,13 @@ class Loop {
   }
   bool on_loop_thread() const { return std::this_thread::get_id() == thread_id_; }
 
+  // One read buffer for every stream of this loop (a uv alloc_cb's answer): libuv reads
+  // into it right after asking, and readers copy what they keep, so idle connections
+  // cost no buffer. The loop's own, not a thread_local array: a library's static TLS is
+  // zeroed in every thread the program starts, its own or not, and 64 KiB of it cost
+  // each of them 64 KiB of memory. Loop thread only.
+  uv_buf_t read_buffer();
+
  private:
   Loop();
   // Closes every handle still open, finishes the tasks already posted and joins the
@@ -69,6 +76,7 @@ class Loop {
   bool stopping_ = false;    // guarded by mutex_
   std::thread thread_;
   std::thread::id thread_id_;
+  std::unique_ptr<char[]> read_buffer_;  // made at the first read
 };
 
 #define TUTTI_ASSERT_ON_LOOP(loop) assert((loop).on_loop_thread())

@@ -334,11 +334,8 @@ void ClientCore::on_connect(uv_connect_t* req, int status) {
   self->set_connected_on_loop(0);
 }
 
-void ClientCore::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
-  // Shared by every client on this thread: libuv reads right after alloc, and the
-  // decoder copies what it keeps.
-  static thread_local char buffer[64 * 1024];
-  *buf = uv_buf_init(buffer, sizeof(buffer));
+void ClientCore::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = static_cast<ClientCore*>(handle->data)->loop_->read_buffer();
 }
 
 void ClientCore::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {

@@ -378,11 +378,8 @@ void ServerCore::accept_on_loop(uv_stream_t* listener) {
   uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->tcp), &ServerCore::on_alloc, &ServerCore::on_read);
 }
 
-void ServerCore::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
-  // One buffer for every connection: libuv calls read right after alloc, and the
-  // decoder copies what it keeps, so 10,000 idle connections cost no read buffers.
-  static thread_local char buffer[64 * 1024];
-  *buf = uv_buf_init(buffer, sizeof(buffer));
+void ServerCore::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = static_cast<Connection*>(handle->data)->core->loop_->read_buffer();
 }
 
 void ServerCore::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {

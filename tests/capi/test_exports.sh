@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fails when libtutti.so exports any symbol not named tutti_* (STYLE G9), lacks one of the
-# device-buffer calls, or needs CUDA or NCCL to load.
+# device-buffer calls, needs CUDA or NCCL to load, or holds more than 1 KiB of
+# thread-local storage.
 # Usage: test_exports.sh PATH/TO/libtutti.so
 set -eu
 library=$1
@@ -20,6 +21,15 @@ done
 # Nor does it need CUDA or NCCL to load: both are opened at run time, where present.
 if readelf -d "$library" | grep -E 'NEEDED.*(cudart|nccl|libcuda)'; then
   echo "libtutti.so links CUDA or NCCL; they must be loaded at run time (runtime/device/nccl/*_api.cc)"
+  exit 1
+fi
+# Nor does every thread of the program pay for it: a library's thread-local storage is
+# laid out and zeroed for each thread the program starts, its own or not (a 64 KiB
+# thread_local read buffer once cost 10,000 simulated ranks 1.4 GiB).
+tls=$(readelf -lW "$library" | awk '$1 == "TLS" {print $6}')
+if [ -n "$tls" ] && [ $((tls)) -gt 1024 ]; then
+  echo "libtutti.so holds $((tls)) bytes of thread-local storage, which every thread of a program pays;"
+  echo "keep big buffers on the heap (see runtime/loop/loop.h's read_buffer)"
   exit 1
 fi
 count=$(nm -D --defined-only "$library" | awk '$2 ~ /^[TDRBVW]$/' | wc -l)

@@ -147,3 +147,24 @@ Test(loop, the_last_holder_may_let_go_on_the_loop_thread, .timeout = 10) {
   auto next = Loop::shared();
   cr_assert_eq(next->call([] { return 7; }, Deadline::after_ms(5000)), 7);
 }
+
+// Every stream of a loop reads into the loop's one buffer (libuv reads right after it
+// asks), made at the first read; each loop has its own.
+Test(loop, each_loop_has_one_read_buffer, .timeout = 10) {
+  auto a = Loop::create();
+  auto b = Loop::create();
+  auto read_twice = [](const std::shared_ptr<Loop>& loop) {
+    return loop->call(
+        [&] {
+          uv_buf_t first = loop->read_buffer();
+          first.base[first.len - 1] = 'x';  // all of it is the loop's to write
+          return std::vector<uv_buf_t>{first, loop->read_buffer()};
+        },
+        Deadline::after_ms(5000));
+  };
+  std::vector<uv_buf_t> of_a = read_twice(a), of_b = read_twice(b);
+  cr_assert_eq(of_a[0].base, of_a[1].base);
+  cr_assert_eq(of_a[0].len, 64u * 1024);
+  cr_assert_eq(of_a[1].len, 64u * 1024);
+  cr_assert_neq(of_a[0].base, of_b[0].base);
+}
