@@ -16,6 +16,7 @@
 //   tutti-rendezvous-bench: 1000 ranks in 16 processes (1 loop each), 8 ranks per node, secret on
 //   last rank in      0.412 s after the first connect (connected and past the handshake)
 //   last rank placed   0.739 s after the first connect
+//   last rank ready    1.102 s after the first connect (init done: its failure detector up, its peers' cards read)
 //   last rank done     1.964 s after the first connect
 //   store CPU          0.59 s (user + system, from listening to the end)
 //   ranks' CPU         1.71 s (the client processes, user + system, from the go to the end: on a real
@@ -109,6 +110,7 @@ struct ClientReport {
   long long first_start_ns = 0;
   long long last_connected_ns = 0;
   long long last_placed_ns = 0;
+  long long last_initialised_ns = 0;
   long long last_done_ns = 0;
   double cpu_s = 0;  // user + system of the whole process, from go to the end
   char first_error[1024] = {};
@@ -185,6 +187,7 @@ struct ClientReport {
     report.first_start_ns = outcome.first_start_ns;
     report.last_connected_ns = outcome.last_connected_ns;
     report.last_placed_ns = outcome.last_placed_ns;
+    report.last_initialised_ns = outcome.last_initialised_ns;
     report.last_done_ns = outcome.last_done_ns;
     std::snprintf(report.first_error, sizeof(report.first_error), "%s", outcome.first_error.c_str());
   } catch (const std::exception& e) {
@@ -416,7 +419,7 @@ int main(int argc, char** argv) {
   }
 
   int failed = 0;
-  long long first_start = 0, last_connected = 0, last_placed = 0, last_done = 0;
+  long long first_start = 0, last_connected = 0, last_placed = 0, last_initialised = 0, last_done = 0;
   double ranks_cpu = 0;
   std::string first_error;
   for (size_t c = 0; c < reports.size(); ++c) {
@@ -432,16 +435,21 @@ int main(int argc, char** argv) {
     if (r.first_start_ns != 0 && (first_start == 0 || r.first_start_ns < first_start)) first_start = r.first_start_ns;
     last_connected = std::max(last_connected, r.last_connected_ns);
     last_placed = std::max(last_placed, r.last_placed_ns);
+    last_initialised = std::max(last_initialised, r.last_initialised_ns);
     last_done = std::max(last_done, r.last_done_ns);
   }
   const double n = options.ranks;
   double connected_s = seconds_between(first_start, last_connected);
   double placed_s = seconds_between(first_start, last_placed);
+  double initialised_s = seconds_between(first_start, last_initialised);
   double done_s = seconds_between(first_start, last_done);
   long long peak_fds = server.start_fds + static_cast<long long>(server.peak_connections);
   double kib_per_rank = static_cast<double>(server.hwm_kib - server.start_kib) / n;
   std::printf("last rank in      %.3f s after the first connect (connected and past the handshake)\n", connected_s);
   std::printf("last rank placed   %.3f s after the first connect\n", placed_s);
+  std::printf(
+      "last rank ready    %.3f s after the first connect (init done: its failure detector up, its peers' cards read)\n",
+      initialised_s);
   std::printf("last rank done     %.3f s after the first connect\n", done_s);
   std::printf("store CPU          %.2f s (user + system, from listening to the end)\n", server.cpu_s);
   std::printf(
@@ -483,12 +491,12 @@ int main(int argc, char** argv) {
   }
   if (failed > 0) std::printf("FAILED             %d ranks; first: %s\n", failed, first_error.c_str());
   std::printf(
-      "RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f store_cpu_s=%.3f "
+      "RESULT impl=tutti n=%d processes=%d seconds=%.3f connected_s=%.3f placed_s=%.3f init_s=%.3f store_cpu_s=%.3f "
       "ranks_cpu_s=%.3f store_hwm_kib=%ld "
       "store_start_kib=%ld store_kib_per_rank=%.2f store_fds=%lld requests_per_rank=%.2f "
       "reply_bytes_per_rank=%.0f secret=%d relays=%zu relay_groups=%zu relays_cpu_s=%.3f relay_fds=%lld failed=%d\n",
-      options.ranks, options.processes, done_s, connected_s, placed_s, server.cpu_s, ranks_cpu, server.hwm_kib,
-      server.start_kib, kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n, options.secret ? 1 : 0,
-      relays.size(), groups, relays_cpu, relay_fds, failed);
+      options.ranks, options.processes, done_s, connected_s, placed_s, initialised_s, server.cpu_s, ranks_cpu,
+      server.hwm_kib, server.start_kib, kib_per_rank, peak_fds, server.requests / n, server.reply_bytes / n,
+      options.secret ? 1 : 0, relays.size(), groups, relays_cpu, relay_fds, failed);
   return failed == 0 ? 0 : 1;
 }

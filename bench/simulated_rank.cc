@@ -1,6 +1,7 @@
 #include "bench/simulated_rank.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -105,6 +106,7 @@ struct RankTimes {
   int64_t started_ns = 0;
   int64_t connected_ns = 0;
   int64_t placed_ns = 0;
+  int64_t initialised_ns = 0;
   int64_t done_ns = 0;
 };
 
@@ -150,6 +152,7 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
 
   // A program's first collectives: the transport looks its peers' cards up lazily.
   look_up_peers(*store, prefix, rank, job.world_size, deadline);
+  times.initialised_ns = now_ns();
   if (job.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(job.hold_ms));
 
   // ~Comm: the monitor leaves the store's watch, then the meeting.
@@ -159,6 +162,19 @@ RankTimes run_rank(const SimulatedJob& job, int rank, const std::shared_ptr<loop
   store.reset();
   times.done_ns = now_ns();
   return times;
+}
+
+// Linux 6.16 gave each process a futex hash of its own, sized for its CPUs (16 slots
+// here), not its threads: thousands of threads, each parked on a futex of its own
+// between round trips, then share a few long chains, and every wake-up walks one
+// (futex_wake was 10% of the machine's time at 10,000 ranks). One slot per thread,
+// as the prctl allows; older kernels refuse it, and hash futexes machine-wide anyway.
+void widen_futex_hash(int threads) {
+  constexpr int kFutexHash = 78;         // PR_FUTEX_HASH, newer than Debian 12's headers
+  constexpr int kFutexHashSetSlots = 1;  // PR_FUTEX_HASH_SET_SLOTS
+  unsigned long slots = 16;
+  while (slots < static_cast<unsigned long>(threads) && slots < (1ul << 17)) slots <<= 1;
+  prctl(kFutexHash, kFutexHashSetSlots, slots, 0ul, 0ul);
 }
 
 // What a thread of run_ranks needs; it starts on a pthread of a set stack size.
@@ -175,6 +191,7 @@ struct Thread {
 
 BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
                        const std::function<void()>& all_started) {
+  widen_futex_hash(count);
   std::vector<std::shared_ptr<loop::Loop>> event_loops;
   for (int i = 0; i < std::max(1, loops); ++i) event_loops.push_back(loop::Loop::create());
 
@@ -234,6 +251,7 @@ BatchOutcome run_ranks(const SimulatedJob& job, int first, int count, int loops,
     if (outcome.first_start_ns == 0 || t.started_ns < outcome.first_start_ns) outcome.first_start_ns = t.started_ns;
     outcome.last_connected_ns = std::max(outcome.last_connected_ns, t.connected_ns);
     outcome.last_placed_ns = std::max(outcome.last_placed_ns, t.placed_ns);
+    outcome.last_initialised_ns = std::max(outcome.last_initialised_ns, t.initialised_ns);
     outcome.last_done_ns = std::max(outcome.last_done_ns, t.done_ns);
   }
   return outcome;

@@ -59,11 +59,12 @@ struct SimulatedJob {
 struct BatchOutcome {
   int ranks = 0;
   int failed = 0;
-  int64_t first_start_ns = 0;     // the earliest connect
-  int64_t last_connected_ns = 0;  // the latest return from store::Client::connect
-  int64_t last_placed_ns = 0;     // the latest return from rendezvous::meet
-  int64_t last_done_ns = 0;       // the latest end of destroy
-  std::string first_error;        // of the first rank to fail, "" if none
+  int64_t first_start_ns = 0;       // the earliest connect
+  int64_t last_connected_ns = 0;    // the latest return from store::Client::connect
+  int64_t last_placed_ns = 0;       // the latest return from rendezvous::meet
+  int64_t last_initialised_ns = 0;  // the latest end of init (its first peers' cards read)
+  int64_t last_done_ns = 0;         // the latest end of destroy
+  std::string first_error;          // of the first rank to fail, "" if none
 };
 
 // Runs ranks [first, first + count) of the job, a thread each (256 KiB stacks, so
