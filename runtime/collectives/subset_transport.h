@@ -26,7 +26,7 @@ class SubsetTransport final : public transport::Transport {
   bool done(transport::Request* request) override { return whole_.done(request); }
   size_t received_bytes(transport::Request* request) override { return whole_.received_bytes(request); }
   void release(transport::Request* request) override { whole_.release(request); }
-  void wait_for_activity(int timeout_ms) override { whole_.wait_for_activity(timeout_ms); }
+  bool wait_for_activity(int timeout_ms) override { return whole_.wait_for_activity(timeout_ms); }
   void interrupt() override { whole_.interrupt(); }
   const char* describe() const override { return whole_.describe(); }
 

@@ -31,7 +31,8 @@ void TransportWait::idle() {
     }
     phase_ = Phase::kSleep;
   }
-  transport_.wait_for_activity(kBlockMs);
+  // Something was waiting to be progressed after all: the transport is moving.
+  if (!transport_.wait_for_activity(kBlockMs)) moved();
 }
 
 }  // namespace tutti::collectives

@@ -64,7 +64,8 @@ class Transport {
   // Blocks until the transport may have something new (an arriving message, a
   // completion) or timeout_ms passes, whichever is first, without burning the core
   // (blocking waits call it after a short spin so that oversubscribed ranks yield).
-  virtual void wait_for_activity(int timeout_ms) = 0;
+  // Returns false, at once, when there was something to progress already.
+  virtual bool wait_for_activity(int timeout_ms) = 0;
   // Wakes a thread blocked in wait_for_activity. Any thread; never blocks.
   virtual void interrupt() = 0;
 

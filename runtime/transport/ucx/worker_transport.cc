@@ -554,21 +554,24 @@ void WorkerTransport::close_endpoints() {
   for (void* request : closing) ucp_request_free(request);
 }
 
-void WorkerTransport::wait_for_activity(int timeout_ms) { sleep_on_worker(std::clamp(timeout_ms, 0, kMaxSleepMs)); }
+bool WorkerTransport::wait_for_activity(int timeout_ms) {
+  return sleep_on_worker(std::clamp(timeout_ms, 0, kMaxSleepMs));
+}
 
-void WorkerTransport::sleep_on_worker(int timeout_ms) {
+bool WorkerTransport::sleep_on_worker(int timeout_ms) {
   // Arming fails with BUSY while events wait to be progressed: then there is something
   // to do already. Once armed, the event fd wakes poll() on any arrival, completion or
   // ucp_worker_signal (interrupt()); the pidfds on a peer's exit.
   ucs_status_t armed = ucp_worker_arm(worker_);
-  if (armed == UCS_ERR_BUSY) return;
+  if (armed == UCS_ERR_BUSY) return false;
   if (armed != UCS_OK) {
     // Not expected with UCP_FEATURE_WAKEUP; a short nap keeps the caller from spinning.
     log::debug("ucx: ucp_worker_arm failed on ", where_, ": ", ucs_status_string(armed));
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
-    return;
+    return true;
   }
   if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) > 0) reap_ended_processes();
+  return true;
 }
 
 void WorkerTransport::interrupt() { ucp_worker_signal(worker_); }

@@ -84,7 +84,7 @@ class WorkerTransport final : public Transport {
   void release(Request* request) override;
   // Returns after at most 1 s whatever timeout_ms says: UCX runs its keepalive checks
   // only while it is progressed, so the caller must come back to progress().
-  void wait_for_activity(int timeout_ms) override;
+  bool wait_for_activity(int timeout_ms) override;
   void interrupt() override;
   const char* describe() const override { return describe_; }
 
@@ -137,7 +137,7 @@ class WorkerTransport final : public Transport {
   void sweep_orphans();
   void close_endpoint_now(Peer& peer);
   void close_endpoints();
-  void sleep_on_worker(int timeout_ms);
+  bool sleep_on_worker(int timeout_ms);
   void note_transports(ucp_ep_h endpoint);
   [[noreturn]] void fail_operation(const Operation& operation) const;
 

@@ -193,13 +193,15 @@ class ThreadTransport : public tutti::transport::Transport {
     delete posted;
   }
 
-  void wait_for_activity(int timeout_ms) override {
+  bool wait_for_activity(int timeout_ms) override {
     std::unique_lock<std::mutex> lock(world_.mutex_);
     auto& box = world_.ranks_[static_cast<size_t>(rank_)];
+    const bool pending = box.activity || box.interrupted;
     box.activity_changed.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                                   [&] { return box.activity || box.interrupted; });
     box.activity = false;
     box.interrupted = false;
+    return !pending;
   }
 
   void interrupt() override {

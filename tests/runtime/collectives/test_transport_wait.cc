@@ -1,0 +1,76 @@
+// How a wait paces itself on its transport (runtime/collectives/transport_wait.h): it
+// sleeps in the transport only after a millisecond without movement, and goes back to
+// yielding for another millisecond when the transport turns out to be moving, whether
+// a progress() moved something or the transport had work waiting when asked to sleep.
+#include <criterion/criterion.h>
+
+#include <chrono>
+
+#include "runtime/collectives/transport_wait.h"
+#include "tests/runtime/collectives/thread_transport.h"
+
+using Clock = std::chrono::steady_clock;
+using thread_transport::ThreadTransport;
+using thread_transport::World;
+using tutti::collectives::TransportWait;
+
+namespace {
+
+// Counts the waits' sleeps in the transport; while busy, each finds work waiting and
+// returns at once, as UCX's arm does with events still to progress.
+class CountingTransport : public ThreadTransport {
+ public:
+  using ThreadTransport::ThreadTransport;
+  bool wait_for_activity(int timeout_ms) override {
+    ++sleeps;
+    if (busy) return false;
+    return ThreadTransport::wait_for_activity(timeout_ms);
+  }
+  int sleeps = 0;
+  bool busy = false;
+};
+
+// Calls idle() until the wait asks the transport to sleep; how long that took, or
+// nothing within two seconds.
+std::chrono::nanoseconds idle_until_it_sleeps(TransportWait& wait, CountingTransport& transport) {
+  const Clock::time_point start = Clock::now();
+  const int sleeps = transport.sleeps;
+  while (Clock::now() - start < std::chrono::seconds(2)) {
+    wait.idle();
+    if (transport.sleeps > sleeps) return Clock::now() - start;
+  }
+  cr_assert_fail("the wait never slept in the transport in 2 s of idling");
+  return {};
+}
+
+}  // namespace
+
+Test(transport_wait, sleeps_in_the_transport_only_after_a_millisecond_of_idling, .timeout = 10) {
+  World world(1);
+  CountingTransport transport(world, 0);
+  TransportWait wait(transport);
+  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+  // Asleep it stays, call after call, while nothing moves.
+  wait.idle();
+  cr_assert_eq(transport.sleeps, 2);
+}
+
+Test(transport_wait, a_progress_that_moved_sends_a_sleeping_wait_back_to_yielding, .timeout = 10) {
+  World world(1);
+  CountingTransport transport(world, 0);
+  TransportWait wait(transport);
+  idle_until_it_sleeps(wait, transport);
+  wait.moved();
+  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+}
+
+Test(transport_wait, a_transport_with_work_waiting_counts_as_moving, .timeout = 10) {
+  World world(1);
+  CountingTransport transport(world, 0);
+  TransportWait wait(transport);
+  idle_until_it_sleeps(wait, transport);
+  transport.busy = true;
+  wait.idle();  // finds work waiting instead of sleeping
+  transport.busy = false;
+  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+}
