@@ -467,11 +467,7 @@ void Engine::wait_point_to_point(transport::Request* request, const Call& call, 
   TransportWait waiting(*transport_);
   while (!done()) {
     progress_in_flight();
-    if (transport_->progress()) {
-      waiting.moved();
-    } else {
-      waiting.idle();
-    }
+    waiting.step();
     // The wait may have ended on the message and on the news that stops this call at
     // once: the message, already here, wins.
     bool stopped = setup_.fault->raised(), alarmed = context.alarm.expired_coarse();

@@ -73,11 +73,7 @@ void Exchange::wait() {
       context_.check(incomplete->is_recv ? concat("rank ", peer, "'s data").c_str()
                                          : concat("rank ", peer, " to take this rank's data").c_str());
     }
-    if (transport_.progress()) {
-      waiting.moved();
-    } else {
-      waiting.idle();
-    }
+    waiting.step();
   }
   check_received_sizes();
   release_all();

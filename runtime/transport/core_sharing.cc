@@ -25,6 +25,9 @@ constexpr auto kYieldRanOthers = std::chrono::microseconds(3);
 constexpr int kRemembered = 8;
 constexpr int kSharedWhen = 4;
 std::atomic<uint32_t> recent{0};  // one bit per yield, newest lowest: 1 if it ran someone else
+// Its verdict, worked out once per yield (a syscall already) rather than at each read:
+// every idle poll of a wait reads it.
+std::atomic<bool> shared{false};
 
 }  // namespace
 
@@ -39,8 +42,9 @@ void note_yield(bool ran_others) {
   const uint32_t kept =
       (recent.load(std::memory_order_relaxed) << 1 | (ran_others ? 1u : 0u)) & ((1u << kRemembered) - 1);
   recent.store(kept, std::memory_order_relaxed);
+  shared.store(std::popcount(kept) >= kSharedWhen, std::memory_order_relaxed);
 }
 
-bool core_shared() { return std::popcount(recent.load(std::memory_order_relaxed)) >= kSharedWhen; }
+bool core_shared() { return shared.load(std::memory_order_relaxed); }
 
 }  // namespace tutti::transport

@@ -1,7 +1,7 @@
 // How a wait paces itself on its transport (runtime/collectives/transport_wait.h): it
 // sleeps in the transport only after a millisecond without movement, and goes back to
 // yielding for another millisecond when the transport turns out to be moving, whether
-// a progress() moved something or the transport had work waiting when asked to sleep.
+// a progress moved something or the transport had work waiting when asked to sleep.
 #include <criterion/criterion.h>
 
 #include <chrono>
@@ -17,10 +17,12 @@ using tutti::collectives::TransportWait;
 namespace {
 
 // Counts the waits' sleeps in the transport; while busy, each finds work waiting and
-// returns at once, as UCX's arm does with events still to progress.
+// returns at once, as UCX's arm does with events still to progress. A progress moves
+// something while moving is set.
 class CountingTransport : public ThreadTransport {
  public:
   using ThreadTransport::ThreadTransport;
+  bool progress() override { return moving; }
   bool wait_for_activity(int timeout_ms) override {
     ++sleeps;
     asked_at = Clock::now();
@@ -30,15 +32,16 @@ class CountingTransport : public ThreadTransport {
   int sleeps = 0;
   Clock::time_point asked_at;  // when the wait last asked it to sleep
   bool busy = false;
+  bool moving = false;
 };
 
-// Calls idle() until the wait asks the transport to sleep; how long it took to ask
+// Takes turns that move nothing until the wait asks the transport to sleep; how long it took to ask
 // (not counting the sleep), or nothing within two seconds.
 std::chrono::nanoseconds idle_until_it_sleeps(TransportWait& wait, CountingTransport& transport) {
   const Clock::time_point start = Clock::now();
   const int sleeps = transport.sleeps;
   while (Clock::now() - start < std::chrono::seconds(2)) {
-    wait.idle();
+    wait.step();
     if (transport.sleeps > sleeps) return transport.asked_at - start;
   }
   cr_assert_fail("the wait never slept in the transport in 2 s of idling");
@@ -52,8 +55,8 @@ Test(transport_wait, sleeps_in_the_transport_only_after_a_millisecond_of_idling,
   CountingTransport transport(world, 0);
   TransportWait wait(transport);
   cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
-  // Asleep it stays, call after call, while nothing moves.
-  wait.idle();
+  // Asleep it stays, turn after turn, while nothing moves.
+  wait.step();
   cr_assert_eq(transport.sleeps, 2);
 }
 
@@ -62,7 +65,9 @@ Test(transport_wait, a_progress_that_moved_sends_a_sleeping_wait_back_to_yieldin
   CountingTransport transport(world, 0);
   TransportWait wait(transport);
   idle_until_it_sleeps(wait, transport);
-  wait.moved();
+  transport.moving = true;
+  wait.step();
+  transport.moving = false;
   cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
 }
 
@@ -72,7 +77,7 @@ Test(transport_wait, a_transport_with_work_waiting_counts_as_moving, .timeout = 
   TransportWait wait(transport);
   idle_until_it_sleeps(wait, transport);
   transport.busy = true;
-  wait.idle();  // finds work waiting instead of sleeping
+  wait.step();  // finds work waiting instead of sleeping
   transport.busy = false;
   cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
 }
