@@ -54,6 +54,10 @@ constexpr Setting kTable[] = {
      "of 64 nodes from 16384 ranks); the first node of each group (by the launcher's node index) serves the group's "
      "relay, in front of the store for the group's other nodes' relays, and listens at TUTTI_HOST (else the host "
      "name), which those nodes must reach; needs a launcher that gives node indexes (tutti launch, srun, torchrun)."},
+    {"TUTTI_STORE_UNIX_SOCKET", "string", "on",
+     "on or off: a store or relay also listens on a Unix socket named after its TCP address (Linux's abstract "
+     "namespace), and a client on its machine connects there, which costs the kernel less than loopback TCP; off "
+     "keeps both on TCP (e.g. to watch the traffic with tcpdump). A client takes only a socket of its own user."},
     {"TUTTI_INIT_TIMEOUT_MS", "int", Decimal<kDefaultInitTimeoutMs>::text.data(),
      "How long rendezvous may take before it fails and names the missing ranks."},
     {"TUTTI_OP_TIMEOUT_MS", "int", Decimal<kDefaultOpTimeoutMs>::text.data(),

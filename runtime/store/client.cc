@@ -1,6 +1,7 @@
 #include "runtime/store/client.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 #include "runtime/store/handshake.h"
+#include "runtime/store/local_socket.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/socket_address.h"
 #include "runtime/trace/trace.h"
@@ -121,6 +123,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   void fail_all(Answer::Source source, Status status, const std::string& message);
 
   void connect_on_loop(const sockaddr_storage& address);
+  // Takes fd, a socket connected to the store's side door (local_socket.h).
+  void open_local_on_loop(int fd);
   void close_on_loop();
 
  private:
@@ -137,6 +141,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   void complete_on_loop(Reply reply);
   void lose_on_loop(Status status, const std::string& message);
   void set_connected_on_loop(int status);
+  void start_reading_on_loop();  // once connected
 
   loop::Loop* loop_;
   const std::string address_;
@@ -150,8 +155,13 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   bool loop_writing_ = false;     // guarded by mutex_; the loop owns the writes
   std::atomic<size_t> max_frame_bytes_{kMaxReplyBytes};
 
-  // Loop thread only.
-  uv_tcp_t tcp_;
+  // Loop thread only. TCP, or a Unix socket to a store on this machine.
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } socket_;
   uv_connect_t connect_req_;
   bool opened_ = false;
   bool closing_ = false;
@@ -268,7 +278,7 @@ void ClientCore::flush_on_loop() {
   }
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
-  int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &ClientCore::on_write);
+  int rc = uv_write(&write->req, &socket_.stream, &buf, 1, &ClientCore::on_write);
   if (rc != 0) {
     delete write;
     lose_on_loop(Status::kPeerLost,
@@ -299,16 +309,33 @@ void ClientCore::fail_all(Answer::Source source, Status status, const std::strin
 void ClientCore::connect_on_loop(const sockaddr_storage& address) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   keep_alive_ = shared_from_this();
-  uv_tcp_init(loop_->uv(), &tcp_);
-  tcp_.data = this;
+  uv_tcp_init(loop_->uv(), &socket_.tcp);
+  socket_.handle.data = this;
   opened_ = true;
-  uv_tcp_nodelay(&tcp_, 1);
+  uv_tcp_nodelay(&socket_.tcp, 1);
   connect_req_.data = this;
-  int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&address), &ClientCore::on_connect);
+  int rc =
+      uv_tcp_connect(&connect_req_, &socket_.tcp, reinterpret_cast<const sockaddr*>(&address), &ClientCore::on_connect);
   if (rc != 0) {
     set_connected_on_loop(rc);
     close_on_loop();
   }
+}
+
+void ClientCore::open_local_on_loop(int fd) {
+  TUTTI_ASSERT_ON_LOOP(*loop_);
+  keep_alive_ = shared_from_this();
+  uv_pipe_init(loop_->uv(), &socket_.pipe, 0);
+  socket_.handle.data = this;
+  opened_ = true;
+  int rc = uv_pipe_open(&socket_.pipe, fd);
+  if (rc != 0) {
+    close(fd);  // the handle did not take it
+    set_connected_on_loop(rc);
+    close_on_loop();
+    return;
+  }
+  start_reading_on_loop();
 }
 
 void ClientCore::set_connected_on_loop(int status) {
@@ -325,13 +352,17 @@ void ClientCore::on_connect(uv_connect_t* req, int status) {
     return;
   }
   if (self->closing_) return;  // given up on while connecting
+  self->start_reading_on_loop();
+}
+
+void ClientCore::start_reading_on_loop() {
   uv_os_fd_t fd = -1;
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&self->tcp_), &fd) == 0) {
-    std::lock_guard<std::mutex> lock(self->mutex_);
-    self->fd_ = fd;
+  if (uv_fileno(&socket_.handle, &fd) == 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd_ = fd;
   }
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &ClientCore::on_alloc, &ClientCore::on_read);
-  self->set_connected_on_loop(0);
+  uv_read_start(&socket_.stream, &ClientCore::on_alloc, &ClientCore::on_read);
+  set_connected_on_loop(0);
 }
 
 void ClientCore::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -399,7 +430,7 @@ void ClientCore::close_on_loop() {
     closed_.set_value();
     return;
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &ClientCore::on_closed);
+  uv_close(&socket_.handle, &ClientCore::on_closed);
 }
 
 void ClientCore::on_closed(uv_handle_t* handle) {
@@ -857,10 +888,16 @@ std::unique_ptr<Client> Client::connect(const std::shared_ptr<loop::Loop>& loop,
   auto backoff = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kFirstBackoff);
   int tries = 0;
   int last = UV_ETIMEDOUT;
+  const bool try_local = local_socket_enabled();
   while (true) {
     ++tries;
     auto core = std::make_shared<ClientCore>(loop.get(), address);
-    if (!loop->post([core, socket_address] { core->connect_on_loop(socket_address); })) {
+    // The side door when the store is on this machine, else (or when it is full) TCP.
+    int local = try_local ? connect_local(socket_address) : -1;
+    bool posted = local >= 0 ? loop->post([core, local] { core->open_local_on_loop(local); })
+                             : loop->post([core, socket_address] { core->connect_on_loop(socket_address); });
+    if (!posted) {
+      if (local >= 0) close(local);
       fail(Status::kAborted, "the tutti event loop is stopping; no new work is accepted");
     }
     if (!wait_connected(*core, deadline, cancelled)) {

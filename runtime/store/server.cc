@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "runtime/store/key_space.h"
 #include "runtime/store/listeners.h"
 #include "runtime/store/liveness.h"
+#include "runtime/store/local_socket.h"
 #include "runtime/store/protocol.h"
 #include "runtime/store/relay.h"
 #include "runtime/store/socket_address.h"
@@ -62,7 +64,13 @@ struct Connection {
   Connection(ServerCore* server_core, const std::string& secret)
       : core(server_core), decoder(kHandshakeFrameBytes), handshake(std::in_place, secret) {}
 
-  uv_tcp_t tcp;
+  // TCP, or a Unix socket from a client on this machine (local_socket.h).
+  union {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } socket;
   ServerCore* core;
   std::string peer;
   std::string identity;  // "host:pid", from HELLO
@@ -105,7 +113,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
         keys_(limits, [this](std::unique_ptr<Waiter> waiter) { answer_ready_on_loop(std::move(waiter)); }),
         closed_future_(closed_.get_future().share()) {}
 
-  void start_on_loop(const sockaddr_storage& address, uint16_t requested_port);
+  // local: also listen on the side door for clients on this machine (local_socket.h).
+  void start_on_loop(const sockaddr_storage& address, uint16_t requested_port, bool local);
   void close_all_on_loop();
 
   uint16_t port() const { return port_.load(); }
@@ -161,6 +170,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void publish_refusal_on_loop(const std::string& what);
   // What bounds the connections this store serves, measured at its start.
   void size_capacity_on_loop();
+  void listen_locally_on_loop(const sockaddr_storage& bound);
   // A handle of the server's own, just initialised: it calls back into this server,
   // and ~Server waits for it to close (on_own_handle_closed).
   template <typename Handle>
@@ -197,6 +207,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<uint16_t> port_{0};
   // Several, each with an accept queue of its own (listeners.h).
   std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
+  // The side door for clients on this machine (local_socket.h), if it has one.
+  std::unique_ptr<uv_pipe_t> local_listener_;
   uv_timer_t timer_;
   // Connections not yet greeted, oldest first: every one has the same time to finish
   // the handshake, so one timer for the oldest serves them all.
@@ -241,7 +253,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<uint64_t> refused_{0};
 };
 
-void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port) {
+void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t requested_port, bool local) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   keep_alive_ = shared_from_this();
   uv_timer_init(loop_->uv(), &timer_);
@@ -300,8 +312,30 @@ void ServerCore::start_on_loop(const sockaddr_storage& address, uint16_t request
   int length = sizeof(bound);
   uv_tcp_getsockname(listeners_.front().get(), reinterpret_cast<sockaddr*>(&bound), &length);
   port_ = socket_address_port(bound);
+  if (local) listen_locally_on_loop(bound);
   size_capacity_on_loop();
   log::info(where(), ": listening", upstream_ ? concat(", in front of ", upstream_->address()) : std::string());
+}
+
+void ServerCore::listen_locally_on_loop(const sockaddr_storage& bound) {
+  // The same backlog as a TCP listener's: a client that finds it full takes TCP.
+  int fd = listen_local(bound, 65535);
+  if (fd == -EINVAL) return;  // listening on every address: no name to give
+  if (fd < 0) {
+    log::warn(where(), ": no Unix socket for the clients on this machine (", std::strerror(-fd),
+              "); they connect over TCP");
+    return;
+  }
+  local_listener_ = std::make_unique<uv_pipe_t>();
+  uv_pipe_init(loop_->uv(), local_listener_.get(), 0);
+  own(local_listener_.get());
+  int rc = uv_pipe_open(local_listener_.get(), fd);
+  if (rc != 0) close(fd);  // the handle did not take it
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(local_listener_.get()), 65535, &ServerCore::on_connection);
+  if (rc != 0) {
+    log::warn(where(), ": no Unix socket for the clients on this machine (", uv_strerror(rc),
+              "); they connect over TCP");
+  }
 }
 
 void ServerCore::size_capacity_on_loop() {
@@ -341,24 +375,32 @@ void ServerCore::on_connection(uv_stream_t* listener, int status) {
 void ServerCore::accept_on_loop(uv_stream_t* listener) {
   TUTTI_ASSERT_ON_LOOP(*loop_);
   auto* conn = new Connection(this, secret_);
-  uv_tcp_init(loop_->uv(), &conn->tcp);
-  conn->tcp.data = conn;
+  const bool local = listener->type == UV_NAMED_PIPE;
+  if (local) {
+    uv_pipe_init(loop_->uv(), &conn->socket.pipe, 0);
+  } else {
+    uv_tcp_init(loop_->uv(), &conn->socket.tcp);
+  }
+  conn->socket.handle.data = conn;
   ++open_handles_;
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&conn->tcp)) != 0) {
+  if (uv_accept(listener, &conn->socket.stream) != 0) {
     conn->closing = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+    uv_close(&conn->socket.handle, &ServerCore::on_connection_closed);
     return;
   }
   sockaddr_storage peer{};
   int length = sizeof(peer);
-  if (uv_tcp_getpeername(&conn->tcp, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+  uv_os_fd_t fd = -1;
+  if (local && uv_fileno(&conn->socket.handle, &fd) == 0) {
+    conn->peer = local_peer_text(fd);
+  } else if (!local && uv_tcp_getpeername(&conn->socket.tcp, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
     conn->peer = socket_address_text(peer);
   } else {
     conn->peer = "an unknown peer";
   }
   if (closing_) {
     conn->closing = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+    uv_close(&conn->socket.handle, &ServerCore::on_connection_closed);
     return;
   }
   // Over capacity, it is still read, so that its first frame is answered with why.
@@ -374,8 +416,8 @@ void ServerCore::accept_on_loop(uv_stream_t* listener) {
   conn->greeting_entry = greeting_.insert(greeting_.end(), conn);
   conn->in_greeting = true;
   if (greeting_.size() == 1) arm_handshake_timer_on_loop();
-  uv_tcp_nodelay(&conn->tcp, 1);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&conn->tcp), &ServerCore::on_alloc, &ServerCore::on_read);
+  if (!local) uv_tcp_nodelay(&conn->socket.tcp, 1);
+  uv_read_start(&conn->socket.stream, &ServerCore::on_alloc, &ServerCore::on_read);
 }
 
 void ServerCore::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -406,7 +448,7 @@ void ServerCore::read_on_loop(Connection* conn, ssize_t nread, const uv_buf_t* b
     return;
   }
   // A peer that sends requests but never reads the replies would grow this queue.
-  size_t queued = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&conn->tcp));
+  size_t queued = uv_stream_get_write_queue_size(&conn->socket.stream);
   if (queued > 4 * limits_.max_frame_bytes) {
     drop_on_loop(conn, concat("it does not read its replies (", queued, " bytes queued)"));
     return;
@@ -636,7 +678,7 @@ void ServerCore::turn_away_on_loop(Connection* conn, const Reply& reply) {
   leave_greeting_on_loop(conn);
   // Nothing more is read from it; it closes once the answer is written, so that the
   // client learns why instead of seeing a bare close.
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&conn->tcp));
+  uv_read_stop(&conn->socket.stream);
   send_on_loop(conn, reply, /*then_close=*/true);
 }
 
@@ -723,7 +765,7 @@ void ServerCore::write_on_loop(Connection* conn, bool then_close) {
   write->then_close = then_close;
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->bytes.data(), static_cast<unsigned>(write->bytes.size()));
-  int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&conn->tcp), &buf, 1, &ServerCore::on_write);
+  int rc = uv_write(&write->req, &conn->socket.stream, &buf, 1, &ServerCore::on_write);
   // A failed write needs no action here: the read side sees the broken connection.
   if (rc != 0) {
     delete write;
@@ -815,7 +857,7 @@ void ServerCore::close_on_loop(Connection* conn, const std::string& reason) {
     refusal_published_ = false;
   }
   update_stats_on_loop();
-  uv_close(reinterpret_cast<uv_handle_t*>(&conn->tcp), &ServerCore::on_connection_closed);
+  uv_close(&conn->socket.handle, &ServerCore::on_connection_closed);
 }
 
 void ServerCore::on_connection_closed(uv_handle_t* handle) {
@@ -849,12 +891,14 @@ void ServerCore::close_all_on_loop() {
     conn->waiters.erase(waiter.get());
     std::string bytes = protocol::encode(keys_.answer(*waiter, Status::kAborted));
     uv_buf_t buf = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
-    uv_try_write(reinterpret_cast<uv_stream_t*>(&conn->tcp), &buf, 1);
+    uv_try_write(&conn->socket.stream, &buf, 1);
   }
   std::vector<Connection*> open(connections_.begin(), connections_.end());
   for (Connection* conn : open) close_on_loop(conn);
   for (auto& listener : listeners_)
     uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), &ServerCore::on_own_handle_closed);
+  if (local_listener_)
+    uv_close(reinterpret_cast<uv_handle_t*>(local_listener_.get()), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&handshake_timer_), &ServerCore::on_own_handle_closed);
   uv_close(reinterpret_cast<uv_handle_t*>(&sweep_timer_), &ServerCore::on_own_handle_closed);
@@ -903,8 +947,9 @@ std::unique_ptr<Server> Server::start(std::shared_ptr<loop::Loop> loop, const st
     fail(Status::kInvalidArgument, concat("rendezvous store: cannot listen on ", host, ":", port, ": ", why,
                                           "; use a name or address of this machine"));
   }
+  const bool local = local_socket_enabled();
   auto core = std::make_shared<ServerCore>(loop.get(), host, limits, std::move(secret), std::move(upstream));
-  loop->call([core, address, port] { core->start_on_loop(address, port); }, Deadline::after_ms(30000));
+  loop->call([core, address, port, local] { core->start_on_loop(address, port, local); }, Deadline::after_ms(30000));
   return std::make_unique<ServerImpl>(std::move(loop), std::move(core));
 }
 

@@ -44,6 +44,9 @@ struct Store {
     return tutti::store::Client::connect(client_loop, "127.0.0.1", server->port(), soon(), client_secret);
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
+  // How the server names a client of this process: it comes through the store's Unix
+  // socket (store/local_socket.h), as every client on the store's machine does.
+  static std::string client_peer() { return "local pid " + std::to_string(getpid()); }
 
   std::string secret;
   std::shared_ptr<tutti::loop::Loop> server_loop = tutti::loop::Loop::create();
