@@ -216,7 +216,9 @@ std::string encode(const Request& r) {
   return frame(r.op, flags, r.id, body);
 }
 
-std::string encode(const Reply& r) {
+std::string encode(const Reply& r) { return encode(r, r.id); }
+
+std::string encode(const Reply& r, uint32_t id) {
   std::string body;
   put_u32(body, static_cast<uint32_t>(static_cast<int32_t>(r.status)));
   put_str(body, r.message);
@@ -256,7 +258,7 @@ std::string encode(const Reply& r) {
     }
   }
   bool with_value = r.status == Status::kOk && (r.op == Op::kWait || r.op == Op::kHeartbeat) && r.with_value;
-  return frame(r.op, with_value ? kFlagReply | kFlagWithValue : kFlagReply, r.id, body);
+  return frame(r.op, with_value ? kFlagReply | kFlagWithValue : kFlagReply, id, body);
 }
 
 Request decode_request(const Frame& f) {

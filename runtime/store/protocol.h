@@ -155,6 +155,9 @@ class ProtocolError : public Error {
 // fit the u32 length.
 std::string encode(const Request& request);
 std::string encode(const Reply& reply);
+// reply as the answer to request id instead of reply.id: a relay's answer to the rank
+// whose request it carried up, without a copy of the reply.
+std::string encode(const Reply& reply, uint32_t id);
 
 // Parse a frame's body. Throw ProtocolError for a body that does not match its op: a
 // string or count running past the end, trailing bytes, a reply flag where a request

@@ -52,6 +52,9 @@ constexpr const char* kClosedReason =
 // How many connections' replies one turn of the loop writes: some tens of ms of writes,
 // well under the half second the store warns of as a stall of its loop.
 constexpr size_t kFlushSlice = 1024;
+// A connection's outbox keeps its buffer between writes up to this size, not beyond (a
+// rank 0's multi_get of 100,000 keys is megabytes it will not need again).
+constexpr size_t kKeptOutboxBytes = 64 * 1024;
 // Descriptors the store leaves to the rest of its process (UCX, shared memory, files)
 // when its limit (ulimit -n) is what bounds its connections.
 constexpr size_t kDescriptorHeadroom = 64;
@@ -182,6 +185,8 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   void arm_handshake_timer_on_loop();
   void expire_handshakes_on_loop();
   void send_on_loop(Connection* conn, const Reply& reply, bool then_close = false);
+  // An encoded reply into conn's outbox, written once the loop's I/O of this turn is done.
+  void queue_on_loop(Connection* conn, std::string bytes, bool then_close = false);
   void write_on_loop(Connection* conn, bool then_close);
   // Writes the replies of at most `most` connections, first listed first.
   void flush_on_loop(size_t most);
@@ -626,14 +631,17 @@ void ServerCore::answer_forwarded_on_loop(uint64_t serial, uint32_t id, Op op, c
   if (closing_) return;
   auto it = by_serial_.find(serial);
   if (it == by_serial_.end()) return;  // it closed meanwhile
-  Reply answer = reply;
-  answer.id = id;
-  answer.op = op;
   if (connection_lost) {
-    answer.status = Status::kPeerLost;
-    answer.message = concat("the relay lost its store: ", reply.message);
+    Reply lost;
+    lost.op = op;
+    lost.id = id;
+    lost.status = Status::kPeerLost;
+    lost.message = concat("the relay lost its store: ", reply.message);
+    return send_on_loop(it->second, lost);
   }
-  send_on_loop(it->second, answer);
+  // The store answered this very request (its client checks the op), under the id the
+  // relay gave it.
+  queue_on_loop(it->second, protocol::encode(reply, id));
 }
 
 void ServerCore::note_on_loop(const char* key, const std::optional<std::string>& value) {
@@ -739,7 +747,11 @@ void ServerCore::expire_handshakes_on_loop() {
 
 void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_close) {
   if (conn->closing) return;
-  std::string bytes = protocol::encode(reply);
+  queue_on_loop(conn, protocol::encode(reply), then_close);
+}
+
+void ServerCore::queue_on_loop(Connection* conn, std::string bytes, bool then_close) {
+  if (conn->closing) return;
   reply_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
   if (conn->outbox.empty()) {
     conn->outbox = std::move(bytes);
@@ -760,6 +772,23 @@ void ServerCore::send_on_loop(Connection* conn, const Reply& reply, bool then_cl
 
 void ServerCore::write_on_loop(Connection* conn, bool then_close) {
   writes_.fetch_add(1, std::memory_order_relaxed);
+  if (!then_close) {
+    // Most replies fit the socket at once: written here, they need no write request,
+    // and the outbox keeps its buffer for the next ones (unless it grew large).
+    // uv_try_write writes nothing while earlier writes wait in libuv's queue.
+    uv_buf_t buf = uv_buf_init(conn->outbox.data(), static_cast<unsigned>(conn->outbox.size()));
+    int written = uv_try_write(&conn->socket.stream, &buf, 1);
+    if (written == static_cast<int>(conn->outbox.size()) || (written < 0 && written != UV_EAGAIN)) {
+      // All of it, or a broken connection, which its read side sees.
+      if (conn->outbox.capacity() > kKeptOutboxBytes) {
+        std::string().swap(conn->outbox);
+      } else {
+        conn->outbox.clear();
+      }
+      return;
+    }
+    if (written > 0) conn->outbox.erase(0, static_cast<size_t>(written));
+  }
   auto* write = new WriteRequest;
   write->bytes.swap(conn->outbox);
   write->then_close = then_close;
