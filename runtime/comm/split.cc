@@ -75,7 +75,8 @@ std::unique_ptr<Comm> Comm::split_now(int color, int key) {
       rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
       throw;
     }
-    std::string missing = rendezvous::shared_absent_ranks(*store_, prefix, "entry", size(), Deadline::after_ms(2000));
+    std::string missing =
+        rendezvous::shared_absent_ranks(*store_, prefix, "entry", "timeout", size(), Deadline::after_ms(2000));
     rendezvous::depart_after_failure(*store_, prefix, hosted_ != nullptr);
     fail(Status::kTimeout,
          concat("tutti_comm_split: timed out after ", op_timeout_ms_, " ms on ", describe(), " (split #", number,

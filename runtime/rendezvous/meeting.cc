@@ -88,7 +88,8 @@ std::string missing_ranks(const std::string& list, int world_size, const char* v
     who = concat("rank ", event->rank, " (", event->identity, ")");
     reason = event->reason;
   }
-  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  std::string missing =
+      shared_absent_ranks(store, prefix, "who", "lost", plan.world_size, Deadline::after_ms(kDiagnosisMs));
   fail(Status::kPeerLost,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": ", who, " arrived and was then lost: ", reason,
               missing.empty() ? std::string()
@@ -156,7 +157,8 @@ class DenialWatch {
     if (now_ms - last_change_ms_ < kDenialStallMs) return;
     std::optional<Denial> denial = last_denial(store);
     if (!denial) return;
-    std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    std::string missing =
+        shared_absent_ranks(store, prefix, "who", "denied", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     abort_meeting(store, prefix, Status::kDenied,
                   concat(api, ": rank ", plan.rank, " gave up ", where, ": ",
                          missing.empty() ? std::string("some ranks never arrived")
@@ -172,10 +174,20 @@ class DenialWatch {
 
 // A meeting that waits long says so, at growing intervals (TUTTI_WAIT_REPORT_MS, then
 // doubling), naming the ranks that have not arrived: init may take its whole timeout,
-// two minutes by default, and a silent one looks hung.
+// two minutes by default, and a silent one looks hung. In a world past
+// kOwnDiagnosisRanks, only rank 0 names them: the others' reports would cost the store
+// three requests from every rank at each report (900,000 at 100,000 ranks by the
+// third) to print one list 100,000 times.
 void report_arrival_wait(store::Client& store, const std::string& prefix, const Plan& plan, const std::string& where,
                          int64_t waited_ms, Deadline deadline, const char* api) {
-  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  if (plan.world_size > kOwnDiagnosisRanks && plan.rank != 0) {
+    log::warn(api, ": rank ", plan.rank, " has waited ", duration_text(waited_ms), " ", where,
+              " for the last ranks to arrive (rank 0's report names them); it gives up in ",
+              duration_text(deadline.remaining_ms()), " (TUTTI_INIT_TIMEOUT_MS)");
+    return;
+  }
+  std::string missing = shared_absent_ranks(store, prefix, "who", concat("report-", waited_ms), plan.world_size,
+                                            Deadline::after_ms(kDiagnosisMs));
   log::warn(api, ": rank ", plan.rank, " has waited ", duration_text(waited_ms), " ", where, " for ",
             missing.empty() ? std::string("the last ranks to arrive")
                             : missing_ranks(missing, plan.world_size, "to arrive", "came"),
@@ -187,7 +199,8 @@ void report_arrival_wait(store::Client& store, const std::string& prefix, const 
 // arrive, so the meeting cannot complete.
 [[noreturn]] void fail_on_refusal(store::Client& store, const std::string& prefix, const Plan& plan,
                                   const std::string& where, const std::string& refusal, const char* api) {
-  std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  std::string missing =
+      shared_absent_ranks(store, prefix, "who", "refused", plan.world_size, Deadline::after_ms(kDiagnosisMs));
   fail(Status::kTransport,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": the store turned away ", refusal,
               missing.empty() ? std::string()
@@ -255,9 +268,9 @@ std::string absent_ranks(store::Client& store, const std::string& prefix, const 
   return list;
 }
 
-std::string shared_absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
-                                Deadline deadline) {
-  const std::string list_key = concat(prefix, "absent/", what);
+std::string shared_absent_ranks(store::Client& store, const std::string& prefix, const std::string& what,
+                                const std::string& occasion, int size, Deadline deadline) {
+  const std::string list_key = concat(prefix, "absent/", what, "/", occasion);
   try {
     if (store.add(list_key + "/asked", 1, deadline) == 1) {
       std::string list = absent_ranks(store, prefix, what, size, deadline);
@@ -375,7 +388,8 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
     arrive->wait(ended);
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout) throw;
-    std::string missing = shared_absent_ranks(store, prefix, "who", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    std::string missing =
+        shared_absent_ranks(store, prefix, "who", "timeout", plan.world_size, Deadline::after_ms(kDiagnosisMs));
     fail(Status::kTimeout,
          concat(api, ": rank ", plan.rank, " timed out ", where, ": ",
                 missing.empty() ? std::string("some ranks never arrived (the store could not say which)")
@@ -417,7 +431,7 @@ namespace {
 std::string staying_ranks(store::Client& store, const std::string& prefix, int size) {
   auto deadline = Deadline::after_ms(kDiagnosisMs);
   return size <= kOwnDiagnosisRanks ? absent_ranks(store, prefix, "left", size, deadline)
-                                    : shared_absent_ranks(store, prefix, "left", size, deadline);
+                                    : shared_absent_ranks(store, prefix, "left", "leave", size, deadline);
 }
 
 void wait_for_the_others(store::Client& store, const std::string& prefix, int size, Deadline deadline) {

@@ -66,11 +66,14 @@ std::vector<bool> wait_present_or_lost(store::Client& store, const std::string& 
 // cannot tell before the deadline.
 std::string absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
                          Deadline deadline);
-// absent_ranks, read once for all the ranks that ask it under prefix and what: the
-// first to ask reads the N keys and publishes the list ("<prefix>absent/<what>"), the
-// others read the list. When N ranks time out together, their diagnosis costs the
-// store O(N) reads rather than N^2. For a step that fails once (a meeting, a split).
-std::string shared_absent_ranks(store::Client& store, const std::string& prefix, const std::string& what, int size,
-                                Deadline deadline);
+// absent_ranks, read once for all the ranks that ask it under prefix and what on one
+// occasion ("timeout", "report 10000", ...): the first to ask reads the N keys and
+// publishes the list ("<prefix>absent/<what>/<occasion>"), the others read the list.
+// When N ranks time out together, their diagnosis costs the store O(N) reads rather
+// than N^2. A list is as old as its occasion's first ask, so a later occasion (the
+// timeout after a wait report) must be named apart, or it would name ranks that have
+// come since.
+std::string shared_absent_ranks(store::Client& store, const std::string& prefix, const std::string& what,
+                                const std::string& occasion, int size, Deadline deadline);
 
 }  // namespace tutti::rendezvous

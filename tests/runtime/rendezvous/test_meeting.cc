@@ -1,6 +1,8 @@
 // The meeting (runtime/rendezvous/meeting.cc) against a real store: ranks learn their
 // places, and a rank the store turns away for want of room fails the others at once,
 // naming why, instead of leaving them to wait out their init timeout.
+#include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -111,4 +113,64 @@ Test(meeting, a_rank_the_store_turns_away_fails_the_others_at_once, .timeout = 6
   }
   for (auto& rank : ranks) rank.join();
   for (int r = 0; r < 2; ++r) cr_assert(after[r].empty(), "rank %d: %s", r, after[r].c_str());
+}
+
+// Ranks 0 and 1 of 4 wait, reporting every few hundred ms; rank 2 comes after their first
+// report, rank 3 never. Their timeouts must name rank 3 alone: the first report's list
+// ("2, 3") is not the timeout's.
+Test(meeting, a_rank_that_came_after_a_wait_report_is_not_named_at_the_timeout, .timeout = 60) {
+  setenv("TUTTI_WAIT_REPORT_MS", "100", 1);
+  store_test::Store store;
+  std::vector<std::unique_ptr<tutti::store::Client>> clients;
+  for (int r = 0; r < 3; ++r) clients.push_back(store.connect());
+  const Deadline deadline = Deadline::after_ms(tt_timeout_ms(2000));
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back([&, r] {
+      if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(tt_timeout_ms(400)));
+      try {
+        rendezvous::meet(*clients[r], "m/", plan_of(store, r, 4), tutti::concat("test:", r), deadline,
+                         "tutti_comm_init");
+      } catch (const Error& e) {
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  for (int r = 0; r < 3; ++r) {
+    cr_assert(contains(errors[r], "timed out") && contains(errors[r], "rank 3 never arrived (3 of 4 came)"),
+              "rank %d: %s", r, errors[r].c_str());
+  }
+}
+
+// In a world of more than 1,024 ranks, a waiting rank's report does not ask the store
+// which ranks are missing: rank 0's does, once per report, for everyone.
+Test(meeting, in_a_large_world_only_rank_0_reports_whom_it_waits_for, .timeout = 60) {
+  setenv("TUTTI_WAIT_REPORT_MS", "100", 1);
+  store_test::StderrCapture log;
+  store_test::Store store;
+  std::vector<std::unique_ptr<tutti::store::Client>> clients;
+  for (int r = 0; r < 2; ++r) clients.push_back(store.connect());
+  const Deadline deadline = Deadline::after_ms(tt_timeout_ms(700));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      try {
+        rendezvous::meet(*clients[r], "m/", plan_of(store, r, 1100), tutti::concat("test:", r), deadline,
+                         "tutti_comm_init");
+      } catch (const Error&) {
+        // the timeout: 1,098 ranks never come
+      }
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  std::string logged = log.text();
+  cr_assert(contains(logged, "rank 1 has waited 100 ms at the rendezvous") &&
+                contains(logged, "for the last ranks to arrive (rank 0's report names them)"),
+            "%s", logged.c_str());
+  cr_assert(contains(logged, "rank 0 has waited 100 ms at the rendezvous") && contains(logged, "for ranks 2, 3, 4, ") &&
+                contains(logged, " and 1066 more to arrive (2 of 1100 came)"),
+            "%s", logged.c_str());
+  cr_assert_eq(store.client->add("m/absent/who/report-100/asked", 0, soon()), 1, "%s", logged.c_str());
 }
