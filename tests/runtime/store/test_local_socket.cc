@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "runtime/store/local_socket.h"
 #include "runtime/store/socket_address.h"
@@ -136,4 +137,26 @@ Test(local_socket, a_name_another_user_holds_is_passed_by, .timeout = 20) {
   client->set("k", "v", soon());
   cr_assert_eq(store.client->get("k", soon()), "v");
   cr_assert_eq(peer, "127.0.0.1", "the client did not fall back to TCP");
+}
+
+// A side door whose queue is full (a connect burst larger than its backlog) sends the
+// client to TCP rather than failing it. The door here is the test's own listener that
+// never accepts, in front of a store that listens on TCP alone.
+Test(local_socket, a_full_queue_sends_the_client_to_tcp, .timeout = 20) {
+  setenv("TUTTI_STORE_UNIX_SOCKET", "off", 1);
+  Store store({}, "job secret");
+  setenv("TUTTI_STORE_UNIX_SOCKET", "on", 1);
+  const sockaddr_storage address = loopback(store.server->port());
+  int door = listen_local(address, 1);
+  cr_assert_geq(door, 0, "listen_local: %s", std::strerror(-door));
+  std::vector<int> queued;
+  int last = 0;
+  while (queued.size() < 64 && (last = connect_local(address)) >= 0) queued.push_back(last);
+  cr_assert_eq(last, -EAGAIN, "the queue took %zu connections without filling (%d)", queued.size(), last);
+  auto client = store.connect();
+  client->set("k", "v", soon());
+  cr_assert_eq(store.client->get("k", soon()), "v");
+  cr_assert_eq(peer_of_a_denied_client(store), "127.0.0.1", "the client did not fall back to TCP");
+  for (int fd : queued) close(fd);
+  close(door);
 }
