@@ -77,6 +77,24 @@ Test(key_space, wait_all_needs_every_key_and_any_needs_one, .timeout = 10) {
   }
 }
 
+// A key seen set and then deleted before the waiter's last key comes is waited for
+// again; once every key is there, the waiter is answered and leaves every index.
+Test(key_space, a_key_deleted_after_it_was_seen_is_waited_for_again, .timeout = 10) {
+  Fixture f;
+  Waiter* waiter = f.park(Op::kMultiGet, {"a", "b"}, 100);
+  f.run(Op::kSet, {"a"}, "1");
+  f.run(Op::kDelete, {"a"});
+  f.run(Op::kSet, {"b"}, "2");
+  cr_assert(f.ready.empty(), "answered without a");
+  f.run(Op::kSet, {"a"}, "3");
+  cr_assert_eq(f.ready.size(), 1u);
+  cr_assert_eq(f.ready[0].get(), waiter);
+  cr_assert_eq(f.keys.answer(*f.ready[0], Status::kOk).values, (std::vector<std::string>{"3", "2"}));
+  cr_assert(!f.keys.next_deadline().has_value(), "the answered waiter left the deadlines");
+  f.run(Op::kSet, {"b"}, "4");  // its keys' indexes must not list it any more
+  cr_assert_eq(f.ready.size(), 1u);
+}
+
 Test(key_space, get_any_answers_the_first_present_key_and_its_value, .timeout = 10) {
   Fixture f;
   f.park(Op::kWait, {"place/3", "abort", "lost/1"}, 100, /*any=*/true, /*with_value=*/true);
