@@ -95,8 +95,12 @@ def test_store():
 
 def test_the_timeout_becomes_tuttis():
     port = shared_free_port("timeout")
-    dist.init_process_group("tutti", init_method=f"tcp://127.0.0.1:{port}", rank=RANK,
-                            world_size=SIZE, timeout=datetime.timedelta(seconds=1))
+    # torch's own store gets a minute to connect: through init_method=tcp:// it would
+    # get the group's 1 s, and on a loaded machine rank 1 could give up before rank 0's
+    # store listened (it did so in CI). The group's timeout is the 1 s under test.
+    store = dist.TCPStore("127.0.0.1", port, SIZE, RANK == 0, timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group("tutti", store=store, rank=RANK, world_size=SIZE,
+                            timeout=datetime.timedelta(seconds=1))
     timed_out = os.path.join(JOB_DIR, "timed-out")
     if RANK == 0:
         with pytest.raises(TimeoutError, match="rank 1"):
