@@ -52,9 +52,6 @@ constexpr const char* kClosedReason =
 // How many connections' replies one turn of the loop writes: some tens of ms of writes,
 // well under the half second the store warns of as a stall of its loop.
 constexpr size_t kFlushSlice = 1024;
-// A connection's outbox keeps its buffer between writes up to this size, not beyond (a
-// rank 0's multi_get of 100,000 keys is megabytes it will not need again).
-constexpr size_t kKeptOutboxBytes = 64 * 1024;
 // Descriptors the store leaves to the rest of its process (UCX, shared memory, files)
 // when its limit (ulimit -n) is what bounds its connections.
 constexpr size_t kDescriptorHeadroom = 64;
@@ -773,18 +770,14 @@ void ServerCore::queue_on_loop(Connection* conn, std::string bytes, bool then_cl
 void ServerCore::write_on_loop(Connection* conn, bool then_close) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (!then_close) {
-    // Most replies fit the socket at once: written here, they need no write request,
-    // and the outbox keeps its buffer for the next ones (unless it grew large).
+    // Most replies fit the socket at once: written here, they need no write request.
     // uv_try_write writes nothing while earlier writes wait in libuv's queue.
     uv_buf_t buf = uv_buf_init(conn->outbox.data(), static_cast<unsigned>(conn->outbox.size()));
     int written = uv_try_write(&conn->socket.stream, &buf, 1);
     if (written == static_cast<int>(conn->outbox.size()) || (written < 0 && written != UV_EAGAIN)) {
-      // All of it, or a broken connection, which its read side sees.
-      if (conn->outbox.capacity() > kKeptOutboxBytes) {
-        std::string().swap(conn->outbox);
-      } else {
-        conn->outbox.clear();
-      }
+      // All of it, or a broken connection, which its read side sees. The buffer goes
+      // too: the next reply's encoding is moved in whole (queue_on_loop).
+      std::string().swap(conn->outbox);
       return;
     }
     if (written > 0) conn->outbox.erase(0, static_cast<size_t>(written));
