@@ -38,17 +38,22 @@ void reduce_ring(Exchange& x, const void* send, void* recv, size_t count, Dtype 
 void broadcast_binomial(Exchange& x, void* buffer, size_t bytes, int root);
 void broadcast_scatter_all_gather(Exchange& x, void* buffer, size_t bytes, int root);
 
-// all_gather: ring (bandwidth), or Bruck (ceil(log2 P) steps, any P; latency). In
-// place when send == recv + rank * bytes_per_rank.
+// all_gather: ring (bandwidth), Bruck (ceil(log2 P) steps, any P; latency), or
+// recursive doubling (log2 P steps between pairs of ranks, two more where P is not a
+// power of two; latency). In place when send == recv + rank * bytes_per_rank.
 void all_gather_ring(Exchange& x, const void* send, void* recv, size_t bytes_per_rank);
 void all_gather_bruck(Exchange& x, const void* send, void* recv, size_t bytes_per_rank);
+void all_gather_recursive_doubling(Exchange& x, const void* send, void* recv, size_t bytes_per_rank);
 
-// reduce_scatter: ring (bandwidth), or pairwise (every rank sends each block straight
-// to its owner; fewer hops for small blocks). In place when
-// recv == send + rank * count_per_rank * dtype_size.
+// reduce_scatter: ring (bandwidth), pairwise (every rank sends each block straight
+// to its owner; fewer hops for small blocks), or recursive halving (log2 P steps, two
+// more where P is not a power of two; the fewest messages, for a working copy of the
+// vector). In place when recv == send + rank * count_per_rank * dtype_size.
 void reduce_scatter_ring(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype, ReduceOp op);
 void reduce_scatter_pairwise(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype,
                              ReduceOp op);
+void reduce_scatter_recursive_halving(Exchange& x, const void* send, void* recv, size_t count_per_rank, Dtype dtype,
+                                      ReduceOp op);
 
 // gather to root / scatter from root: linear (root talks to every rank at once), or
 // binomial tree (log2 P steps). In place on root when send (gather) or recv (scatter)

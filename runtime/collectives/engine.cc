@@ -379,9 +379,13 @@ void Engine::dispatch(const Call& call, OpContext& context) {
       return broadcast_binomial(x, recv, block, call.root);
     case Kind::kAllGather:
       if (algorithm == A::kRing) return all_gather_ring(x, send, recv, block);
+      if (algorithm == A::kRecursiveDoubling) return all_gather_recursive_doubling(x, send, recv, block);
       return all_gather_bruck(x, send, recv, block);
     case Kind::kReduceScatter:
       if (algorithm == A::kRing) return reduce_scatter_ring(x, send, recv, call.count, dtype, op);
+      if (algorithm == A::kRecursiveHalving) {
+        return reduce_scatter_recursive_halving(x, send, recv, call.count, dtype, op);
+      }
       return reduce_scatter_pairwise(x, send, recv, call.count, dtype, op);
     case Kind::kGather:
       if (algorithm == A::kLinear) return gather_linear(x, send, recv, block, call.root);

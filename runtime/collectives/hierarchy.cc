@@ -162,10 +162,12 @@ void Hierarchy::all_gather(const void* send, void* recv, size_t bytes, const OpC
   // Between nodes, the blocks of this local rank's peers, by node.
   char* across = static_cast<char*>(scratch.get(2, nodes * bytes));
   Exchange cross(cross_, context);
-  if (nodes * bytes <= kSmallMessageBytes) {
-    all_gather_bruck(cross, send, across, bytes);
-  } else {
+  if (nodes * bytes > kSmallMessageBytes) {
     all_gather_ring(cross, send, across, bytes);
+  } else if (small_all_gather(cross.size()) == Algorithm::kRecursiveDoubling) {
+    all_gather_recursive_doubling(cross, send, across, bytes);
+  } else {
+    all_gather_bruck(cross, send, across, bytes);
   }
   char* out = static_cast<char*>(recv);
   if (numbered_by_node_) {
@@ -221,10 +223,12 @@ void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype
     node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
   }
   Exchange cross(cross_, context);
-  if (bytes <= kSmallMessageBytes) {
-    reduce_scatter_pairwise(cross, partial, recv, count, dtype, combine);
-  } else {
+  if (bytes > kSmallMessageBytes) {
     reduce_scatter_ring(cross, partial, recv, count, dtype, combine);
+  } else if (small_reduce_scatter(cross.size()) == Algorithm::kRecursiveHalving) {
+    reduce_scatter_recursive_halving(cross, partial, recv, count, dtype, combine);
+  } else {
+    reduce_scatter_pairwise(cross, partial, recv, count, dtype, combine);
   }
   finish_average(recv, count, dtype, op, world_size());
 }

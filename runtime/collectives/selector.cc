@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kAlgorithmNames[] = {
     "shm",      "ring",   "recursive_doubling", "binomial", "scatter_all_gather", "bruck",
-    "pairwise", "linear", "dissemination",      "direct",   "hierarchical"};
+    "pairwise", "linear", "dissemination",      "direct",   "hierarchical",       "recursive_halving"};
 
 // The algorithms that implement each collective, the default choice for small
 // messages first where the size matters. Static tables: choose() runs on every call.
@@ -21,8 +21,8 @@ std::span<const Algorithm> implemented(Kind kind) {
   static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical};
   static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing, A::kHierarchical};
   static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather, A::kHierarchical};
-  static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical};
-  static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical};
+  static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical, A::kRecursiveDoubling};
+  static constexpr A kReduceScatter[] = {A::kShm, A::kPairwise, A::kRing, A::kHierarchical, A::kRecursiveHalving};
   static constexpr A kRooted[] = {A::kShm, A::kBinomial, A::kLinear, A::kHierarchical};
   static constexpr A kAllToAll[] = {A::kShm, A::kPairwise, A::kLinear, A::kHierarchical};
   static constexpr A kAllToAllV[] = {A::kLinear, A::kPairwise};
@@ -109,9 +109,33 @@ bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   }
 }
 
+// Steps of recursive doubling or halving on `size` ranks: log2 of the largest power of
+// two within it, and two more to fold the other ranks in and out (folded_ranks.h).
+int recursive_steps(int size) {
+  int steps = 0, pof2 = 1;
+  for (; pof2 * 2 <= size; pof2 *= 2) ++steps;
+  return pof2 == size ? steps : steps + 2;
+}
+
 }  // namespace
 
 const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_cast<int>(algorithm)]; }
+
+// Where P is a power of two, recursive doubling takes Bruck's log2 P steps, and then
+// between pairs of ranks: 4 ranks on 4 emulated nodes over TCP, 64 B, four rounds
+// alternating (2026-11-27, both core states): 28-35 us against Bruck's 35-42; over UCX's
+// shared memory the two were level (512 B: 4.9-5.6 against 4.3-5.4). Elsewhere its two
+// folding steps make it longer.
+Algorithm small_all_gather(int size) {
+  return (size & (size - 1)) == 0 ? Algorithm::kRecursiveDoubling : Algorithm::kBruck;
+}
+
+// Recursive halving where it takes fewer steps than pairwise's P - 1 (4 ranks and 6 up):
+// 4 ranks on 4 emulated nodes, 64 B, the same rounds: 30-34 us against pairwise's 41-51
+// over TCP, and 4.8-6.5 against 7.3-8.3 at 512 B over UCX's shared memory.
+Algorithm small_reduce_scatter(int size) {
+  return recursive_steps(size) < size - 1 ? Algorithm::kRecursiveHalving : Algorithm::kPairwise;
+}
 
 std::string Selector::choices(Kind kind) {
   std::string text = concat(kind_name(kind), ":");
@@ -194,7 +218,10 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // emulated nodes over TCP: 1 MiB in 0.97-1.11 ms against 2.34-2.56, 4 MiB in
   // 4.8-5.3 against 6.6; Open MPI 1.19-1.23 and 5.3); MPICH draws the same line.
   if (kind == Kind::kBroadcast && size < kBinomialBroadcastRanks) return options[1];
-  return bytes <= kSmallMessageBytes ? options[1] : options[2];
+  if (bytes > kSmallMessageBytes) return options[2];
+  if (kind == Kind::kAllGather) return small_all_gather(size);
+  if (kind == Kind::kReduceScatter) return small_reduce_scatter(size);
+  return options[1];
 }
 
 }  // namespace tutti::collectives

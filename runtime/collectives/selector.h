@@ -29,6 +29,7 @@ enum class Algorithm : uint8_t {
   kDissemination,
   kDirect,        // send and recv: straight to the peer
   kHierarchical,  // shared memory within nodes, point-to-point between them (hierarchy.h)
+  kRecursiveHalving,
 };
 
 // Up to this many bytes per rank, the latency-optimal algorithm wins over the
@@ -48,6 +49,13 @@ constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
 enum class HierarchyShape { kNone, kInPlace, kReordering, kLeaders };
 
 const char* algorithm_name(Algorithm algorithm);
+
+// The latency-optimal forms of all_gather and reduce_scatter for `size` ranks, which
+// the selector takes for small blocks and the hierarchy between its nodes: recursive
+// doubling and halving where they take fewer steps than Bruck's and pairwise's
+// (selector.cc says what was measured).
+Algorithm small_all_gather(int size);
+Algorithm small_reduce_scatter(int size);
 
 class Selector {
  public:

@@ -1,7 +1,7 @@
 /* Every collective, checked value by value in real processes under tutti launch:
  * coll_check's matrix in worlds of 1, 2, 3, 4, 5 and 8 ranks, once with the selector's
  * own choices and once for each set of forced algorithms (TUTTI_ALGO), which together
- * name every algorithm of every collective.
+ * with recursive_forms name every algorithm of every collective.
  *
  * One launch per (world size, algorithm set); the program loops over the cases:
  * 9 collectives x 10 dtypes x 5 ops (reducing ones) x counts 0, 1, 7 x roots 0, last
@@ -23,8 +23,8 @@
 
 #include "tests/support/launch_job.h"
 
-/* Each entry forces one algorithm per collective; all entries together force every
- * algorithm tutti has. NULL leaves the choice to the selector. */
+/* Each entry forces one algorithm per collective; together with recursive_forms below,
+ * they force every algorithm tutti has. NULL leaves the choice to the selector. */
 static const char* const algorithm_sets[] = {
     NULL,
     "all_reduce=shm,reduce=shm,broadcast=shm,all_gather=shm,reduce_scatter=shm,gather=shm,scatter=shm,"
@@ -170,6 +170,22 @@ ParameterizedTest(grown* g, collectives, grown_matrix, .timeout = 200) {
       "--counts", "0,1,7,70001", "--inplace", "--async", "--big-dtypes", "float32,bfloat16", "--big-ops",
       "all",      "--grow",      grow,        NULL};
   run_matrix_on(g->size, g->nodes, NULL, NULL, args);
+}
+
+/* all_gather's recursive doubling and reduce_scatter's recursive halving, which the
+ * selector takes for small blocks off one node only (and there only on some rank
+ * counts), forced through the same matrix for those two collectives: on 4 and 8 ranks
+ * (a power of two), and on 3 and 6, where the ranks beyond 2 and 4 fold in and out. */
+ParameterizedTestParameters(collectives, recursive_forms) {
+  static int sizes[] = {3, 4, 6, 8};
+  return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
+}
+
+ParameterizedTest(int* size, collectives, recursive_forms, .timeout = 200) {
+  static const char* const args[] = {
+      "--collectives", "all_gather,reduce_scatter", "--counts",  "0,1,7,70001", "--inplace", "--async",
+      "--big-dtypes",  "float32,bfloat16",          "--big-ops", "all",         NULL};
+  run_matrix(*size, "all_gather=recursive_doubling,reduce_scatter=recursive_halving", NULL, args);
 }
 
 /* Buffers from tutti_mem_alloc, where every collective reads and writes other ranks'

@@ -1,15 +1,14 @@
-// Recursive-doubling all_reduce for any P: with p the largest power of two <= P and
-// r = P - p, the first 2r ranks pair up and each even one hands its vector to the odd
-// one above it and sits out; the p ranks left swap and reduce whole vectors with the
-// partner at distance 1, 2, 4, ... in their own numbering; then the odd ranks hand the
-// result back. Every rank (sitters-out included) divides the same SUM once for AVG, so
-// all end with identical bits. Vectors move in chunks of kChunkBytes, so the scratch
-// is one chunk (slot 0) whatever the count; recv is the accumulator, so in place
-// (send == recv) needs nothing more.
+// Recursive-doubling all_reduce for any P: the ranks beyond a power of two fold in
+// first (folded_ranks.h), handing their vectors over; the p ranks left swap and reduce
+// whole vectors with the partner at distance 1, 2, 4, ... in their own numbering; then
+// the ranks that took a vector in hand the result back. Every rank (sitters-out included) divides the same SUM once for
+// AVG, so all end with identical bits. Vectors move in chunks of kChunkBytes, so the scratch is one chunk (slot 0)
+// whatever the count; recv is the accumulator, so in place (send == recv) needs nothing more.
 #include <algorithm>
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/blocks.h"
+#include "runtime/collectives/folded_ranks.h"
 #include "runtime/operation/reduce_op.h"
 
 namespace tutti::collectives {
@@ -40,29 +39,25 @@ void all_reduce_recursive_doubling(Exchange& x, const void* send, void* recv, si
   const int size = x.size();
   const int rank = x.rank();
   const size_t bytes = count * dtype_size(dtype);
-  int pof2 = 1;
-  while (pof2 * 2 <= size) pof2 *= 2;
-  const int folded = size - pof2;
+  const FoldedRanks ranks(size, rank);
 
   copy_bytes(recv, send, bytes);
-  if (rank < 2 * folded && rank % 2 == 0) {
+  if (ranks.sits_out()) {
     swap_and_reduce(x, rank + 1, -1, recv, count, dtype, op);
     x.recv(rank + 1, recv, bytes);
     x.wait();
     finish_average(recv, count, dtype, op, size);
     return;
   }
-  if (rank < 2 * folded) swap_and_reduce(x, -1, rank - 1, recv, count, dtype, op);
+  if (ranks.takes_in()) swap_and_reduce(x, -1, rank - 1, recv, count, dtype, op);
 
-  // Numbering among the p ranks that stay: odd ranks below 2r, then everyone above.
-  const int me = rank < 2 * folded ? rank / 2 : rank - folded;
-  for (int mask = 1; mask < pof2; mask <<= 1) {
-    const int them = me ^ mask;
-    const int partner = them < folded ? them * 2 + 1 : them + folded;
+  const int me = ranks.virtual_rank();
+  for (int mask = 1; mask < ranks.pof2(); mask <<= 1) {
+    const int partner = ranks.rank_of(me ^ mask);
     swap_and_reduce(x, partner, partner, recv, count, dtype, op);
   }
 
-  if (rank < 2 * folded) {
+  if (ranks.takes_in()) {
     x.send(rank - 1, recv, bytes);
     x.wait();
   }

@@ -76,6 +76,11 @@ size_t one_chunk_limit(int, size_t count, size_t element) { return slot(one_chun
 size_t two_chunks_limit(int, size_t count, size_t element) { return 2 * slot(one_chunk(count, element)); }
 size_t two_blocks_limit(int, size_t count, size_t element) { return 2 * slot(count * element); }
 size_t one_block_limit(int, size_t count, size_t element) { return slot(count * element); }
+// A working copy of the whole vector, and one chunk of what arrives.
+size_t vector_and_chunk_limit(int size, size_t count, size_t element) {
+  const size_t vector = static_cast<size_t>(size) * count;
+  return slot(vector * element) + slot(one_chunk(vector, element));
+}
 size_t half_the_ranks(int size, size_t bytes_per_rank, size_t) {
   return slot(static_cast<size_t>(size / 2) * bytes_per_rank);
 }
@@ -450,6 +455,10 @@ Test(algorithms, reduce_scatter_ring, .timeout = 120) {
 Test(algorithms, reduce_scatter_pairwise, .timeout = 120) {
   check_reduce_scatter("reduce_scatter_pairwise", tutti::collectives::reduce_scatter_pairwise, one_block_limit);
 }
+Test(algorithms, reduce_scatter_recursive_halving, .timeout = 120) {
+  check_reduce_scatter("reduce_scatter_recursive_halving", tutti::collectives::reduce_scatter_recursive_halving,
+                       vector_and_chunk_limit);
+}
 Test(algorithms, broadcast_binomial, .timeout = 60) {
   check_broadcast("broadcast_binomial", tutti::collectives::broadcast_binomial);
 }
@@ -461,6 +470,9 @@ Test(algorithms, all_gather_ring, .timeout = 60) {
 }
 Test(algorithms, all_gather_bruck, .timeout = 60) {
   check_all_gather("all_gather_bruck", tutti::collectives::all_gather_bruck);
+}
+Test(algorithms, all_gather_recursive_doubling, .timeout = 60) {
+  check_all_gather("all_gather_recursive_doubling", tutti::collectives::all_gather_recursive_doubling);
 }
 Test(algorithms, gather_linear, .timeout = 60) {
   check_gather("gather_linear", tutti::collectives::gather_linear, no_scratch);

@@ -53,11 +53,17 @@ const Algorithm kAlgorithms[] = {
      [](Exchange& x, const void* s, void* r, size_t n) { c::reduce_scatter_ring(x, s, r, n, kInt32, kSum); }},
     {"reduce_scatter_pairwise",
      [](Exchange& x, const void* s, void* r, size_t n) { c::reduce_scatter_pairwise(x, s, r, n, kInt32, kSum); }},
+    {"reduce_scatter_recursive_halving",
+     [](Exchange& x, const void* s, void* r, size_t n) {
+       c::reduce_scatter_recursive_halving(x, s, r, n, kInt32, kSum);
+     }},
     {"broadcast_binomial", [](Exchange& x, const void*, void* r, size_t n) { c::broadcast_binomial(x, r, n * 4, 0); }},
     {"broadcast_scatter_all_gather",
      [](Exchange& x, const void*, void* r, size_t n) { c::broadcast_scatter_all_gather(x, r, n * 4, 0); }},
     {"all_gather_ring", [](Exchange& x, const void* s, void* r, size_t n) { c::all_gather_ring(x, s, r, n * 4); }},
     {"all_gather_bruck", [](Exchange& x, const void* s, void* r, size_t n) { c::all_gather_bruck(x, s, r, n * 4); }},
+    {"all_gather_recursive_doubling",
+     [](Exchange& x, const void* s, void* r, size_t n) { c::all_gather_recursive_doubling(x, s, r, n * 4); }},
     {"gather_linear", [](Exchange& x, const void* s, void* r, size_t n) { c::gather_linear(x, s, r, n * 4, 0); }},
     {"gather_binomial", [](Exchange& x, const void* s, void* r, size_t n) { c::gather_binomial(x, s, r, n * 4, 0); }},
     {"scatter_linear", [](Exchange& x, const void* s, void* r, size_t n) { c::scatter_linear(x, s, r, n * 4, 0); }},

@@ -74,6 +74,7 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kAllReduce, 8, 5, false, kLeaders) == Algorithm::kRecursiveDoubling);
   cr_assert(selector.choose(Kind::kBarrier, 0, 5, false, kLeaders) == Algorithm::kDissemination);
   cr_assert(selector.choose(Kind::kAllGather, 8, 5, false, kLeaders) == Algorithm::kBruck);
+  cr_assert(selector.choose(Kind::kReduceScatter, 8, 6, false, kLeaders) == Algorithm::kRecursiveHalving);
   cr_assert(selector.choose(Kind::kGather, 8, 5, false, kLeaders) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kReduceScatter, 16 << 20, 5, false, kLeaders) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kNone) == Algorithm::kPairwise);
@@ -88,6 +89,28 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
                 Algorithm::kPairwise);
     }
   }
+  // Small all_gather and reduce_scatter: the recursive forms where they take fewer
+  // steps (recursive doubling: a power of two of ranks; recursive halving: 4 ranks,
+  // and 6 up, where pairwise takes P - 1 steps); the rings past kSmallMessageBytes.
+  for (int size : {2, 4, 8, 16}) {
+    cr_assert(selector.choose(Kind::kAllGather, 8, size, false, kNone) == Algorithm::kRecursiveDoubling);
+    cr_assert(small_all_gather(size) == Algorithm::kRecursiveDoubling);
+  }
+  for (int size : {3, 5, 6, 7, 12}) {
+    cr_assert(selector.choose(Kind::kAllGather, 8, size, false, kNone) == Algorithm::kBruck);
+    cr_assert(small_all_gather(size) == Algorithm::kBruck);
+  }
+  for (int size : {4, 6, 7, 8, 12, 16}) {
+    cr_assert(selector.choose(Kind::kReduceScatter, 8, size, false, kNone) == Algorithm::kRecursiveHalving);
+    cr_assert(small_reduce_scatter(size) == Algorithm::kRecursiveHalving, "%d ranks", size);
+  }
+  for (int size : {2, 3, 5}) {
+    cr_assert(selector.choose(Kind::kReduceScatter, 8, size, false, kNone) == Algorithm::kPairwise);
+    cr_assert(small_reduce_scatter(size) == Algorithm::kPairwise, "%d ranks", size);
+  }
+  for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
+    cr_assert(selector.choose(kind, tutti::collectives::kSmallMessageBytes + 1, 4, false, kNone) == Algorithm::kRing);
+  }
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, kNone) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, kNone) == Algorithm::kScatterAllGather);
@@ -100,6 +123,11 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, kNone) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, kNone) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, kNone) == Algorithm::kShm);
+  setenv("TUTTI_ALGO", "all_gather=recursive_doubling,reduce_scatter=recursive_halving", 1);
+  cr_assert(Selector::from_environment().choose(Kind::kAllGather, 1 << 24, 3, false, kNone) ==
+            Algorithm::kRecursiveDoubling);
+  cr_assert(Selector::from_environment().choose(Kind::kReduceScatter, 1 << 24, 3, false, kNone) ==
+            Algorithm::kRecursiveHalving);
   setenv("TUTTI_ALGO", "all_reduce=shm", 1);
   // One rank has nobody to share memory with: forcing shm there is not an error.
   cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 1, false, kNone) != Algorithm::kShm);
