@@ -35,14 +35,16 @@ class CountingTransport : public ThreadTransport {
   bool moving = false;
 };
 
-// Takes turns that move nothing until the wait asks the transport to sleep; how long it took to ask
-// (not counting the sleep), or nothing within two seconds.
-std::chrono::nanoseconds idle_until_it_sleeps(TransportWait& wait, CountingTransport& transport) {
+// Takes turns that move nothing until the wait asks the transport to sleep; when it
+// asked (not counting the sleep). The tests measure from a moment taken before the turn
+// that (re)started the wait's clock, so that a descheduling between that turn and this
+// call cannot make the wait look early.
+Clock::time_point idle_until_it_sleeps(TransportWait& wait, CountingTransport& transport) {
   const Clock::time_point start = Clock::now();
   const int sleeps = transport.sleeps;
   while (Clock::now() - start < std::chrono::seconds(2)) {
     wait.step();
-    if (transport.sleeps > sleeps) return transport.asked_at - start;
+    if (transport.sleeps > sleeps) return transport.asked_at;
   }
   cr_assert_fail("the wait never slept in the transport in 2 s of idling");
   return {};
@@ -54,7 +56,8 @@ Test(transport_wait, sleeps_in_the_transport_only_after_a_millisecond_of_idling,
   World world(1);
   CountingTransport transport(world, 0);
   TransportWait wait(transport);
-  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+  const Clock::time_point start = Clock::now();
+  cr_assert_geq(idle_until_it_sleeps(wait, transport) - start, std::chrono::milliseconds(1));
   // Asleep it stays, turn after turn, while nothing moves.
   wait.step();
   cr_assert_eq(transport.sleeps, 2);
@@ -66,9 +69,10 @@ Test(transport_wait, a_progress_that_moved_sends_a_sleeping_wait_back_to_yieldin
   TransportWait wait(transport);
   idle_until_it_sleeps(wait, transport);
   transport.moving = true;
+  const Clock::time_point moved = Clock::now();
   wait.step();
   transport.moving = false;
-  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+  cr_assert_geq(idle_until_it_sleeps(wait, transport) - moved, std::chrono::milliseconds(1));
 }
 
 Test(transport_wait, a_transport_with_work_waiting_counts_as_moving, .timeout = 10) {
@@ -77,7 +81,8 @@ Test(transport_wait, a_transport_with_work_waiting_counts_as_moving, .timeout = 
   TransportWait wait(transport);
   idle_until_it_sleeps(wait, transport);
   transport.busy = true;
+  const Clock::time_point found_busy = Clock::now();
   wait.step();  // finds work waiting instead of sleeping
   transport.busy = false;
-  cr_assert_geq(idle_until_it_sleeps(wait, transport), std::chrono::milliseconds(1));
+  cr_assert_geq(idle_until_it_sleeps(wait, transport) - found_busy, std::chrono::milliseconds(1));
 }
