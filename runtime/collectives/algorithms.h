@@ -27,6 +27,10 @@ namespace tutti::collectives {
 // first and served last.
 void all_reduce_ring(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op);
 void all_reduce_recursive_doubling(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op);
+// rabenseifner = recursive-halving reduce-scatter, then recursive-doubling all-gather:
+// the ring's data in 2 log2(P) steps instead of 2 (P - 1) (two more where P is not a
+// power of two).
+void all_reduce_rabenseifner(Exchange& x, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op);
 
 // reduce to root: binomial tree (latency), or ring = ring reduce-scatter then each
 // rank sends its reduced block to root (bandwidth). recv is used on root only.

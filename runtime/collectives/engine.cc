@@ -370,6 +370,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   switch (call.kind) {
     case Kind::kAllReduce:
       if (algorithm == A::kRing) return all_reduce_ring(x, send, recv, call.count, dtype, op);
+      if (algorithm == A::kRabenseifner) return all_reduce_rabenseifner(x, send, recv, call.count, dtype, op);
       return all_reduce_recursive_doubling(x, send, recv, call.count, dtype, op);
     case Kind::kReduce:
       if (algorithm == A::kRing) return reduce_ring(x, send, recv, call.count, dtype, op, call.root);

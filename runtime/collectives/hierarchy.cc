@@ -44,11 +44,28 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
 
 // The all_reduce between nodes, in place: recursive doubling for small vectors, the
 // ring for large ones, as the selector takes them for a flat communicator.
+// Between the nodes, the algorithms the selector takes for as many ranks (flat_choice).
 void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, ReduceOp op) {
-  if (count * dtype_size(dtype) <= kSmallMessageBytes) {
-    all_reduce_recursive_doubling(cross, data, data, count, dtype, op);
-  } else {
-    all_reduce_ring(cross, data, data, count, dtype, op);
+  switch (flat_choice(Kind::kAllReduce, count * dtype_size(dtype), cross.size())) {
+    case Algorithm::kRing: return all_reduce_ring(cross, data, data, count, dtype, op);
+    case Algorithm::kRabenseifner: return all_reduce_rabenseifner(cross, data, data, count, dtype, op);
+    default: return all_reduce_recursive_doubling(cross, data, data, count, dtype, op);
+  }
+}
+
+void all_gather_across(Exchange& cross, const void* send, void* recv, size_t bytes) {
+  switch (flat_choice(Kind::kAllGather, bytes, cross.size())) {
+    case Algorithm::kRing: return all_gather_ring(cross, send, recv, bytes);
+    case Algorithm::kRecursiveDoubling: return all_gather_recursive_doubling(cross, send, recv, bytes);
+    default: return all_gather_bruck(cross, send, recv, bytes);
+  }
+}
+
+void reduce_scatter_across(Exchange& cross, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op) {
+  switch (flat_choice(Kind::kReduceScatter, count * dtype_size(dtype), cross.size())) {
+    case Algorithm::kRing: return reduce_scatter_ring(cross, send, recv, count, dtype, op);
+    case Algorithm::kRecursiveHalving: return reduce_scatter_recursive_halving(cross, send, recv, count, dtype, op);
+    default: return reduce_scatter_pairwise(cross, send, recv, count, dtype, op);
   }
 }
 
@@ -162,13 +179,7 @@ void Hierarchy::all_gather(const void* send, void* recv, size_t bytes, const OpC
   // Between nodes, the blocks of this local rank's peers, by node.
   char* across = static_cast<char*>(scratch.get(2, nodes * bytes));
   Exchange cross(cross_, context);
-  if (nodes * bytes > kSmallMessageBytes) {
-    all_gather_ring(cross, send, across, bytes);
-  } else if (small_all_gather(cross.size()) == Algorithm::kRecursiveDoubling) {
-    all_gather_recursive_doubling(cross, send, across, bytes);
-  } else {
-    all_gather_bruck(cross, send, across, bytes);
-  }
+  all_gather_across(cross, send, across, bytes);
   char* out = static_cast<char*>(recv);
   if (numbered_by_node_) {
     // Node n's blocks are recv's n-th run of L: this rank's goes to its place in each,
@@ -223,13 +234,7 @@ void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype
     node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
   }
   Exchange cross(cross_, context);
-  if (bytes > kSmallMessageBytes) {
-    reduce_scatter_ring(cross, partial, recv, count, dtype, combine);
-  } else if (small_reduce_scatter(cross.size()) == Algorithm::kRecursiveHalving) {
-    reduce_scatter_recursive_halving(cross, partial, recv, count, dtype, combine);
-  } else {
-    reduce_scatter_pairwise(cross, partial, recv, count, dtype, combine);
-  }
+  reduce_scatter_across(cross, partial, recv, count, dtype, combine);
   finish_average(recv, count, dtype, op, world_size());
 }
 

@@ -11,14 +11,15 @@ namespace tutti::collectives {
 namespace {
 
 constexpr const char* kAlgorithmNames[] = {
-    "shm",      "ring",   "recursive_doubling", "binomial", "scatter_all_gather", "bruck",
-    "pairwise", "linear", "dissemination",      "direct",   "hierarchical",       "recursive_halving"};
+    "shm",         "ring",   "recursive_doubling", "binomial", "scatter_all_gather", "bruck",
+    "pairwise",    "linear", "dissemination",      "direct",   "hierarchical",       "recursive_halving",
+    "rabenseifner"};
 
 // The algorithms that implement each collective, the default choice for small
 // messages first where the size matters. Static tables: choose() runs on every call.
 std::span<const Algorithm> implemented(Kind kind) {
   using A = Algorithm;
-  static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical};
+  static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical, A::kRabenseifner};
   static constexpr A kReduce[] = {A::kShm, A::kBinomial, A::kRing, A::kHierarchical};
   static constexpr A kBroadcast[] = {A::kShm, A::kBinomial, A::kScatterAllGather, A::kHierarchical};
   static constexpr A kAllGather[] = {A::kShm, A::kBruck, A::kRing, A::kHierarchical, A::kRecursiveDoubling};
@@ -109,6 +110,8 @@ bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   }
 }
 
+bool power_of_two(int size) { return (size & (size - 1)) == 0; }
+
 // Steps of recursive doubling or halving on `size` ranks: log2 of the largest power of
 // two within it, and two more to fold the other ranks in and out (folded_ranks.h).
 int recursive_steps(int size) {
@@ -121,20 +124,51 @@ int recursive_steps(int size) {
 
 const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_cast<int>(algorithm)]; }
 
-// Where P is a power of two, recursive doubling takes Bruck's log2 P steps, and then
-// between pairs of ranks: 4 ranks on 4 emulated nodes over TCP, 64 B, four rounds
-// alternating (2026-11-27, both core states): 28-35 us against Bruck's 35-42; over UCX's
-// shared memory the two were level (512 B: 4.9-5.6 against 4.3-5.4). Elsewhere its two
-// folding steps make it longer.
-Algorithm small_all_gather(int size) {
-  return (size & (size - 1)) == 0 ? Algorithm::kRecursiveDoubling : Algorithm::kBruck;
-}
-
-// Recursive halving where it takes fewer steps than pairwise's P - 1 (4 ranks and 6 up):
-// 4 ranks on 4 emulated nodes, 64 B, the same rounds: 30-34 us against pairwise's 41-51
-// over TCP, and 4.8-6.5 against 7.3-8.3 at 512 B over UCX's shared memory.
-Algorithm small_reduce_scatter(int size) {
-  return recursive_steps(size) < size - 1 ? Algorithm::kRecursiveHalving : Algorithm::kPairwise;
+// Measured for the recursive forms (2026-11-27; emulated nodes, a rank to each, UCX
+// between them; docs/benchmarks.md):
+//   all_gather, small blocks: where P is a power of two, recursive doubling takes
+//     Bruck's log2 P steps, and then between pairs of ranks: 4 ranks over TCP, 64 B,
+//     four rounds alternating, both core states: 28-35 us against Bruck's 35-42; over
+//     UCX's shared memory the two were level (512 B: 4.9-5.6 against 4.3-5.4).
+//     Elsewhere its two folding steps make it longer.
+//   reduce_scatter, small blocks: recursive halving where it takes fewer steps than
+//     pairwise's P - 1 (4 ranks, and 6 up): 4 ranks, 64 B, the same rounds, 30-34 us
+//     against pairwise's 41-51 over TCP, and 4.8-6.5 against 7.3-8.3 at 512 B over
+//     UCX's shared memory.
+//   all_reduce past kSmallMessageBytes up to kRabenseifnerBytes, on a power of two
+//     of ranks: Rabenseifner's 2 log2 P steps against the ring's 2 (P - 1), the same
+//     data. 4 ranks, far state, through the selector against the ring forced, best of
+//     two runs each: 128 KiB in 41-49 us against 57 over UCX's shared memory (Open MPI
+//     51-57), 256 KiB 78-81 against 107 (95-107); over TCP 171 against 204 (356-417)
+//     and 265 against 370 (698-737). From 512 KiB the two were level, or the ring
+//     ahead (TCP: 572 against 526 us at 512 KiB; 5.0-5.2 ms against 4.3-4.4 at 4 MiB).
+//     8 ranks, shared memory: 216-221 us against 250-274 at 256 KiB. On 3 and 6 ranks
+//     its folding steps, which move the whole vector, lost to the ring at every size
+//     from 64 KiB.
+Algorithm flat_choice(Kind kind, size_t bytes, int size) {
+  std::span<const Algorithm> options = implemented(kind);
+  // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
+  // they may choose differently, since either algorithm posts the same messages.
+  if (kind == Kind::kAllToAllV)
+    return bytes / static_cast<size_t>(size) <= kSmallMessageBytes ? options[0] : options[1];
+  if (options.size() == 1) return options[0];
+  if (options.size() == 2) return options[1];
+  // Below 8 ranks a binomial tree sends the whole buffer in at most 3 rounds, which
+  // beat scatter + all-gather's 2(P - 1) steps at every size measured (4 ranks on 2
+  // emulated nodes over TCP: 1 MiB in 0.97-1.11 ms against 2.34-2.56, 4 MiB in
+  // 4.8-5.3 against 6.6; Open MPI 1.19-1.23 and 5.3); MPICH draws the same line.
+  if (kind == Kind::kBroadcast && size < kBinomialBroadcastRanks) return options[1];
+  if (bytes > kSmallMessageBytes) {
+    if (kind == Kind::kAllReduce && size >= 4 && power_of_two(size) && bytes <= kRabenseifnerBytes) {
+      return Algorithm::kRabenseifner;
+    }
+    return options[2];
+  }
+  if (kind == Kind::kAllGather) return power_of_two(size) ? Algorithm::kRecursiveDoubling : Algorithm::kBruck;
+  if (kind == Kind::kReduceScatter) {
+    return recursive_steps(size) < size - 1 ? Algorithm::kRecursiveHalving : Algorithm::kPairwise;
+  }
+  return options[1];
 }
 
 std::string Selector::choices(Kind kind) {
@@ -206,22 +240,7 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // do not.
   if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
   if (takes_hierarchy(kind, bytes, hierarchy)) return Algorithm::kHierarchical;
-  std::span<const Algorithm> options = implemented(kind);
-  // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
-  // they may choose differently, since either algorithm posts the same messages.
-  if (kind == Kind::kAllToAllV)
-    return bytes / static_cast<size_t>(size) <= kSmallMessageBytes ? options[0] : options[1];
-  if (options.size() == 1) return options[0];
-  if (options.size() == 2) return options[1];
-  // Below 8 ranks a binomial tree sends the whole buffer in at most 3 rounds, which
-  // beat scatter + all-gather's 2(P - 1) steps at every size measured (4 ranks on 2
-  // emulated nodes over TCP: 1 MiB in 0.97-1.11 ms against 2.34-2.56, 4 MiB in
-  // 4.8-5.3 against 6.6; Open MPI 1.19-1.23 and 5.3); MPICH draws the same line.
-  if (kind == Kind::kBroadcast && size < kBinomialBroadcastRanks) return options[1];
-  if (bytes > kSmallMessageBytes) return options[2];
-  if (kind == Kind::kAllGather) return small_all_gather(size);
-  if (kind == Kind::kReduceScatter) return small_reduce_scatter(size);
-  return options[1];
+  return flat_choice(kind, bytes, size);
 }
 
 }  // namespace tutti::collectives

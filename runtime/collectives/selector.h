@@ -30,11 +30,15 @@ enum class Algorithm : uint8_t {
   kDirect,        // send and recv: straight to the peer
   kHierarchical,  // shared memory within nodes, point-to-point between them (hierarchy.h)
   kRecursiveHalving,
+  kRabenseifner,
 };
 
 // Up to this many bytes per rank, the latency-optimal algorithm wins over the
 // bandwidth-optimal one on loopback and shared memory; beyond, moving less data does.
 constexpr size_t kSmallMessageBytes = 64 * 1024;
+// Up to this many bytes (from kSmallMessageBytes), all_reduce on a power of two of
+// ranks takes Rabenseifner's algorithm; beyond, the ring.
+constexpr size_t kRabenseifnerBytes = 256 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
 // Up to this many bytes a rank, all_gather and reduce_scatter take a reordering
@@ -50,12 +54,10 @@ enum class HierarchyShape { kNone, kInPlace, kReordering, kLeaders };
 
 const char* algorithm_name(Algorithm algorithm);
 
-// The latency-optimal forms of all_gather and reduce_scatter for `size` ranks, which
-// the selector takes for small blocks and the hierarchy between its nodes: recursive
-// doubling and halving where they take fewer steps than Bruck's and pairwise's
-// (selector.cc says what was measured).
-Algorithm small_all_gather(int size);
-Algorithm small_reduce_scatter(int size);
+// The point-to-point algorithm the selector takes where there is neither shared memory
+// nor a hierarchy, and that the hierarchy takes between its nodes: by `bytes` (as
+// choose() counts them) and the number of ranks that talk.
+Algorithm flat_choice(Kind kind, size_t bytes, int size);
 
 class Selector {
  public:

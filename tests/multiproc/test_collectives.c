@@ -172,10 +172,11 @@ ParameterizedTest(grown* g, collectives, grown_matrix, .timeout = 200) {
   run_matrix_on(g->size, g->nodes, NULL, NULL, args);
 }
 
-/* all_gather's recursive doubling and reduce_scatter's recursive halving, which the
- * selector takes for small blocks off one node only (and there only on some rank
- * counts), forced through the same matrix for those two collectives: on 4 and 8 ranks
- * (a power of two), and on 3 and 6, where the ranks beyond 2 and 4 fold in and out. */
+/* The recursive forms: all_reduce by Rabenseifner's algorithm, all_gather by recursive
+ * doubling, reduce_scatter by recursive halving, which the selector takes off one node
+ * only, on some rank counts and sizes; forced through the same matrix for those three
+ * collectives, on 4 and 8 ranks (a power of two), and on 3 and 6, where the ranks
+ * beyond 2 and 4 fold in and out. */
 ParameterizedTestParameters(collectives, recursive_forms) {
   static int sizes[] = {3, 4, 6, 8};
   return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
@@ -185,7 +186,8 @@ ParameterizedTest(int* size, collectives, recursive_forms, .timeout = 200) {
   static const char* const args[] = {
       "--collectives", "all_gather,reduce_scatter", "--counts",  "0,1,7,70001", "--inplace", "--async",
       "--big-dtypes",  "float32,bfloat16",          "--big-ops", "all",         NULL};
-  run_matrix(*size, "all_gather=recursive_doubling,reduce_scatter=recursive_halving", NULL, args);
+  run_matrix(*size, "all_reduce=rabenseifner,all_gather=recursive_doubling,reduce_scatter=recursive_halving", NULL,
+             args);
 }
 
 /* Buffers from tutti_mem_alloc, where every collective reads and writes other ranks'

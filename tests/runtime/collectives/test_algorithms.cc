@@ -443,6 +443,9 @@ Test(algorithms, all_reduce_ring, .timeout = 120) {
 Test(algorithms, all_reduce_recursive_doubling, .timeout = 120) {
   check_all_reduce("all_reduce_recursive_doubling", tutti::collectives::all_reduce_recursive_doubling, one_chunk_limit);
 }
+Test(algorithms, all_reduce_rabenseifner, .timeout = 120) {
+  check_all_reduce("all_reduce_rabenseifner", tutti::collectives::all_reduce_rabenseifner, one_chunk_limit);
+}
 Test(algorithms, reduce_binomial, .timeout = 120) {
   check_reduce("reduce_binomial", tutti::collectives::reduce_binomial, two_chunks_limit);
 }

@@ -46,6 +46,8 @@ const Algorithm kAlgorithms[] = {
      [](Exchange& x, const void* s, void* r, size_t n) { c::all_reduce_ring(x, s, r, n, kInt32, kSum); }},
     {"all_reduce_recursive_doubling",
      [](Exchange& x, const void* s, void* r, size_t n) { c::all_reduce_recursive_doubling(x, s, r, n, kInt32, kSum); }},
+    {"all_reduce_rabenseifner",
+     [](Exchange& x, const void* s, void* r, size_t n) { c::all_reduce_rabenseifner(x, s, r, n, kInt32, kSum); }},
     {"reduce_binomial",
      [](Exchange& x, const void* s, void* r, size_t n) { c::reduce_binomial(x, s, r, n, kInt32, kSum, 0); }},
     {"reduce_ring", [](Exchange& x, const void* s, void* r, size_t n) { c::reduce_ring(x, s, r, n, kInt32, kSum, 0); }},

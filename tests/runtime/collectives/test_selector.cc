@@ -94,22 +94,35 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   // and 6 up, where pairwise takes P - 1 steps); the rings past kSmallMessageBytes.
   for (int size : {2, 4, 8, 16}) {
     cr_assert(selector.choose(Kind::kAllGather, 8, size, false, kNone) == Algorithm::kRecursiveDoubling);
-    cr_assert(small_all_gather(size) == Algorithm::kRecursiveDoubling);
+    cr_assert(flat_choice(Kind::kAllGather, 8, size) == Algorithm::kRecursiveDoubling);
   }
   for (int size : {3, 5, 6, 7, 12}) {
     cr_assert(selector.choose(Kind::kAllGather, 8, size, false, kNone) == Algorithm::kBruck);
-    cr_assert(small_all_gather(size) == Algorithm::kBruck);
+    cr_assert(flat_choice(Kind::kAllGather, 8, size) == Algorithm::kBruck);
   }
   for (int size : {4, 6, 7, 8, 12, 16}) {
     cr_assert(selector.choose(Kind::kReduceScatter, 8, size, false, kNone) == Algorithm::kRecursiveHalving);
-    cr_assert(small_reduce_scatter(size) == Algorithm::kRecursiveHalving, "%d ranks", size);
+    cr_assert(flat_choice(Kind::kReduceScatter, 8, size) == Algorithm::kRecursiveHalving, "%d ranks", size);
   }
   for (int size : {2, 3, 5}) {
     cr_assert(selector.choose(Kind::kReduceScatter, 8, size, false, kNone) == Algorithm::kPairwise);
-    cr_assert(small_reduce_scatter(size) == Algorithm::kPairwise, "%d ranks", size);
+    cr_assert(flat_choice(Kind::kReduceScatter, 8, size) == Algorithm::kPairwise, "%d ranks", size);
   }
   for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
     cr_assert(selector.choose(kind, tutti::collectives::kSmallMessageBytes + 1, 4, false, kNone) == Algorithm::kRing);
+  }
+  // all_reduce past kSmallMessageBytes: Rabenseifner's on 4, 8, 16 ranks up to
+  // kRabenseifnerBytes, the ring beyond it and on other rank counts.
+  const size_t above_small = tutti::collectives::kSmallMessageBytes + 4;
+  for (int size : {4, 8, 16}) {
+    cr_assert(selector.choose(Kind::kAllReduce, above_small, size, false, kNone) == Algorithm::kRabenseifner);
+    cr_assert(selector.choose(Kind::kAllReduce, kRabenseifnerBytes, size, false, kNone) == Algorithm::kRabenseifner);
+    cr_assert(selector.choose(Kind::kAllReduce, kRabenseifnerBytes + 4, size, false, kNone) == Algorithm::kRing);
+    cr_assert(selector.choose(Kind::kAllReduce, kSmallMessageBytes, size, false, kNone) ==
+              Algorithm::kRecursiveDoubling);
+  }
+  for (int size : {2, 3, 5, 6, 12}) {
+    cr_assert(selector.choose(Kind::kAllReduce, above_small, size, false, kNone) == Algorithm::kRing, "%d", size);
   }
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, kNone) == Algorithm::kBinomial);
@@ -123,7 +136,8 @@ Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
   cr_assert(selector.choose(Kind::kAllReduce, 8, 4, true, kNone) == Algorithm::kRing);
   cr_assert(selector.choose(Kind::kBroadcast, 1 << 24, 4, true, kNone) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kAllGather, 8, 4, true, kNone) == Algorithm::kShm);
-  setenv("TUTTI_ALGO", "all_gather=recursive_doubling,reduce_scatter=recursive_halving", 1);
+  setenv("TUTTI_ALGO", "all_gather=recursive_doubling,reduce_scatter=recursive_halving,all_reduce=rabenseifner", 1);
+  cr_assert(Selector::from_environment().choose(Kind::kAllReduce, 8, 3, false, kNone) == Algorithm::kRabenseifner);
   cr_assert(Selector::from_environment().choose(Kind::kAllGather, 1 << 24, 3, false, kNone) ==
             Algorithm::kRecursiveDoubling);
   cr_assert(Selector::from_environment().choose(Kind::kReduceScatter, 1 << 24, 3, false, kNone) ==
