@@ -126,11 +126,16 @@ const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_
 
 // Measured for the recursive forms (2026-11-27; emulated nodes, a rank to each, UCX
 // between them; docs/benchmarks.md):
-//   all_gather, small blocks: where P is a power of two, recursive doubling takes
-//     Bruck's log2 P steps, and then between pairs of ranks: 4 ranks over TCP, 64 B,
-//     four rounds alternating, both core states: 28-35 us against Bruck's 35-42; over
-//     UCX's shared memory the two were level (512 B: 4.9-5.6 against 4.3-5.4).
-//     Elsewhere its two folding steps make it longer.
+//   all_gather: where P is a power of two, recursive doubling takes Bruck's log2 P
+//     steps, and then between pairs of ranks: 4 ranks over TCP, 64 B, four rounds
+//     alternating, both core states: 28-35 us against Bruck's 35-42; over UCX's shared
+//     memory the two were level (512 B: 4.9-5.6 against 4.3-5.4). Elsewhere its two
+//     folding steps make it longer. Against the ring, up to kRecursiveAllGatherBytes a
+//     rank, its log2 P steps between pairs beat the ring's P - 1, the same data: 4
+//     ranks, far state, two runs, whole arrays of 1 MiB in 143-171 us against 237-240
+//     over UCX's shared memory and 420-437 against 467-592 over TCP, 4 MiB in 550-597
+//     against 680-1000 (shared memory); 8 ranks level with the ring at 2 and 8 MiB; 4
+//     ranks level at 16 and 64 MiB.
 //   reduce_scatter, small blocks: recursive halving where it takes fewer steps than
 //     pairwise's P - 1 (4 ranks, and 6 up): 4 ranks, 64 B, the same rounds, 30-34 us
 //     against pairwise's 41-51 over TCP, and 4.8-6.5 against 7.3-8.3 at 512 B over
@@ -158,13 +163,16 @@ Algorithm flat_choice(Kind kind, size_t bytes, int size) {
   // emulated nodes over TCP: 1 MiB in 0.97-1.11 ms against 2.34-2.56, 4 MiB in
   // 4.8-5.3 against 6.6; Open MPI 1.19-1.23 and 5.3); MPICH draws the same line.
   if (kind == Kind::kBroadcast && size < kBinomialBroadcastRanks) return options[1];
+  if (kind == Kind::kAllGather && power_of_two(size) && bytes <= kRecursiveAllGatherBytes) {
+    return Algorithm::kRecursiveDoubling;
+  }
   if (bytes > kSmallMessageBytes) {
     if (kind == Kind::kAllReduce && size >= 4 && power_of_two(size) && bytes <= kRabenseifnerBytes) {
       return Algorithm::kRabenseifner;
     }
     return options[2];
   }
-  if (kind == Kind::kAllGather) return power_of_two(size) ? Algorithm::kRecursiveDoubling : Algorithm::kBruck;
+  if (kind == Kind::kAllGather) return Algorithm::kBruck;
   if (kind == Kind::kReduceScatter) {
     return recursive_steps(size) < size - 1 ? Algorithm::kRecursiveHalving : Algorithm::kPairwise;
   }

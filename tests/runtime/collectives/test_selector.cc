@@ -53,8 +53,9 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(kind, 8, 8, false, kReordering) == Algorithm::kHierarchical);
     cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, kReordering) ==
               Algorithm::kHierarchical);
+    // Past it, the flat choice (recursive doubling for all_gather on 8 ranks).
     cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, kReordering) ==
-              Algorithm::kRing);
+              (kind == Kind::kAllGather ? Algorithm::kRecursiveDoubling : Algorithm::kRing));
     for (size_t bytes : {size_t{8}, tutti::collectives::kHierarchicalBlockBytes + 1, size_t{64} << 20}) {
       cr_assert(selector.choose(kind, bytes, 8, false, kInPlace) == Algorithm::kHierarchical);
     }
@@ -108,9 +109,13 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(Kind::kReduceScatter, 8, size, false, kNone) == Algorithm::kPairwise);
     cr_assert(flat_choice(Kind::kReduceScatter, 8, size) == Algorithm::kPairwise, "%d ranks", size);
   }
-  for (Kind kind : {Kind::kAllGather, Kind::kReduceScatter}) {
-    cr_assert(selector.choose(kind, tutti::collectives::kSmallMessageBytes + 1, 4, false, kNone) == Algorithm::kRing);
-  }
+  cr_assert(selector.choose(Kind::kReduceScatter, kSmallMessageBytes + 1, 4, false, kNone) == Algorithm::kRing);
+  // all_gather keeps recursive doubling up to kRecursiveAllGatherBytes a rank on a
+  // power of two of ranks; the ring beyond it, and past kSmallMessageBytes elsewhere.
+  cr_assert(selector.choose(Kind::kAllGather, kRecursiveAllGatherBytes, 4, false, kNone) ==
+            Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllGather, kRecursiveAllGatherBytes + 1, 4, false, kNone) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kAllGather, kSmallMessageBytes + 1, 6, false, kNone) == Algorithm::kRing);
   // all_reduce past kSmallMessageBytes: Rabenseifner's on 4, 8, 16 ranks up to
   // kRabenseifnerBytes, the ring beyond it and on other rank counts.
   const size_t above_small = tutti::collectives::kSmallMessageBytes + 4;
