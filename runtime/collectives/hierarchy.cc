@@ -42,9 +42,8 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
   return seats;
 }
 
-// The all_reduce between nodes, in place: recursive doubling for small vectors, the
-// ring for large ones, as the selector takes them for a flat communicator.
-// Between the nodes, the algorithms the selector takes for as many ranks (flat_choice).
+// Between the nodes, the algorithms the selector takes for a flat communicator of as
+// many ranks (flat_choice); the all_reduce in place.
 void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, ReduceOp op) {
   switch (flat_choice(Kind::kAllReduce, count * dtype_size(dtype), cross.size())) {
     case Algorithm::kRing: return all_reduce_ring(cross, data, data, count, dtype, op);

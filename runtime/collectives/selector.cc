@@ -15,8 +15,9 @@ constexpr const char* kAlgorithmNames[] = {
     "pairwise",    "linear", "dissemination",      "direct",   "hierarchical",       "recursive_halving",
     "rabenseifner"};
 
-// The algorithms that implement each collective, the default choice for small
-// messages first where the size matters. Static tables: choose() runs on every call.
+// The algorithms that implement each collective: shared memory, the default choice for
+// small messages, the one for large messages, then the others (flat_choice says when
+// it takes those). Static tables: choose() runs on every call.
 std::span<const Algorithm> implemented(Kind kind) {
   using A = Algorithm;
   static constexpr A kAllReduce[] = {A::kShm, A::kRecursiveDoubling, A::kRing, A::kHierarchical, A::kRabenseifner};
