@@ -131,12 +131,14 @@ const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_
 //     steps, and then between pairs of ranks: 4 ranks over TCP, 64 B, four rounds
 //     alternating, both core states: 28-35 us against Bruck's 35-42; over UCX's shared
 //     memory the two were level (512 B: 4.9-5.6 against 4.3-5.4). Elsewhere its two
-//     folding steps make it longer. Against the ring, up to kRecursiveAllGatherBytes a
-//     rank, its log2 P steps between pairs beat the ring's P - 1, the same data: 4
-//     ranks, far state, two runs, whole arrays of 1 MiB in 143-171 us against 237-240
-//     over UCX's shared memory and 420-437 against 467-592 over TCP, 4 MiB in 550-597
-//     against 680-1000 (shared memory); 8 ranks level with the ring at 2 and 8 MiB; 4
-//     ranks level at 16 and 64 MiB.
+//     folding steps make it longer. Against the ring, with the same data, its log2 P
+//     steps between pairs against the ring's P - 1 won in the far core state and were
+//     level in the close one, up to kRecursiveAllGatherBytes a rank: 4 ranks, two runs
+//     in each state, whole arrays of 1 MiB in 143-171 us against 237-240 (far) and
+//     101-144 against 101-145 (close) over UCX's shared memory, 421-437 against
+//     467-592 (far) and 377-520 against 375-382 (close) over TCP. Past it the ring was
+//     as fast or faster in the close state (TCP, 2 MiB: 740-749 against 658-666; 4 MiB
+//     once 1.8-2.3 ms against 1.4-1.5), and 8 ranks were level at 2 and 8 MiB.
 //   reduce_scatter, small blocks: recursive halving where it takes fewer steps than
 //     pairwise's P - 1 (4 ranks, and 6 up): 4 ranks, 64 B, the same rounds, 30-34 us
 //     against pairwise's 41-51 over TCP, and 4.8-6.5 against 7.3-8.3 at 512 B over

@@ -41,7 +41,7 @@ constexpr size_t kSmallMessageBytes = 64 * 1024;
 constexpr size_t kRabenseifnerBytes = 256 * 1024;
 // Up to this many bytes a rank, all_gather on a power of two of ranks takes recursive
 // doubling; beyond, or on other rank counts past kSmallMessageBytes, the ring.
-constexpr size_t kRecursiveAllGatherBytes = 1024 * 1024;
+constexpr size_t kRecursiveAllGatherBytes = 256 * 1024;
 // Below this many ranks, broadcast keeps its binomial tree at every size.
 constexpr int kBinomialBroadcastRanks = 8;
 // Up to this many bytes a rank, all_gather and reduce_scatter take a reordering

@@ -53,9 +53,8 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(kind, 8, 8, false, kReordering) == Algorithm::kHierarchical);
     cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes, 8, false, kReordering) ==
               Algorithm::kHierarchical);
-    // Past it, the flat choice (recursive doubling for all_gather on 8 ranks).
     cr_assert(selector.choose(kind, tutti::collectives::kHierarchicalBlockBytes + 1, 8, false, kReordering) ==
-              (kind == Kind::kAllGather ? Algorithm::kRecursiveDoubling : Algorithm::kRing));
+              Algorithm::kRing);
     for (size_t bytes : {size_t{8}, tutti::collectives::kHierarchicalBlockBytes + 1, size_t{64} << 20}) {
       cr_assert(selector.choose(kind, bytes, 8, false, kInPlace) == Algorithm::kHierarchical);
     }
