@@ -108,16 +108,18 @@ ParameterizedTest(world* w, collectives, matrix, .timeout = 200) {
 }
 
 /* The hierarchical collectives (shared memory within each emulated node, UCX between
- * them), all nine forced, on 2 nodes of 2 and 3 ranks and 3 nodes of 2, with the same
- * matrix as above; count 70001 takes the rings between nodes. The selector's own
- * choices at the same layouts come last. */
+ * them), all nine forced, on 2 nodes of 2 and 3 ranks, 3 nodes of 2 and 4 nodes of 2,
+ * with the same matrix as above; count 70001 takes the rings between nodes, and on 4
+ * nodes the recursive forms (recursive halving and doubling between the nodes for the
+ * small counts, Rabenseifner's all_reduce of each node's slice for 70001). The
+ * selector's own choices at the same layouts come last. */
 typedef struct layout {
   int size;
   int nodes;
 } layout;
 
 ParameterizedTestParameters(collectives, hierarchical_matrix) {
-  static layout layouts[] = {{4, 2}, {6, 2}, {6, 3}};
+  static layout layouts[] = {{4, 2}, {6, 2}, {6, 3}, {8, 4}};
   return cr_make_param_array(layout, layouts, sizeof layouts / sizeof layouts[0]);
 }
 
