@@ -144,24 +144,23 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   o->factor = 4;
   o->warmup = o->iters = -1;
   o->check = 1;
-  /* Every rank says why it refuses its arguments, not rank 0 alone: a launcher that
-   * sees one rank exit with an error stops the others, and rank 0 could be stopped
-   * before it had said anything (tutti launch did so to bench.harness in CI). */
-  FILE* err = stderr;
+  /* Every rank says why it refuses its arguments (on stderr), not rank 0 alone: a
+   * launcher that sees one rank exit with an error stops the others, and rank 0 could
+   * be stopped before it had said anything (tutti launch did so to bench.harness in CI). */
   int coll = -1;
   for (int i = 1; i < argc; i++) {
     const char* arg = argv[i];
     if (arg[0] != '-') {
       coll = find_name(coll_names, COUNT_OF(coll_names), arg);
       if (coll < 0) {
-        fprintf(err, "%s: unknown operation \"%s\"; try --help\n", b->program, arg);
+        fprintf(stderr, "%s: unknown operation \"%s\"; try --help\n", b->program, arg);
         return BENCH_EXIT_USAGE;
       }
       continue;
     }
     const char* value = arg[1] && arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
     if (!value || arg[1] == '\0' || !strchr("befwndorcami", arg[1])) {
-      fprintf(err, "%s: bad option \"%s\"%s; try --help\n", b->program, arg, value ? "" : " (no value)");
+      fprintf(stderr, "%s: bad option \"%s\"%s; try --help\n", b->program, arg, value ? "" : " (no value)");
       return BENCH_EXIT_USAGE;
     }
     char* end = NULL;
@@ -214,39 +213,39 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
         break;
     }
     if (!ok) {
-      fprintf(err, "%s: bad value \"%s\" for -%c; try --help\n", b->program, value, arg[1]);
+      fprintf(stderr, "%s: bad value \"%s\" for -%c; try --help\n", b->program, value, arg[1]);
       return BENCH_EXIT_USAGE;
     }
   }
   if (coll < 0) {
     if (b->rank == 0) {
-      usage(err, b->program);
+      usage(stderr, b->program);
     } else {
-      fprintf(err, "%s: no operation given; try --help\n", b->program);
+      fprintf(stderr, "%s: no operation given; try --help\n", b->program);
     }
     return BENCH_EXIT_USAGE;
   }
   o->c.coll = (bench_coll)coll;
   if (!is_rooted(o->c.coll)) o->c.root = -1;
   if (o->shared && !b->shared_alloc) {
-    fprintf(err, "%s: -m shared: this library has no allocator of its own\n", b->program);
+    fprintf(stderr, "%s: -m shared: this library has no allocator of its own\n", b->program);
     return BENCH_EXIT_USAGE;
   }
   if (o->device && !b->device_alloc) {
-    fprintf(err, "%s: -m device: this build has no device memory (built without CUDA)\n", b->program);
+    fprintf(stderr, "%s: -m device: this build has no device memory (built without CUDA)\n", b->program);
     return BENCH_EXIT_USAGE;
   }
   if (o->c.in_place && o->c.coll != BENCH_ALL_REDUCE) {
-    fprintf(err, "%s: -i 1 runs all_reduce in place; the other operations run out of place\n", b->program);
+    fprintf(stderr, "%s: -i 1 runs all_reduce in place; the other operations run out of place\n", b->program);
     return BENCH_EXIT_USAGE;
   }
   if (o->min_bytes > o->max_bytes) {
-    fprintf(err, "%s: -b %zu is larger than -e %zu\n", b->program, o->min_bytes, o->max_bytes);
+    fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", b->program, o->min_bytes, o->max_bytes);
     return BENCH_EXIT_USAGE;
   }
   const char* why = b->unsupported(b->self, &o->c);
   if (why) {
-    fprintf(err, "%s: cannot run %s with %s/%s: %s\n", b->program, coll_names[coll], dtype_names[o->c.dtype],
+    fprintf(stderr, "%s: cannot run %s with %s/%s: %s\n", b->program, coll_names[coll], dtype_names[o->c.dtype],
             op_names[o->c.op], why);
     return BENCH_EXIT_USAGE;
   }

@@ -10,6 +10,7 @@
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/fingerprint.h"
 #include "runtime/collectives/op_trace.h"
+#include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/duration_text.h"
@@ -368,26 +369,15 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   Exchange x(*transport_, context);
   using A = Algorithm;
   switch (call.kind) {
-    case Kind::kAllReduce:
-      if (algorithm == A::kRing) return all_reduce_ring(x, send, recv, call.count, dtype, op);
-      if (algorithm == A::kRabenseifner) return all_reduce_rabenseifner(x, send, recv, call.count, dtype, op);
-      return all_reduce_recursive_doubling(x, send, recv, call.count, dtype, op);
+    case Kind::kAllReduce: return run_all_reduce(algorithm, x, send, recv, call.count, dtype, op);
     case Kind::kReduce:
       if (algorithm == A::kRing) return reduce_ring(x, send, recv, call.count, dtype, op, call.root);
       return reduce_binomial(x, send, recv, call.count, dtype, op, call.root);
     case Kind::kBroadcast:
       if (algorithm == A::kScatterAllGather) return broadcast_scatter_all_gather(x, recv, block, call.root);
       return broadcast_binomial(x, recv, block, call.root);
-    case Kind::kAllGather:
-      if (algorithm == A::kRing) return all_gather_ring(x, send, recv, block);
-      if (algorithm == A::kRecursiveDoubling) return all_gather_recursive_doubling(x, send, recv, block);
-      return all_gather_bruck(x, send, recv, block);
-    case Kind::kReduceScatter:
-      if (algorithm == A::kRing) return reduce_scatter_ring(x, send, recv, call.count, dtype, op);
-      if (algorithm == A::kRecursiveHalving) {
-        return reduce_scatter_recursive_halving(x, send, recv, call.count, dtype, op);
-      }
-      return reduce_scatter_pairwise(x, send, recv, call.count, dtype, op);
+    case Kind::kAllGather: return run_all_gather(algorithm, x, send, recv, block);
+    case Kind::kReduceScatter: return run_reduce_scatter(algorithm, x, send, recv, call.count, dtype, op);
     case Kind::kGather:
       if (algorithm == A::kLinear) return gather_linear(x, send, recv, block, call.root);
       return gather_binomial(x, send, recv, block, call.root);

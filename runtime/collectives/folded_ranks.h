@@ -7,14 +7,14 @@
 // laid out in rank order: its own, and its sitter-out's below it.
 #pragma once
 
+#include <bit>
+
 namespace tutti::collectives {
 
 class FoldedRanks {
  public:
-  FoldedRanks(int size, int rank) : rank_(rank) {
-    while (pof2_ * 2 <= size) pof2_ *= 2;
-    folded_ = size - pof2_;
-  }
+  FoldedRanks(int size, int rank)
+      : rank_(rank), pof2_(static_cast<int>(std::bit_floor(static_cast<unsigned>(size)))), folded_(size - pof2_) {}
 
   // The p of the power-of-two stage.
   int pof2() const { return pof2_; }
@@ -33,8 +33,8 @@ class FoldedRanks {
 
  private:
   int rank_;
-  int pof2_ = 1;
-  int folded_ = 0;
+  int pof2_;
+  int folded_;
 };
 
 }  // namespace tutti::collectives

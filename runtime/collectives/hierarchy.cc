@@ -9,6 +9,7 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "runtime/collectives/exchange.h"
+#include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/concat.h"
 #include "runtime/common/log.h"
@@ -43,29 +44,10 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
 }
 
 // Between the nodes, the algorithms the selector takes for a flat communicator of as
-// many ranks (flat_choice); the all_reduce in place.
+// many ranks (flat_choice), as all_gather and reduce_scatter below do; in place.
 void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, ReduceOp op) {
-  switch (flat_choice(Kind::kAllReduce, count * dtype_size(dtype), cross.size())) {
-    case Algorithm::kRing: return all_reduce_ring(cross, data, data, count, dtype, op);
-    case Algorithm::kRabenseifner: return all_reduce_rabenseifner(cross, data, data, count, dtype, op);
-    default: return all_reduce_recursive_doubling(cross, data, data, count, dtype, op);
-  }
-}
-
-void all_gather_across(Exchange& cross, const void* send, void* recv, size_t bytes) {
-  switch (flat_choice(Kind::kAllGather, bytes, cross.size())) {
-    case Algorithm::kRing: return all_gather_ring(cross, send, recv, bytes);
-    case Algorithm::kRecursiveDoubling: return all_gather_recursive_doubling(cross, send, recv, bytes);
-    default: return all_gather_bruck(cross, send, recv, bytes);
-  }
-}
-
-void reduce_scatter_across(Exchange& cross, const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op) {
-  switch (flat_choice(Kind::kReduceScatter, count * dtype_size(dtype), cross.size())) {
-    case Algorithm::kRing: return reduce_scatter_ring(cross, send, recv, count, dtype, op);
-    case Algorithm::kRecursiveHalving: return reduce_scatter_recursive_halving(cross, send, recv, count, dtype, op);
-    default: return reduce_scatter_pairwise(cross, send, recv, count, dtype, op);
-  }
+  run_all_reduce(flat_choice(Kind::kAllReduce, count * dtype_size(dtype), cross.size()), cross, data, data, count,
+                 dtype, op);
 }
 
 }  // namespace
@@ -178,7 +160,7 @@ void Hierarchy::all_gather(const void* send, void* recv, size_t bytes, const OpC
   // Between nodes, the blocks of this local rank's peers, by node.
   char* across = static_cast<char*>(scratch.get(2, nodes * bytes));
   Exchange cross(cross_, context);
-  all_gather_across(cross, send, across, bytes);
+  run_all_gather(flat_choice(Kind::kAllGather, bytes, cross.size()), cross, send, across, bytes);
   char* out = static_cast<char*>(recv);
   if (numbered_by_node_) {
     // Node n's blocks are recv's n-th run of L: this rank's goes to its place in each,
@@ -233,7 +215,8 @@ void Hierarchy::reduce_scatter(const void* send, void* recv, size_t count, Dtype
     node_->reduce_scatter(grid, partial, nodes * count, dtype, combine, context);
   }
   Exchange cross(cross_, context);
-  reduce_scatter_across(cross, partial, recv, count, dtype, combine);
+  run_reduce_scatter(flat_choice(Kind::kReduceScatter, bytes, cross.size()), cross, partial, recv, count, dtype,
+                     combine);
   finish_average(recv, count, dtype, op, world_size());
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/collectives/selector.h"
 
+#include <bit>
 #include <span>
 #include <sstream>
 
@@ -111,14 +112,13 @@ bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   }
 }
 
-bool power_of_two(int size) { return (size & (size - 1)) == 0; }
+bool power_of_two(int size) { return std::has_single_bit(static_cast<unsigned>(size)); }
 
 // Steps of recursive doubling or halving on `size` ranks: log2 of the largest power of
 // two within it, and two more to fold the other ranks in and out (folded_ranks.h).
 int recursive_steps(int size) {
-  int steps = 0, pof2 = 1;
-  for (; pof2 * 2 <= size; pof2 *= 2) ++steps;
-  return pof2 == size ? steps : steps + 2;
+  const int steps = std::bit_width(static_cast<unsigned>(size)) - 1;
+  return power_of_two(size) ? steps : steps + 2;
 }
 
 }  // namespace

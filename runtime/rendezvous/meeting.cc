@@ -79,6 +79,13 @@ std::string missing_ranks(const std::string& list, int world_size, const char* v
                 came, ")");
 }
 
+// The ranks that had not arrived when the meeting failed or reported on `occasion`,
+// listed once for all the ranks that ask (shared_absent_ranks).
+std::string unarrived_ranks(store::Client& store, const std::string& prefix, const Plan& plan,
+                            const std::string& occasion) {
+  return shared_absent_ranks(store, prefix, "who", occasion, plan.world_size, Deadline::after_ms(kDiagnosisMs));
+}
+
 // A rank that had arrived was lost before all had: the meeting can never complete.
 [[noreturn]] void fail_on_loss(store::Client& store, const std::string& prefix, const Plan& plan,
                                const std::string& where, Deadline deadline, const char* api) {
@@ -88,8 +95,7 @@ std::string missing_ranks(const std::string& list, int world_size, const char* v
     who = concat("rank ", event->rank, " (", event->identity, ")");
     reason = event->reason;
   }
-  std::string missing =
-      shared_absent_ranks(store, prefix, "who", "lost", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  std::string missing = unarrived_ranks(store, prefix, plan, "lost");
   fail(Status::kPeerLost,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": ", who, " arrived and was then lost: ", reason,
               missing.empty() ? std::string()
@@ -157,8 +163,7 @@ class DenialWatch {
     if (now_ms - last_change_ms_ < kDenialStallMs) return;
     std::optional<Denial> denial = last_denial(store);
     if (!denial) return;
-    std::string missing =
-        shared_absent_ranks(store, prefix, "who", "denied", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    std::string missing = unarrived_ranks(store, prefix, plan, "denied");
     abort_meeting(store, prefix, Status::kDenied,
                   concat(api, ": rank ", plan.rank, " gave up ", where, ": ",
                          missing.empty() ? std::string("some ranks never arrived")
@@ -186,8 +191,7 @@ void report_arrival_wait(store::Client& store, const std::string& prefix, const 
               duration_text(deadline.remaining_ms()), " (TUTTI_INIT_TIMEOUT_MS)");
     return;
   }
-  std::string missing = shared_absent_ranks(store, prefix, "who", concat("report-", waited_ms), plan.world_size,
-                                            Deadline::after_ms(kDiagnosisMs));
+  std::string missing = unarrived_ranks(store, prefix, plan, concat("report-", waited_ms));
   log::warn(api, ": rank ", plan.rank, " has waited ", duration_text(waited_ms), " ", where, " for ",
             missing.empty() ? std::string("the last ranks to arrive")
                             : missing_ranks(missing, plan.world_size, "to arrive", "came"),
@@ -199,8 +203,7 @@ void report_arrival_wait(store::Client& store, const std::string& prefix, const 
 // arrive, so the meeting cannot complete.
 [[noreturn]] void fail_on_refusal(store::Client& store, const std::string& prefix, const Plan& plan,
                                   const std::string& where, const std::string& refusal, const char* api) {
-  std::string missing =
-      shared_absent_ranks(store, prefix, "who", "refused", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+  std::string missing = unarrived_ranks(store, prefix, plan, "refused");
   fail(Status::kTransport,
        concat(api, ": rank ", plan.rank, " gave up ", where, ": the store turned away ", refusal,
               missing.empty() ? std::string()
@@ -388,8 +391,7 @@ Place meet_entered(store::Client& store, const std::string& prefix, const Plan& 
     arrive->wait(ended);
   } catch (const Error& error) {
     if (error.status() != Status::kTimeout) throw;
-    std::string missing =
-        shared_absent_ranks(store, prefix, "who", "timeout", plan.world_size, Deadline::after_ms(kDiagnosisMs));
+    std::string missing = unarrived_ranks(store, prefix, plan, "timeout");
     fail(Status::kTimeout,
          concat(api, ": rank ", plan.rank, " timed out ", where, ": ",
                 missing.empty() ? std::string("some ranks never arrived (the store could not say which)")

@@ -30,9 +30,10 @@ void all_reduce_rabenseifner(Exchange& x, const void* send, void* recv, size_t c
   }
   halving_reduce_scatter(x, ranks, vector, blocks, dtype, op);
   const int me = ranks.virtual_rank();
-  const int first = ranks.first_block(me), last = ranks.first_block(me + 1);
-  finish_average(vector + blocks.offset(first), (blocks.offset(last) - blocks.offset(first)) / dtype_size(dtype), dtype,
-                 op, size);
+  const int first = ranks.first_block(me);
+  const int own_blocks = ranks.first_block(me + 1) - first;
+  finish_average(vector + blocks.offset(first), blocks.span_bytes(first, own_blocks) / dtype_size(dtype), dtype, op,
+                 size);
   doubling_all_gather(x, ranks, vector, blocks);
   if (ranks.takes_in()) {
     x.send(rank - 1, vector, bytes);
