@@ -5,11 +5,15 @@
 // while the core is shared they yield at once instead of spinning first, since a spin
 // would keep the core from the rank it waits for (more ranks than cores, emulated
 // nodes that share one machine's cores, another job on the node).
+//
+// And a waiting thread that keeps finding its core shared while the machine has a CPU
+// to spare moves itself there (yield_core, core_sharing.cc says why).
 #pragma once
 
 namespace tutti::transport {
 
-// Yields the core, and remembers whether the yield ran someone else.
+// Yields the core, and remembers whether the yield ran someone else; after a run of
+// yields that did, may move the thread to another CPU of its affinity.
 void yield_core();
 // Whether at least half of this process's recent yields ran someone else.
 bool core_shared();
