@@ -7,7 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
+#include "runtime/common/concat.h"
 #include "runtime/common/log.h"
 
 namespace tutti {
@@ -42,19 +46,51 @@ int runnable_threads() {
   return runnable;
 }
 
+std::vector<int> last_level_cache_cpus(int cpu) {
+  // The index of the highest level lists the CPUs sharing it, as "0-3,8-11".
+  const std::string caches = concat("/sys/devices/system/cpu/cpu", cpu, "/cache/");
+  int top_level = 0;
+  std::string list;
+  for (int index = 0;; ++index) {
+    std::ifstream level_file(concat(caches, "index", index, "/level"));
+    int level = 0;
+    if (!(level_file >> level)) break;
+    std::ifstream list_file(concat(caches, "index", index, "/shared_cpu_list"));
+    std::string text;
+    if (level > top_level && std::getline(list_file, text)) {
+      top_level = level;
+      list = text;
+    }
+  }
+  std::vector<int> cpus;
+  std::istringstream ranges(list);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    int first = 0, last = 0;
+    char dash = 0;
+    std::istringstream parts(range);
+    if (!(parts >> first)) return {};
+    if (!(parts >> dash >> last)) last = first;
+    for (int c = first; c <= last; ++c) cpus.push_back(c);
+  }
+  return cpus;
+}
+
 int move_to_another_cpu(uint64_t choice) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
   const int here = sched_getcpu();
-  const int others = CPU_COUNT(&allowed) - (here >= 0 && CPU_ISSET(here, &allowed) ? 1 : 0);
-  if (others <= 0) return -1;
-  int skip = static_cast<int>(choice % static_cast<uint64_t>(others));
-  int target = -1;
-  for (int cpu = 0; cpu < CPU_SETSIZE && target < 0; ++cpu) {
-    if (cpu == here || !CPU_ISSET(cpu, &allowed)) continue;
-    if (skip-- == 0) target = cpu;
+  std::vector<int> others;
+  for (int cpu : last_level_cache_cpus(here)) {
+    if (cpu != here && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) others.push_back(cpu);
   }
+  if (others.empty()) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (cpu != here && CPU_ISSET(cpu, &allowed)) others.push_back(cpu);
+    }
+  }
+  if (others.empty()) return -1;
+  const int target = others[choice % others.size()];
   cpu_set_t there;
   CPU_ZERO(&there);
   CPU_SET(target, &there);

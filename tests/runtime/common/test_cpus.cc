@@ -1,11 +1,14 @@
 // allowed_cpus: the CPUs of this process's affinity, in increasing order, and only
 // those: under a narrower affinity it lists just that CPU. runnable_threads counts a
-// spinning thread. move_to_another_cpu lands the thread on another CPU of its
-// affinity and leaves the affinity as it was, and cannot move a thread with one CPU.
+// spinning thread. last_level_cache_cpus lists a CPU among its own cache's.
+// move_to_another_cpu lands the thread on another CPU of its affinity, one that shares
+// its cache where there is one, leaves the affinity as it was, and cannot move a
+// thread with one CPU.
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -49,6 +52,18 @@ Test(cpus, a_spinning_thread_is_counted_runnable, .timeout = 10) {
   cr_assert_geq(tutti::online_cpus(), 1);
 }
 
+Test(cpus, a_cpu_shares_its_own_cache, .timeout = 10) {
+  const int cpu = sched_getcpu();
+  const std::vector<int> cache = tutti::last_level_cache_cpus(cpu);
+  if (cache.empty()) {
+    std::fprintf(stderr, "SKIP: sysfs says nothing of CPU %d's caches\n", cpu);
+    cr_skip_test("no cache information in sysfs");
+  }
+  cr_assert(std::is_sorted(cache.begin(), cache.end()));
+  cr_assert(std::find(cache.begin(), cache.end(), cpu) != cache.end(), "CPU %d is not among its cache's CPUs", cpu);
+  cr_assert(tutti::last_level_cache_cpus(-1).empty(), "no CPU -1");
+}
+
 Test(cpus, a_move_lands_on_another_cpu_and_keeps_the_affinity, .timeout = 10) {
   cpu_set_t all;
   CPU_ZERO(&all);
@@ -60,11 +75,18 @@ Test(cpus, a_move_lands_on_another_cpu_and_keeps_the_affinity, .timeout = 10) {
   }
   for (uint64_t choice = 0; choice < 4; ++choice) {
     const int before = sched_getcpu();
+    const std::vector<int> cache = tutti::last_level_cache_cpus(before);
+    const bool cache_has_another =
+        std::any_of(cache.begin(), cache.end(), [&](int cpu) { return cpu != before && CPU_ISSET(cpu, &all); });
     const int target = tutti::move_to_another_cpu(choice);
     const int after = sched_getcpu();
     cr_assert_neq(target, -1, "move %lu failed", static_cast<unsigned long>(choice));
     cr_assert_neq(target, before, "moved to CPU %d, where it already was", target);
     cr_assert(CPU_ISSET(target, &all), "moved to CPU %d, outside the affinity", target);
+    if (cache_has_another) {
+      cr_assert(std::find(cache.begin(), cache.end(), target) != cache.end(),
+                "moved from CPU %d to CPU %d, which does not share its cache, though another does", before, target);
+    }
     cr_assert_eq(after, target, "asked to move to CPU %d, runs on %d", target, after);
     cpu_set_t now;
     CPU_ZERO(&now);
