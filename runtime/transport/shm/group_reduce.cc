@@ -89,7 +89,9 @@ void SegmentGroup::reduce(const void* send, void* recv, size_t count, Dtype dtyp
     if (may_read_in_place(count * dtype_size(dtype)) && reduce_in_place(in, out, count, dtype, op, root, context)) {
       return;
     }
-    if (one_handshake(count * dtype_size(dtype))) {
+    if (count * dtype_size(dtype) <= layout_.cell_bytes) {
+      reduce_to_root(send, recv, count, dtype, op, root, context);
+    } else if (one_handshake(count * dtype_size(dtype))) {
       reduce_whole(send, recv, count, dtype, op, root, context);
     } else {
       reduce_large(send, recv, count, dtype, op, root, context);
@@ -120,6 +122,29 @@ void SegmentGroup::reduce_whole(const void* send, void* recv, size_t count, Dtyp
   wait_all(step, context, 0, 1);
   if (root >= 0 && root != rank_) return;
   for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? send : shared(r);
+  reduce_many(recv, sources_.data(), size_, count, dtype, op, size_);
+}
+
+// As a gather: every other rank writes its vector where its step's data goes (the step
+// entry, its note or its cell), posts and goes on; the root waits for each and reduces
+// them with its own. Back-to-back reduces then overlap, as Open MPI's eager ones do,
+// where the symmetric step made every rank wait for every other: 4 ranks on this
+// project's 2 cores, 8 and 64 bytes, 2.91 us a call against Open MPI's 0.26-0.34.
+void SegmentGroup::reduce_to_root(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                                  const OpContext& context) {
+  const size_t bytes = count * dtype_size(dtype);
+  const uint64_t step = ++step_;
+  if (rank_ != root) {
+    claim_entry(step, context);
+    std::memcpy(step_data(rank_, step, bytes), send, bytes);
+    post(step, step + 1, context);
+    return;
+  }
+  post(step, 0, context);
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) wait_owner(r, step, context, 0, 1);
+    sources_[r] = r == rank_ ? send : step_data(r, step, bytes);
+  }
   reduce_many(recv, sources_.data(), size_, count, dtype, op, size_);
 }
 

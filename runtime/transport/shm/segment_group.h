@@ -7,7 +7,7 @@
 // contributes to it. Two kinds of collective:
 //   - symmetric ones (the reductions, all_gather, all_to_all, barrier): at each step
 //     every rank writes, posts, waits for every rank's post, and reads;
-//   - one-sided ones (broadcast, gather, scatter): only the ranks that need data
+//   - one-sided ones (broadcast, gather, scatter, reduce of a few KiB): only the ranks that need data
 //     wait, and only for the ranks that own it (a broadcast's or scatter's readers for
 //     the root, a gather's root for the others). An owner writes, posts and goes on:
 //     a broadcast's root returns once its data is published, so that back-to-back
@@ -194,6 +194,9 @@ class SegmentGroup final : public Group {
   int agree_on_form(TimedChoice& choice, size_t bytes, const OpContext& context);
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
+  // reduce of a vector that fits a cell, one-sided as a gather (group_reduce.cc).
+  void reduce_to_root(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                      const OpContext& context);
   void reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                            const OpContext& context);
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,

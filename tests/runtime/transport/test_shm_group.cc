@@ -600,7 +600,8 @@ Test(shm_group, mixed_sequence_reuses_buffers_safely, .timeout = 120) {
   }
 }
 
-// One-sided collectives (broadcast, gather, scatter: their owners publish and return)
+// One-sided collectives (broadcast, gather, scatter, reduce of a few KiB: their owners
+// publish and return)
 // back to back with symmetric ones, roots and sizes changing every call, while a rank
 // drawn per call lags behind: an owner goes on to its next collectives, of any kind,
 // while a reader is still to copy. Sizes from data riding in a step entry to several
@@ -622,7 +623,7 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
                               5000, 300001};
       for (int call = 0; call < 400; ++call) {
         size_t bytes = sizes[next() % std::size(sizes)];
-        int kind = static_cast<int>(next() % 6);
+        int kind = static_cast<int>(next() % 7);
         int root = static_cast<int>(next() % size);
         int slow = static_cast<int>(next() % size);
         unsigned lag_us = static_cast<unsigned>(next() % 300);
@@ -675,6 +676,20 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
           for (size_t i = 0; i < bytes; ++i) send.get()[i] = item(call, rank, i);
           ranks.groups[rank]->all_gather(send.get(), recv.get(), bytes, context);
           for (int r = 0; r < size; ++r) expect_block(recv.get() + r * bytes, r, "an all_gathered block");
+        } else if (kind == 5) {
+          // Up to a cell's worth one-sided, past it through the slots.
+          size_t count = std::max<size_t>(bytes / 4, 1);
+          OpContext context = ranks.context(rank, "reduce");
+          for (size_t i = 0; i < count; ++i) put(send.get(), i, Dtype::kInt32, value_of(rank, i + call));
+          ranks.groups[rank]->reduce(send.get(), recv.get(), count, Dtype::kInt32, ReduceOp::kSum, root, context);
+          for (size_t i = 0; i < count && rank == root; ++i) {
+            double want = 0;
+            for (int r = 0; r < size; ++r) want += value_of(r, i + call);
+            if (get(recv.get(), i, Dtype::kInt32) != want) {
+              failures.expect(rank, false, tutti::concat(name, ": element ", i, " of the reduce differs"));
+              break;
+            }
+          }
         } else {
           OpContext context = ranks.context(rank, "barrier");
           ranks.groups[rank]->barrier(context);
@@ -712,6 +727,14 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
       {"gather where rank 1 sends a larger block",
        [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
          group.gather(buffer, buffer + 1000, rank == 1 ? 64 : 16, 0, context);
+       }},
+      {"reduce where every rank takes itself for the root",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.reduce(buffer, buffer + 1000, 2, Dtype::kInt32, ReduceOp::kSum, rank, context);
+       }},
+      {"reduce where rank 1 passes a larger count",
+       [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
+         group.reduce(buffer, buffer + 10000, rank == 1 ? 200 : 100, Dtype::kInt32, ReduceOp::kSum, 0, context);
        }},
       {"chunked scatter where rank 1 expects an inline block",
        [](Group& group, int rank, unsigned char* buffer, const OpContext& context) {
@@ -811,6 +834,57 @@ Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout
 
 // A bfloat16 and an int8 all_reduce through both paths: every dtype size goes through
 // the slicing arithmetic.
+// A reduce of a few KiB lets the ranks other than the root publish and return, as a
+// broadcast's root does (above), up to one call per step entry ahead of the root; the
+// call past that waits, and an abort ends the wait. The root, coming only after, still
+// reduces every call they published, and is ended by the abort in the next.
+Test(shm_group, reduce_senders_run_ahead_of_the_root_up_to_a_limit, .timeout = 60) {
+  const int entries = static_cast<int>(tutti::transport::shm::kStepEntries);
+  // 8 bytes ride in the step entry, 20 in its note, 3000 in its cell.
+  for (size_t count : {size_t{2}, size_t{5}, size_t{750}}) {
+    Ranks ranks(3);
+    std::atomic<int> senders_at_limit{0}, senders_ended{0};
+    std::thread aborter([&] {
+      while (senders_at_limit < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ranks.fault->raise(Status::kAborted, "comm \"test\" was aborted (tutti_comm_abort)");
+    });
+    ranks.run([&](int rank, Failures& failures) {
+      if (rank == 0) {
+        while (senders_ended < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      Guarded send(count * 4), recv(count * 4);
+      for (int call = 0; call <= entries; ++call) {
+        for (size_t i = 0; i < count; ++i) put(send.get(), i, Dtype::kInt32, value_of(rank, i + call));
+        OpContext context = ranks.context(rank, "reduce", tt_timeout_ms(30000));
+        std::string name = tutti::concat("reduce #", call + 1, " of ", count, " int32");
+        if (call < entries) {
+          ranks.groups[rank]->reduce(send.get(), recv.get(), count, Dtype::kInt32, ReduceOp::kSum, 0, context);
+          for (size_t i = 0; i < count && rank == 0; ++i) {
+            double want = value_of(0, i + call) + value_of(1, i + call) + value_of(2, i + call);
+            if (get(recv.get(), i, Dtype::kInt32) != want) {
+              failures.expect(rank, false, tutti::concat(name, ": element ", i, " differs"));
+              break;
+            }
+          }
+          continue;
+        }
+        if (rank != 0) ++senders_at_limit;
+        auto start = store_test::Clock::now();
+        Error error = store_test::error_of([&] {
+          ranks.groups[rank]->reduce(send.get(), recv.get(), count, Dtype::kInt32, ReduceOp::kSum, 0, context);
+        });
+        failures.expect(rank, error.status() == Status::kAborted, name + ": " + error.what());
+        failures.expect(rank, ms_since(start) < tt_timeout_ms(2000),
+                        tutti::concat(name, ": the abort took ", ms_since(start), " ms to end the wait"));
+        if (rank != 0) ++senders_ended;
+      }
+      failures.expect(rank, send.intact() && recv.intact(), "wrote outside a buffer");
+    });
+    aborter.join();
+  }
+}
+
 Test(shm_group, all_reduce_other_dtypes, .timeout = 60) {
   Ranks ranks(3);
   ranks.run([&](int rank, Failures& failures) {
