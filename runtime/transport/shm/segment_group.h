@@ -5,11 +5,12 @@
 // Every collective is a sequence of steps, numbered by the group and the same on every
 // rank, and every rank posts every step when it arrives at it, after writing what it
 // contributes to it. Two kinds of collective:
-//   - symmetric ones (the reductions, all_gather, all_to_all, barrier): at each step
-//     every rank writes, posts, waits for every rank's post, and reads;
-//   - one-sided ones (broadcast, gather, scatter, reduce of a few KiB): only the ranks that need data
-//     wait, and only for the ranks that own it (a broadcast's or scatter's readers for
-//     the root, a gather's root for the others). An owner writes, posts and goes on:
+//   - symmetric ones (the reductions but a reduce of a few KiB, all_gather,
+//     all_to_all, barrier): at each step every rank writes, posts, waits for every
+//     rank's post, and reads;
+//   - one-sided ones (broadcast, gather, scatter, a reduce of a few KiB): only the
+//     ranks that need data wait, and only for the ranks that own it (a broadcast's or
+//     scatter's readers for the root, a gather's or reduce's root for the others). An owner writes, posts and goes on:
 //     a broadcast's root returns once its data is published, so that back-to-back
 //     broadcasts overlap as Open MPI's do.
 // Every step carries the running collective's shape, folded with the shape of every
