@@ -65,9 +65,8 @@ struct Mover {
   std::atomic<uint64_t> random{0};
   std::atomic<int> run{0};     // yields in a row that ran someone else
   std::atomic<int> needed{0};  // the run that moves; 0 until drawn
-  std::atomic<int64_t> next_load_look_ns{0};
+  std::atomic<int64_t> last_load_look_ns{0};
   std::atomic<int64_t> load_look_every_ns{kFirstLoadLookNs};
-  std::atomic<int64_t> next_move_ns{0};
   std::atomic<int64_t> last_move_ns{0};
   std::atomic<int64_t> backoff_ns{kFirstBackoffNs};
 };
@@ -94,27 +93,22 @@ void after_shared_yield(int64_t now_ns) {
   if (mover.run.fetch_add(1, std::memory_order_relaxed) + 1 < needed) return;
   mover.run.store(0, std::memory_order_relaxed);
   mover.needed.store(0, std::memory_order_relaxed);
-  if (now_ns < mover.next_load_look_ns.load(std::memory_order_relaxed) ||
-      now_ns < mover.next_move_ns.load(std::memory_order_relaxed)) {
-    return;
-  }
-  // A busy machine tends to stay busy: look less often while it does.
   int64_t look_every = mover.load_look_every_ns.load(std::memory_order_relaxed);
+  int64_t backoff = mover.backoff_ns.load(std::memory_order_relaxed);
+  const int64_t since_move = now_ns - mover.last_move_ns.load(std::memory_order_relaxed);
+  if (now_ns - mover.last_load_look_ns.load(std::memory_order_relaxed) < look_every || since_move < backoff) return;
+  // A busy machine tends to stay busy: look less often while it does.
   const int runnable = runnable_threads();
   const bool busy = runnable < 0 || runnable > online_cpus();
-  look_every = busy ? std::min(2 * look_every, kLastLoadLookNs) : kFirstLoadLookNs;
-  mover.load_look_every_ns.store(look_every, std::memory_order_relaxed);
-  mover.next_load_look_ns.store(now_ns + look_every, std::memory_order_relaxed);
+  mover.load_look_every_ns.store(busy ? std::min(2 * look_every, kLastLoadLookNs) : kFirstLoadLookNs,
+                                 std::memory_order_relaxed);
+  mover.last_load_look_ns.store(now_ns, std::memory_order_relaxed);
   if (busy) return;
   if (move_to_another_cpu(next_random(now_ns)) < 0) return;
   // A move soon after the last one did not settle it: wait longer before the next.
-  int64_t backoff = mover.backoff_ns.load(std::memory_order_relaxed);
-  backoff = now_ns - mover.last_move_ns.load(std::memory_order_relaxed) < 4 * backoff
-                ? std::min(2 * backoff, kLastBackoffNs)
-                : kFirstBackoffNs;
+  backoff = since_move < 4 * backoff ? std::min(2 * backoff, kLastBackoffNs) : kFirstBackoffNs;
   mover.backoff_ns.store(backoff, std::memory_order_relaxed);
   mover.last_move_ns.store(now_ns, std::memory_order_relaxed);
-  mover.next_move_ns.store(now_ns + backoff, std::memory_order_relaxed);
 }
 
 }  // namespace

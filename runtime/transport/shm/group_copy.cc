@@ -256,19 +256,9 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
     auto* out = static_cast<unsigned char*>(recv);
     if (may_read_in_place(bytes_per_rank) && gather_in_place(in, out, bytes_per_rank, root, context)) return;
     if (bytes_per_rank <= layout_.cell_bytes) {
-      const uint64_t step = ++step_;
-      if (rank_ != root) {
-        claim_entry(step, context);
-        std::memcpy(step_data(rank_, step, bytes_per_rank), in, bytes_per_rank);
-        post(step, step + 1, context);
-        return;
-      }
-      post(step, 0, context);
-      for (int r = 0; r < size_; ++r) {
-        if (r != rank_) wait_owner(r, step, context, 0, 1);
-        const unsigned char* from = r == rank_ ? in : step_data(r, step, bytes_per_rank);
+      step_to_root(in, bytes_per_rank, root, context, [&](int r, const unsigned char* from) {
         copy_unless_same(out + r * bytes_per_rank, from, bytes_per_rank, bytes_per_rank * size_);
-      }
+      });
       return;
     }
     const size_t chunk = copy_chunk();

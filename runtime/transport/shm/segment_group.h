@@ -127,6 +127,27 @@ class SegmentGroup final : public Group {
   // not wait for this rank, so it is running another collective).
   void wait_owner(int owner, uint64_t step, const OpContext& context, size_t chunk, size_t chunks);
   [[noreturn]] void fail_mismatch(int rank, const OpContext& context) const;
+  // One step toward `root` of `bytes` from every rank (bytes <= cell_bytes), one-sided:
+  // a rank other than the root writes `own` where its step's data goes, posts and
+  // returns false; the root posts, waits for each rank in turn and calls take(r, data)
+  // with rank r's bytes (its own from `own`), then returns true. gather and a small
+  // reduce take this step.
+  template <typename Take>
+  bool step_to_root(const void* own, size_t bytes, int root, const OpContext& context, Take&& take) {
+    const uint64_t step = ++step_;
+    if (rank_ != root) {
+      claim_entry(step, context);
+      std::memcpy(step_data(rank_, step, bytes), own, bytes);
+      post(step, step + 1, context);
+      return false;
+    }
+    post(step, 0, context);
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) wait_owner(r, step, context, 0, 1);
+      take(r, r == rank_ ? static_cast<const unsigned char*>(own) : step_data(r, step, bytes));
+    }
+    return true;
+  }
 
   // Returns once every other rank has posted `step` (the reuse rule).
   void wait_released(uint64_t step, const OpContext& context) {
@@ -195,9 +216,6 @@ class SegmentGroup final : public Group {
   int agree_on_form(TimedChoice& choice, size_t bytes, const OpContext& context);
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
-  // reduce of a vector that fits a cell, one-sided as a gather (group_reduce.cc).
-  void reduce_to_root(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
-                      const OpContext& context);
   void reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                            const OpContext& context);
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
