@@ -183,7 +183,7 @@ OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
   context.engine = this;
   context.report_wait = &Engine::report_wait;
   context.arm_reports(now_ms, wait_report_ms_);
-  if (!in_flight_.empty()) {
+  if (!in_flight_.empty() || transport_->sends_may_linger()) {
     context.progress_in_flight = [](void* engine) { return static_cast<Engine*>(engine)->progress_in_flight(); };
   }
   return context;
@@ -405,7 +405,25 @@ transport::Request* Engine::post_point_to_point(const Call& call) {
 }
 
 bool Engine::progress_in_flight() {
-  if (in_flight_.empty()) return false;
+  if (in_flight_.empty()) {
+    // Over TCP, UCX completes a send while its last bytes may still wait in the
+    // endpoint's buffer for the socket to take them, which only a progress does. A
+    // rank that then waits in shared memory (its node's step of a hierarchical
+    // collective) must still let them out: on 8 ranks on 2 emulated nodes, a binomial
+    // reduce's leaf went on to the next call's node-local step while its parent, on
+    // the same node, waited for those bytes, and both waited for good. (UCX's own
+    // endpoint flush would not do: over TCP it waits for the peer to acknowledge.)
+    if (transport_->sends_may_linger()) {
+      const int64_t now =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+              .count();
+      if (now - lingering_progressed_ns_ >= kLingerProgressNs) {
+        lingering_progressed_ns_ = now;
+        transport_->progress();
+      }
+    }
+    return false;
+  }
   transport_->progress();
   for (size_t i = 0; i < in_flight_.size();) {
     InFlight& entry = in_flight_[i];

@@ -88,7 +88,10 @@ class Engine {
   // Rethrows a transport's kPeerLost with the store's account of the loss added.
   void explain_peer_lost(const Error& error);
   transport::Request* post_point_to_point(const Call& call);
-  // Completes the Works of finished point-to-point requests; true if any remain.
+  // Completes the Works of finished point-to-point requests; true if any remain. With
+  // none in flight, still progresses a transport whose sends may linger, at most once
+  // per kLingerProgressNs: the shared-memory waits and the executor's idle turns call
+  // it, so that bytes UCX holds back reach their peer while this rank waits elsewhere.
   bool progress_in_flight();
   // Blocks until a blocking send or receive completes; number names it in messages.
   void wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number);
@@ -110,6 +113,9 @@ class Engine {
   Scratch scratch_;
   std::unique_ptr<Hierarchy> hierarchy_;  // uses transport_ and scratch_: declared after them
   uint64_t shared_allocations_ = 0;       // allocate_shared calls, for messages
+  // How often progress_in_flight progresses a transport with nothing in flight: a wait
+  // in shared memory calls it on every turn, and a TCP progress is a system call.
+  static constexpr int64_t kLingerProgressNs = 20'000;
   // allocate_shared's memory where there is no shared-memory group, page-aligned as the
   // shared kind is: freed with the engine.
   static constexpr std::align_val_t kPrivateAlignment{4096};
@@ -121,6 +127,7 @@ class Engine {
   uint32_t next_seq_ = 1;                       // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;                       // sends and receives, for messages
   std::vector<InFlight> in_flight_;             // run lock held
+  int64_t lingering_progressed_ns_ = 0;         // when progress_in_flight last did; run lock held
   std::unique_ptr<work::Executor> executor_;    // last: stops before the rest goes
 };
 

@@ -69,6 +69,12 @@ class Transport {
   // Wakes a thread blocked in wait_for_activity. Any thread; never blocks.
   virtual void interrupt() = 0;
 
+  // Whether a send this transport calls done may still have bytes in the process,
+  // which only a later progress() writes out (UCX over TCP: its endpoint's buffer, when
+  // the socket was full). Its owner then keeps progressing it while it waits on
+  // anything else, so that a peer waiting for those bytes is never stuck on this rank.
+  virtual bool sends_may_linger() const { return false; }
+
   // "ucx (tcp, posix, cma)": what carries the messages, for logs and tutti info.
   virtual const char* describe() const = 0;
 };

@@ -236,3 +236,32 @@ Test(collectives, matrix_with_fingerprint_check, .timeout = 200) {
   run_matrix(4, NULL, "1", args);
   run_matrix(3, algorithm_sets[2], "1", args);
 }
+
+/* Over TCP, UCX calls a send done while its last bytes may still wait in its own
+ * buffer for a full socket; a rank that then waits in shared memory must still let
+ * them out. 8 ranks on 2 emulated nodes with 4 KiB socket buffers (so that the socket
+ * fills): binomial reduces of 32 KiB whose leaves run ahead, then an all_reduce whose
+ * first step is within each node. Without the fix, a leaf waited in that step for its
+ * parent, which waited for the leaf's last bytes: every run of this hung (it fails at
+ * the 15 s operation timeout); with it, a run takes 20-30 s here, slowed by the tiny
+ * socket buffers. */
+Test(collectives, bytes_held_back_by_ucx_reach_a_parent_while_the_leaf_waits_in_its_node, .timeout = 200) {
+  tt_job_cleanup(&job);
+  tt_job_init(&job, 8, tt_timeout_ms(150000) / 1000, "coll_linger");
+  tt_job_nodes(&job, 2);
+  tt_job_arg(&job, "2");
+  tt_job_arg(&job, "20");
+  tt_job_arg(&job, "32768");
+  tt_job_env(&job, "UCX_TLS=tcp");
+  tt_job_env(&job, "UCX_TCP_SNDBUF=4k");
+  tt_job_env(&job, "UCX_TCP_RCVBUF=4k");
+  tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=15000");
+  tt_job_run(&job, 160000);
+  static const char* const needles[] = {"FAIL", "coll_linger:", "tutti launch:", "WARN", NULL};
+  cr_assert(job.ended, "did not end within 160 s: %s\n%s", tt_job_command(&job), tt_excerpt(job.output, needles));
+  cr_expect_eq(job.process.exit_code, 0, "exited %d: %s\n%s", job.process.exit_code, tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+  cr_expect_eq(tt_count(job.output, ", 40 reduces, 0 failures"), 8, "%s\n%s", tt_job_command(&job),
+               tt_excerpt(job.output, needles));
+  printf("collectives: reduces with bytes held back by UCX, 8 ranks on 2 nodes: %lld ms\n", job.took_ms);
+}

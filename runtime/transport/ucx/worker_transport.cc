@@ -590,6 +590,7 @@ void WorkerTransport::note_transports(ucp_ep_h endpoint) {
     size_t end = info.find('\n', begin);
     if (end == std::string::npos) end = info.size();
     std::string name = transport_of_lane(info.substr(begin, end - begin));
+    if (name == "tcp") sends_may_linger_.store(true, std::memory_order_relaxed);
     if (!name.empty() && std::find(transports_.begin(), transports_.end(), name) == transports_.end()) {
       transports_.push_back(name);
       changed = true;

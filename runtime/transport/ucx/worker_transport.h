@@ -86,6 +86,9 @@ class WorkerTransport final : public Transport {
   // only while it is progressed, so the caller must come back to progress().
   bool wait_for_activity(int timeout_ms) override;
   void interrupt() override;
+  // Over TCP, UCX completes a send once its last bytes are in the endpoint's own
+  // buffer; they reach the socket in a later ucp_worker_progress, once it has room.
+  bool sends_may_linger() const override { return sends_may_linger_.load(std::memory_order_relaxed); }
   const char* describe() const override { return describe_; }
 
  private:
@@ -138,6 +141,7 @@ class WorkerTransport final : public Transport {
   void close_endpoint_now(Peer& peer);
   void close_endpoints();
   bool sleep_on_worker(int timeout_ms);
+  // Adds the endpoint's transports to describe(), and notes a TCP one.
   void note_transports(ucp_ep_h endpoint);
   [[noreturn]] void fail_operation(const Operation& operation) const;
 
@@ -155,9 +159,10 @@ class WorkerTransport final : public Transport {
   std::vector<int> wait_ranks_;                         // the peer of each pidfd in wait_fds_[1..]
   std::vector<std::unique_ptr<Operation>> operations_;  // every one ever made
   std::vector<Operation*> free_operations_;
-  std::vector<Operation*> orphans_;      // released, but UCX could neither finish nor cancel them
-  std::vector<std::string> transports_;  // UCX transports of the endpoints made so far
-  char describe_[96] = "ucx";            // rewritten in place, so describe()'s pointer stays valid
+  std::vector<Operation*> orphans_;            // released, but UCX could neither finish nor cancel them
+  std::vector<std::string> transports_;        // UCX transports of the endpoints made so far
+  char describe_[96] = "ucx";                  // rewritten in place, so describe()'s pointer stays valid
+  std::atomic<bool> sends_may_linger_{false};  // an endpoint has a TCP lane; read by any thread
 };
 
 }  // namespace tutti::transport::ucx
