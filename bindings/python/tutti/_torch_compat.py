@@ -1,22 +1,24 @@
 """Every line of tutti.torch that depends on the torch version, in one place.
 
-Written for and tested with torch 1.13 (Debian 12's python3-torch), where a backend
-is a Python subclass of torch.distributed.ProcessGroup and its Works subclass
-torch.distributed._Work.
-
-The 2.x step (untested here: only 1.13 installs on Debian 12). torch 2.0 split the
-ProcessGroup a user holds from the Backend that does the work, one Backend per device
-type. What changes is confined to this file:
-  1. PROCESS_GROUP_BASE becomes torch._C._distributed_c10d.Backend (the same method
-     names: allreduce, allgather, _allgather_base, ...; getBackendName goes away).
-  2. WORK_BASE becomes torch.distributed.Work (it lost its underscore in 2.0).
-  3. register() passes devices=["cpu", "cuda"] to Backend.register_backend, and torch
-     wraps the returned Backend in a ProcessGroup itself.
-  4. Work.wait(timeout) gets a timedelta there too; NO_TIMEOUT stays timedelta(0).
-Since 2.1, a Python Work subclass kept only by C++ keeps its Python half alive
-(py::wrapper), so tutti.torch's keep-alive list becomes unnecessary but stays harmless.
+A backend is a Python subclass of torch.distributed.ProcessGroup in every torch it
+runs on: torch 1.13 (Debian 12's python3-torch, which the tests here run) and 2.x
+(tested on a lent GPU machine's torch 2.11 with scripts/gpu-check.sh). torch 2.0 split
+the ProcessGroup a user holds from the Backends that do its work, one per device type,
+but the Backend class has no constructor that Python can call ("No constructor
+defined!"); a creator that returns a ProcessGroup subclass is taken as the whole group
+instead (torch's _new_process_group_helper: "If the type is a subclass of ProcessGroup
+then return this process group immediately"), as torch's own Python groups
+(multi_threaded_pg) are. What differs by version:
+  1. WORK_BASE: torch.distributed.Work in 2.x (torch.distributed._Work in 1.13).
+  2. register() passes devices=["cpu", "cuda"] to Backend.register_backend in 2.x.
+  3. torch 2.x decorates its collectives (c10d_logger's _exception_logger), so the
+     function that calls the backend is the one the decorator wraps.
+Work.wait(timeout) gets a timedelta in both; NO_TIMEOUT is timedelta(0). Since 2.1, a
+Python Work subclass kept only by C++ keeps its Python half alive (py::wrapper), so
+tutti.torch's keep-alive list is unnecessary there but harmless.
 """
 import datetime
+import inspect
 
 import torch
 import torch.distributed as dist
@@ -24,12 +26,8 @@ import torch.distributed as dist
 VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
 MODERN = VERSION >= (2, 0)
 
-if MODERN:  # pragma: no cover - torch 2.x is not installable on Debian 12
-    PROCESS_GROUP_BASE = torch._C._distributed_c10d.Backend
-    WORK_BASE = dist.Work
-else:
-    PROCESS_GROUP_BASE = dist.ProcessGroup
-    WORK_BASE = dist._Work
+PROCESS_GROUP_BASE = dist.ProcessGroup
+WORK_BASE = dist.Work if MODERN else dist._Work
 
 # What C++ passes to Work.wait for "no timeout" (c10d's kNoTimeout): 0 ms.
 NO_TIMEOUT = datetime.timedelta(0)
@@ -52,7 +50,7 @@ def register(name, creator):
     creator gets the group's store, rank, size, timeout, name and global ranks)."""
     if name.upper() in dist.Backend._plugins:
         return
-    if MODERN:  # pragma: no cover
+    if MODERN:
         dist.Backend.register_backend(name, creator, extended_api=True, devices=["cpu", "cuda"])
     else:
         dist.Backend.register_backend(name, creator, extended_api=True)
@@ -71,7 +69,7 @@ def backend_options(options):
 # and back (about 15 us of an 8-byte all_reduce).
 _c10d = dist.distributed_c10d
 _WAITING_CALLERS = frozenset(
-    getattr(_c10d, name).__code__ for name in (
+    inspect.unwrap(getattr(_c10d, name)).__code__ for name in (
         "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
         "_all_gather_base", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base",
         "gather", "scatter", "all_to_all", "all_to_all_single", "barrier", "all_reduce_coalesced",

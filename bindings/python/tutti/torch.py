@@ -159,8 +159,12 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
         return self._keeper.live()
 
     def destroy(self):
+        """Leaves the group's tutti Comm (again does nothing)."""
         self._keeper.close()
         self._comm.destroy()
+
+    # torch 2.x's destroy_process_group shuts every group down; 1.13 leaves that to exit.
+    shutdown = destroy
 
     # -- collectives -------------------------------------------------------------------
 
@@ -319,13 +323,14 @@ class ProcessGroupTutti(compat.PROCESS_GROUP_BASE):
             "torch.distributed.recv: src is None (any source), but backend tutti receives "
             "from a named rank only; pass src=, or gather who sends first (all_gather)")
 
-    # batch_isend_irecv brackets its calls with these for every backend. tutti's
-    # isend/irecv are independent already: nothing to coalesce.
-    def _start_coalescing(self):
+    # torch's coalescing manager brackets calls with these: 1.13's batch_isend_irecv
+    # for every backend (reqs at the end), 2.x's for a device. tutti's operations are
+    # independent already: nothing to coalesce, and nothing left to wait for at the end.
+    def _start_coalescing(self, device=None):
         pass
 
-    def _end_coalescing(self, reqs=None):
-        pass
+    def _end_coalescing(self, reqs_or_device=None):
+        return self._done
 
     # -- helpers -------------------------------------------------------------------------
 
