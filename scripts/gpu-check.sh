@@ -8,6 +8,7 @@
 #     the staging path at 2-4 ranks sharing the GPU, stream order, timeouts);
 #   - tests/lua/test_cuda.lua at 1 and 2 ranks, through the tutti CLI's Lua;
 #   - tests/bindings/python/test_cuda.py at 1 and 2 ranks, where it exists;
+#   - the torch.distributed backend's tests and examples, on this machine's PyTorch;
 #   - ROUNDS (default 3) alternating runs of float32 SUM all_reduce on device buffers
 #     through tutti-bench -m device, nccl-bench and torch.distributed's NCCL backend
 #     (bench/torch_nccl_bench.py), 8 B to 32 MiB, and prints the fastest of each.
@@ -34,7 +35,7 @@ check() {
   local verdict=PASS
   [ $status -eq 0 ] || { verdict="FAIL (exit $status)"; failed=1; }
   echo "$verdict $name ($((SECONDS - started)) s)"
-  grep -E '^(PASS|FAIL|SKIP)|SKIP:|FAIL ' "$logs/$name.log" | sed 's/^/    /' | head -20
+  grep -E '^(PASS|FAIL|SKIP)|SKIP:|FAIL |^FAILED|^E  |[0-9]+ (passed|failed|skipped)' "$logs/$name.log" | sed 's/^/    /' | head -20
 }
 
 for driver in "$BUILD_DIR"/tests/gpu/gpu.test_*; do
@@ -48,6 +49,19 @@ for ranks in 1 2; do
       tutti launch -n "$ranks" --timeout 180 -- python3 tests/bindings/python/test_cuda.py
   fi
 done
+
+# The torch.distributed backend and its examples against this machine's PyTorch (CI
+# has only Debian's torch 1.13, whose torchrun cannot start under Python 3.11), with
+# the environment tests/bindings/python/CMakeLists.txt gives them there.
+torch_env=(env PYTHONPATH="$BUILD_DIR/python:tests/bindings/python" PYTHONDONTWRITEBYTECODE=1
+           TUTTI_BIN="$(command -v tutti)" TUTTI_PYTHON="$(command -v python3)" TUTTI_SOURCE_DIR="$PWD")
+echo "# python3 is $(python3 -c 'import sys, torch; print(sys.version.split()[0], "with torch", torch.__version__)')"
+for test in test_torch_backend test_torch_init test_vs_torch; do
+  check "python.$test.np2" 200 "${torch_env[@]}" tutti launch -n 2 --timeout 180 -- \
+    python3 -m pytest -q -p no:cacheprovider -x "tests/bindings/python/$test.py"
+done
+check python.test_torch_examples 250 "${torch_env[@]}" \
+  python3 -m pytest -q -p no:cacheprovider tests/bindings/python/test_torch_examples.py
 
 sizes=(-b 8 -e 64M -f 4 -w 50 -n 500)
 for ((round = 1; round <= rounds; ++round)); do
