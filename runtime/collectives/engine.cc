@@ -217,6 +217,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
       }
       trace_p2p_end(setup_.trace_track, call.kind, number, Status::kOk, "");
     });
+    keep_lingering_sends_moving();
     return nullptr;
   }
   uint32_t seq = next_seq_++;
@@ -232,7 +233,15 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     return work;
   }
   executor_->run([&] { run_collective(call, seq, false); });
+  keep_lingering_sends_moving();
   return nullptr;
+}
+
+void Engine::keep_lingering_sends_moving() {
+  // A blocking call's last send may leave bytes that only a progress writes out, and
+  // the caller may go on to wait on something else (another communicator, whose waits
+  // drive only their own transport): the executor's thread, idle, progresses this one.
+  if (transport_->sends_may_linger()) executor_->keep_progressing();
 }
 
 std::string Engine::p2p_timed_out(const std::string& label, int64_t timeout_ms, Kind kind, int peer) {

@@ -93,6 +93,9 @@ class Engine {
   // per kLingerProgressNs: the shared-memory waits and the executor's idle turns call
   // it, so that bytes UCX holds back reach their peer while this rank waits elsewhere.
   bool progress_in_flight();
+  // After a blocking call: has the executor's thread progress a transport whose sends
+  // may linger while this rank waits elsewhere.
+  void keep_lingering_sends_moving();
   // Blocks until a blocking send or receive completes; number names it in messages.
   void wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number);
   // "tutti_send #3 (peer 1, tag 7) on comm ...", built only when a message needs it.

@@ -42,6 +42,12 @@ void Executor::start_thread_locked() {
   thread_ = std::thread([this] { thread_main(); });
 }
 
+void Executor::keep_progressing() {
+  if (has_thread_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  start_thread_locked();
+}
+
 void Executor::update_wanted_locked() { wanted_.store(!queue_.empty() || busy_, std::memory_order_seq_cst); }
 
 void Executor::wake_from_transport() {

@@ -57,6 +57,11 @@ class Executor {
   template <typename Fn>
   void run(Fn&& fn);
 
+  // Starts the thread though no job needs it, so that its idle turns (at least every
+  // 50 ms) call progress_in_flight: for a transport that needs progress while nobody
+  // waits on it (transport::Transport::sends_may_linger). Cheap once started.
+  void keep_progressing();
+
  private:
   struct Item {
     Job job;

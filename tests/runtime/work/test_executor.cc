@@ -1,5 +1,6 @@
 // The executor: inline runs on an idle communicator, queued runs in issue order on its
-// own thread, failures carried by the Work, and the in-flight hooks driven between jobs.
+// own thread, failures carried by the Work, and the in-flight hooks driven between jobs
+// and, once asked to keep progressing, while idle.
 #include <criterion/criterion.h>
 
 #include <atomic>
@@ -150,4 +151,27 @@ Test(executor, blocking_runs_beside_an_idle_thread_wake_nothing, .timeout = 10) 
   for (int i = 0; i < 100; ++i) executor.run([&ran] { ++ran; });
   cr_assert_eq(ran, 100);
   cr_assert_eq(interrupts.load(), 0, "%d interrupts of a transport nobody slept in", interrupts.load());
+}
+
+// keep_progressing starts the thread with no job: its idle turns keep calling the
+// in-flight hook (so that a transport whose sends may linger is progressed while its
+// rank waits elsewhere), and blocking runs then go through the run lock beside it.
+Test(executor, keep_progressing_drives_the_transport_while_idle, .timeout = 10) {
+  std::atomic<int> polls{0};
+  Executor::Hooks hooks = no_transport();
+  hooks.progress_in_flight = [&] {
+    ++polls;
+    return false;
+  };
+  Executor executor(hooks);
+  executor.keep_progressing();
+  executor.keep_progressing();  // once started, nothing more
+  auto start = std::chrono::steady_clock::now();
+  while (polls.load() < 3 && std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  cr_assert_geq(polls.load(), 3, "the idle thread called the hook %d times in 5 s", polls.load());
+  int ran = 0;
+  executor.run([&] { ++ran; });
+  cr_assert_eq(ran, 1);
 }
