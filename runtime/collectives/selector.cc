@@ -101,6 +101,12 @@ bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
 //     barrier won one run and lost the other. The ranks that wait within their node
 //     while the leaders talk take the cores that 5 ranks on 2 share; nodes with a
 //     core per rank would not pay that, but it is not measured here.
+//   With a core per rank (a lent 16-core machine, 2026-11-27, TCP, one run of each:
+//     scripts/bench-hierarchy.sh, docs/benchmarks.md) the forced forms won widely:
+//     at 16 ranks on 4 nodes scatter and barrier at every size, reduce, gather and
+//     all_to_all up to 32 KiB (0.2-0.6x the best flat time); at 7 ranks on 2 nodes
+//     the leaders' all_reduce, broadcast and barrier (0.15-0.8x). Not taken yet: one
+//     run each, and where ranks outnumber cores (above) they do not win.
 bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
   if (hierarchy == HierarchyShape::kNone || hierarchy == HierarchyShape::kLeaders) return false;
   switch (kind) {
