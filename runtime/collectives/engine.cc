@@ -13,6 +13,7 @@
 #include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
@@ -423,9 +424,7 @@ bool Engine::progress_in_flight() {
     // the same node, waited for those bytes, and both waited for good. (UCX's own
     // endpoint flush would not do: over TCP it waits for the peer to acknowledge.)
     if (transport_->sends_may_linger()) {
-      const int64_t now =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-              .count();
+      const int64_t now = steady_now_ns();
       if (now - lingering_progressed_ns_ >= kLingerProgressNs) {
         lingering_progressed_ns_ = now;
         transport_->progress();

@@ -19,7 +19,14 @@ inline int64_t coarse_now_ms() {
   return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
-// The same clock as a steady_clock time.
+// The precise monotonic clock (steady_clock), in ns: for waits that time their own
+// turns, microseconds apart.
+inline int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The coarse clock as a steady_clock time.
 inline std::chrono::steady_clock::time_point coarse_now() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);

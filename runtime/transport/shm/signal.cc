@@ -8,12 +8,12 @@
 
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <ctime>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/deadline.h"
 #include "runtime/common/error.h"
 #include "runtime/transport/core_sharing.h"
 
@@ -35,11 +35,6 @@ constexpr int64_t kSleepSliceNs = 2'000'000;
 constexpr int64_t kUnfencedSliceNs = 100'000;
 
 uint32_t* futex_word(const StepEntry& entry) { return reinterpret_cast<uint32_t*>(const_cast<uint64_t*>(&entry.word)); }
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // The text context.check puts after "waiting for"; written into a caller's buffer so
 // that a slow wait allocates nothing until it fails.
@@ -95,8 +90,8 @@ uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
       if (reached(word, step)) return word;
       _mm_pause();
     }
-    if (started == 0) started = now_ns();
-  } while (now_ns() - started < spin_ns);
+    if (started == 0) started = steady_now_ns();
+  } while (steady_now_ns() - started < spin_ns);
 
   char text[64];
   const char* what = describe(label, text, sizeof text);
@@ -114,7 +109,7 @@ uint64_t wait_slow(const Control& peer, uint64_t step, const WaitPolicy& policy,
   // runnable on this very core, and sched_yield runs it at once, where a futex sleep
   // and wake-up costs tens of microseconds (in a VM, over a hundred). With nothing
   // else to run, a yield returns at once, so this is still a prompt poll.
-  while (now_ns() - started < policy.yield_ns) {
+  while (steady_now_ns() - started < policy.yield_ns) {
     context.check(what);
     check_peer();
     context.progress_background();
