@@ -13,8 +13,9 @@
  * same data movement and kernels and are covered by the small counts. Another matrix
  * runs on buffers from tutti_mem_alloc, whose paths the first never takes, and a last
  * test a smaller one with TUTTI_CHECK=1, so that the fingerprint check is seen to pass
- * calls that agree; a random soak draws what the matrix leaves out. About 280 s alone
- * on 2 busy cores (ctest; tests/CMakeLists.txt gives it 900 s). */
+ * calls that agree; a random soak draws what the matrix leaves out. Most of the time is
+ * the programs' own checks (coll_check.c keeps them fast): about 170 s on 2 busy cores
+ * (ctest; tests/CMakeLists.txt gives it 900 s). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
@@ -195,7 +196,7 @@ ParameterizedTest(int* size, collectives, recursive_forms, .timeout = 200) {
 /* Buffers from tutti_mem_alloc, where every collective reads and writes other ranks'
  * buffers in place from 64 KiB a block: count 70001 (70001 bytes of int8 and up),
  * every dtype and op, all four forms, through the selector (shm on one node). The
- * matrix above, on malloc'ed buffers, never takes those paths. About 60 s in all on
+ * matrix above, on malloc'ed buffers, never takes those paths. About 45 s in all on
  * 2 cores. */
 ParameterizedTestParameters(collectives, matrix_in_shared_memory) {
   static int sizes[] = {1, 2, 3, 4, 5, 8};

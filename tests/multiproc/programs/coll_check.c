@@ -402,8 +402,9 @@ static tutti_status issue_on_device(const test_case* c, buffer* send, buffer* re
 }
 #endif
 
-/* What element j of this rank's receive buffer must hold. */
-static cv_value expected_at(const test_case* c, size_t j, double* tolerance) {
+/* What element j of this rank's receive buffer must hold, for case c of `dtype` and
+ * `op` (c's own, passed apart so that callers can make them constants). */
+static inline cv_value expected_at(const test_case* c, tutti_dtype dtype, tutti_op op, size_t j, double* tolerance) {
   *tolerance = 0.0;
   size_t count = c->count;
   switch (c->coll) {
@@ -412,35 +413,33 @@ static cv_value expected_at(const test_case* c, size_t j, double* tolerance) {
     case REDUCE_SCATTER: {
       size_t index = c->coll == REDUCE_SCATTER ? (size_t)rank * count + j : j;
       cv_accumulator acc;
-      cv_acc_init(&acc, c->dtype, c->op);
-      for (int r = 0; r < size; ++r) cv_acc_add(&acc, cv_input(c->dtype, c->op, c->id, r, index));
+      cv_acc_init(&acc, dtype, op);
+      for (int r = 0; r < size; ++r) cv_acc_add(&acc, cv_input(dtype, op, c->id, r, index));
       return cv_acc_result(&acc, tolerance);
     }
-    case BROADCAST: return cv_input(c->dtype, c->op, c->id, c->root, j);
+    case BROADCAST: return cv_input(dtype, op, c->id, c->root, j);
     case ALL_GATHER:
-    case GATHER: return cv_input(c->dtype, c->op, c->id, (int)(j / count), j % count);
-    case SCATTER: return cv_input(c->dtype, c->op, c->id, c->root, (size_t)rank * count + j);
-    case ALL_TO_ALL: return cv_input(c->dtype, c->op, c->id, (int)(j / count), (size_t)rank * count + j % count);
+    case GATHER: return cv_input(dtype, op, c->id, (int)(j / count), j % count);
+    case SCATTER: return cv_input(dtype, op, c->id, c->root, (size_t)rank * count + j);
+    case ALL_TO_ALL: return cv_input(dtype, op, c->id, (int)(j / count), (size_t)rank * count + j % count);
   }
-  return cv_input(c->dtype, c->op, c->id, rank, j);
+  return cv_input(dtype, op, c->id, rank, j);
 }
 
-/* Checks n elements of data: the receive buffer against expected_at, or the send
- * buffer against this rank's inputs. Prints the first few that differ; returns how
- * many did. */
-static int check_region(const test_case* c, const unsigned char* data, size_t n, int is_recv) {
+/* check_region's loop, for dtype and op given as constants by its dispatch. */
+static inline int check_elements(const test_case* c, tutti_dtype dtype, tutti_op op, const unsigned char* data,
+                                 size_t n, int is_recv) {
   int bad = 0;
   for (size_t j = 0; j < n; ++j) {
     double tolerance = 0.0;
-    cv_value expected = is_recv ? expected_at(c, j, &tolerance) : cv_input(c->dtype, c->op, c->id, rank, j);
-    cv_value got = cv_load(c->dtype, data, j);
-    int ok = is_recv && coll_reduces[c->coll] ? cv_close(c->dtype, got, expected, tolerance)
-                                              : cv_same_bytes(c->dtype, data, j, expected);
+    cv_value expected = is_recv ? expected_at(c, dtype, op, j, &tolerance) : cv_input(dtype, op, c->id, rank, j);
+    int ok = is_recv && coll_reduces[c->coll] ? cv_close(dtype, cv_load(dtype, data, j), expected, tolerance)
+                                              : cv_same_bytes(dtype, data, j, expected);
     if (ok) continue;
     if (bad++ < ELEMENTS_SHOWN) {
       char what[256], want[48], have[48];
-      cv_format(c->dtype, expected, want, sizeof want);
-      cv_format(c->dtype, got, have, sizeof have);
+      cv_format(dtype, expected, want, sizeof want);
+      cv_format(dtype, cv_load(dtype, data, j), have, sizeof have);
       snprintf(what, sizeof what, "%sindex %zu expected %s got %s", is_recv ? "" : "send buffer changed: ", j, want,
                have);
       fail_line(c, what);
@@ -454,10 +453,31 @@ static int check_region(const test_case* c, const unsigned char* data, size_t n,
   return bad;
 }
 
-static void fill_inputs(const test_case* c, unsigned char* data, size_t first, size_t n) {
-  for (size_t j = 0; j < n; ++j) {
-    cv_store(c->dtype, data, first + j, cv_input(c->dtype, c->op, c->id, rank, first + j));
-  }
+/* Checks n elements of data: the receive buffer against expected_at, or the send
+ * buffer against this rank's inputs. Prints the first few that differ; returns how
+ * many did. The checks of the big counts are most of this program's time: the loop
+ * runs with c's dtype and op as constants, flattened, so that the per-element switches
+ * of coll_values.h fold away. */
+static __attribute__((flatten)) int check_region(const test_case* c, const unsigned char* data, size_t n, int is_recv) {
+#define CHECK_AS(d, o) \
+  if (c->dtype == (d) && c->op == (o)) return check_elements(c, d, o, data, n, is_recv);
+  CV_EACH_DTYPE_AND_OP(CHECK_AS)
+#undef CHECK_AS
+  return check_elements(c, c->dtype, c->op, data, n, is_recv);
+}
+
+static inline void fill_elements(const test_case* c, tutti_dtype dtype, tutti_op op, unsigned char* data, size_t n) {
+  for (size_t j = 0; j < n; ++j) cv_store(dtype, data, j, cv_input(dtype, op, c->id, rank, j));
+}
+
+/* Writes this rank's first n inputs of case c, with its dtype and op as constants as in
+ * check_region. */
+static __attribute__((flatten)) void fill_inputs(const test_case* c, unsigned char* data, size_t n) {
+#define FILL_AS(d, o) \
+  if (c->dtype == (d) && c->op == (o)) return fill_elements(c, d, o, data, n);
+  CV_EACH_DTYPE_AND_OP(FILL_AS)
+#undef FILL_AS
+  fill_elements(c, c->dtype, c->op, data, n);
 }
 
 /* Runs one case: 0 when it passed, 1 when a check failed, -1 when the call failed. */
@@ -499,21 +519,21 @@ static int run_case(const test_case* c) {
       case REDUCE_SCATTER:
       case SCATTER: /* recv is this rank's block of send */
         buffer_make(&recv, send_n * e);
-        fill_inputs(c, recv.data, 0, send_n);
+        fill_inputs(c, recv.data, send_n);
         send_ptr = recv.data;
         recv_ptr = recv.data + (size_t)rank * count * e;
         if (c->coll == SCATTER) check_send = send_ptr; /* the root's send is never written */
         break;
       default: /* send == recv */
         buffer_make(&recv, send_n * e);
-        fill_inputs(c, recv.data, 0, send_n);
+        fill_inputs(c, recv.data, send_n);
         send_ptr = recv_ptr = recv.data;
         break;
     }
   } else {
     if (send_used && c->coll != BARRIER) {
       buffer_make(&send, send_n * e);
-      fill_inputs(c, send.data, 0, send_n);
+      fill_inputs(c, send.data, send_n);
       send_ptr = check_send = send.data;
     }
     if (recv_used && c->coll != BARRIER) {

@@ -43,6 +43,10 @@ static inline uint64_t cv_hash(uint64_t a, uint64_t b, uint64_t c) {
   return x;
 }
 
+/* A number in [0, n) from the hash: one multiply where % would divide (the checks of
+ * the big counts draw millions of these a case). */
+static inline int cv_below(uint64_t h, uint64_t n) { return (int)(((unsigned __int128)h * n) >> 64); }
+
 static inline size_t cv_size(tutti_dtype dtype) {
   switch (dtype) {
     case TUTTI_DTYPE_INT8:
@@ -69,6 +73,23 @@ static inline int cv_is_fp8(tutti_dtype dtype) {
 static const char* const cv_dtype_names[CV_DTYPES] = {"int8",     "uint8",   "int32",   "int64",       "float16",
                                                       "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
 static const char* const cv_op_names[CV_OPS] = {"sum", "prod", "min", "max", "avg"};
+
+/* X(dtype, op) for every dtype and op: a caller that dispatches through it calls its
+ * loop with both as constants, and (flattened) the per-element switches below fold
+ * away. */
+#define CV_EACH_OP_OF(X, dtype) \
+  X(dtype, TUTTI_OP_SUM) X(dtype, TUTTI_OP_PROD) X(dtype, TUTTI_OP_MIN) X(dtype, TUTTI_OP_MAX) X(dtype, TUTTI_OP_AVG)
+#define CV_EACH_DTYPE_AND_OP(X)             \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_INT8)        \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_UINT8)       \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_INT32)       \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_INT64)       \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_FLOAT16)     \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_BFLOAT16)    \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_FLOAT32)     \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_FLOAT64)     \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_FLOAT8_E4M3) \
+  CV_EACH_OP_OF(X, TUTTI_DTYPE_FLOAT8_E5M2)
 
 static inline const char* cv_dtype_name(tutti_dtype dtype) {
   return (int)dtype >= 0 && (int)dtype < CV_DTYPES ? cv_dtype_names[dtype] : "unknown";
@@ -126,9 +147,12 @@ static inline double cv_round_to_bits(double value, int bits) {
   if (value == 0) return value;
   uint64_t raw;
   memcpy(&raw, &value, sizeof raw);
+  /* Already that short (every input these tests make): nothing to round. */
+  if ((raw & ((1ull << (53 - bits)) - 1)) == 0) return value;
   int exponent = (int)((raw >> 52) & 0x7ff) - 1023;
   double ulp = cv_pow2(exponent - (bits - 1));
-  double scaled = value / ulp, magnitude = scaled < 0 ? -scaled : scaled;
+  /* Times 1/ulp, a power of two too: exact, and a multiply where a division is slow. */
+  double scaled = value * cv_pow2((bits - 1) - exponent), magnitude = scaled < 0 ? -scaled : scaled;
   volatile double shifted = magnitude + 4503599627370496.0; /* 2^52: rounds to an integer, ties to even */
   double rounded = shifted - 4503599627370496.0;
   return (scaled < 0 ? -rounded : rounded) * ulp;
@@ -213,15 +237,15 @@ static inline cv_value cv_input(tutti_dtype dtype, tutti_op op, uint64_t case_id
     v.i = cv_wrap(dtype, op == TUTTI_OP_PROD ? (h | 1) : h);
   } else if (op == TUTTI_OP_PROD) {
     static const double factors[] = {-2.0, -1.0, -0.5, 0.5, 1.0, 2.0};
-    v.f = factors[h % 6];
+    v.f = factors[cv_below(h, 6)];
   } else if (dtype == TUTTI_DTYPE_FLOAT16 || dtype == TUTTI_DTYPE_BFLOAT16) {
-    v.f = ((int)(h % 33) - 16) * 0.5;
+    v.f = (cv_below(h, 33) - 16) * 0.5;
   } else if (dtype == TUTTI_DTYPE_FLOAT8_E4M3) {
-    v.f = (int)(h % 5) - 2;
+    v.f = cv_below(h, 5) - 2;
   } else if (dtype == TUTTI_DTYPE_FLOAT8_E5M2) {
-    v.f = (int)(h % 3) - 1;
+    v.f = cv_below(h, 3) - 1;
   } else {
-    v.f = ((int)(h % 2001) - 1000) / 64.0;
+    v.f = (cv_below(h, 2001) - 1000) / 64.0;
   }
   return v;
 }
@@ -314,7 +338,14 @@ static inline cv_value cv_load(tutti_dtype dtype, const void* buffer, size_t ind
 static inline int cv_same_bytes(tutti_dtype dtype, const void* buffer, size_t index, cv_value v) {
   unsigned char expected[8];
   cv_store(dtype, expected, 0, v);
-  return memcmp((const unsigned char*)buffer + index * cv_size(dtype), expected, cv_size(dtype)) == 0;
+  const unsigned char* at = (const unsigned char*)buffer + index * cv_size(dtype);
+  /* Constant sizes, so that the compiler compares in place instead of calling memcmp. */
+  switch (cv_size(dtype)) {
+    case 1: return at[0] == expected[0];
+    case 2: return memcmp(at, expected, 2) == 0;
+    case 4: return memcmp(at, expected, 4) == 0;
+    default: return memcmp(at, expected, 8) == 0;
+  }
 }
 
 static inline void cv_format(tutti_dtype dtype, cv_value v, char* out, size_t out_size) {
