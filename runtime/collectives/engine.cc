@@ -93,7 +93,8 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
             engine->shm_ ? "collectives through shared memory"
             : engine->hierarchy_
                 ? concat("collectives over point-to-point, or hierarchical where that is faster (",
-                         engine->hierarchy_->nodes(), " nodes of ", engine->hierarchy_->local_size(), " ranks)")
+                         engine->hierarchy_->nodes(), " nodes of ", engine->hierarchy_->local_size(), " ranks, ",
+                         engine->hierarchy_->core_per_rank() ? "a CPU per rank" : "ranks sharing CPUs", ")")
                 : "collectives over point-to-point",
             "; ", engine->memory_report());
   return engine;
@@ -330,7 +331,8 @@ void Engine::dispatch(const Call& call, OpContext& context) {
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
   const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr,
-                                               hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone);
+                                               hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone,
+                                               hierarchy_ && hierarchy_->core_per_rank());
   last_algorithm_ = algorithm;
   const void* send = call.send;
   void* recv = call.recv;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/exchange.h"
 #include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/selector.h"
@@ -18,10 +19,11 @@
 namespace tutti::collectives {
 namespace {
 
-// Where a rank sits, as every rank tells every other at creation.
+// Where a rank sits, and on what CPUs, as every rank tells every other at creation.
 struct Seat {
   int32_t node;
   int32_t local_rank;
+  CpuShare cpus;
 };
 
 // Every rank's seat, by an all-gather over the whole transport. Its messages carry
@@ -36,7 +38,7 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
   context.fault = setup.fault;
   context.where = setup.where;
   context.scratch = scratch;
-  const Seat mine{setup.node_rank, setup.local_rank};
+  const Seat mine{setup.node_rank, setup.local_rank, this_process_cpu_share()};
   std::vector<Seat> seats(static_cast<size_t>(setup.size));
   Exchange x(whole, context);
   all_gather_bruck(x, &mine, seats.data(), sizeof(Seat));
@@ -53,12 +55,13 @@ void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, R
 }  // namespace
 
 Hierarchy::Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm::Group> node, SubsetTransport cross,
-                     bool alike, int node_index, int local_rank, int local_size, std::vector<Place> places,
-                     std::vector<int> rank_at)
+                     bool alike, bool core_per_rank, int node_index, int local_rank, int local_size,
+                     std::vector<Place> places, std::vector<int> rank_at)
     : whole_(whole),
       node_(std::move(node)),
       cross_(std::move(cross)),
       alike_(alike),
+      core_per_rank_(core_per_rank),
       node_index_(node_index),
       local_rank_(local_rank),
       local_size_(local_size),
@@ -114,13 +117,16 @@ std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const 
     }
     ++node_index;
   }
+  std::vector<CpuShare> shares;
+  for (const Seat& seat : seats) shares.push_back(seat.cpus);
+  const bool core_per_rank = every_rank_has_a_cpu(shares);
   const int local_size = static_cast<int>(ranks_of_node[setup.node_rank].size());
   const int cross_rank = alike || setup.local_rank == 0 ? my_index : -1;
   auto node = transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/node", setup.node_rank, "/"),
                                             setup.local_rank, local_size, deadline);
-  return std::unique_ptr<Hierarchy>(new Hierarchy(whole, std::move(node),
-                                                  SubsetTransport(whole, std::move(cross), cross_rank), alike, my_index,
-                                                  setup.local_rank, local_size, std::move(places), std::move(rank_at)));
+  return std::unique_ptr<Hierarchy>(
+      new Hierarchy(whole, std::move(node), SubsetTransport(whole, std::move(cross), cross_rank), alike, core_per_rank,
+                    my_index, setup.local_rank, local_size, std::move(places), std::move(rank_at)));
 }
 
 void Hierarchy::all_reduce(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op,

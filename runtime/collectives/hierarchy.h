@@ -39,7 +39,8 @@
 // Numbered otherwise (Slurm's cyclic distribution), all_gather's and reduce_scatter's
 // reordering copies the whole array once, which the flat ring does not. The selector
 // (selector.cc) takes all_reduce, broadcast, all_gather and reduce_scatter; the other
-// forms only where TUTTI_ALGO forces them.
+// forms where every rank has a CPU of its own (cpu_share.h), up to sizes, or where
+// TUTTI_ALGO forces them.
 //
 // Nodes of different sizes (3 + 2 ranks, or what a shrink leaves) have no groups of
 // one local rank across every node; there local rank 0 of each node, its leader,
@@ -101,6 +102,9 @@ class Hierarchy {
     if (!alike_) return HierarchyShape::kLeaders;
     return numbered_by_node_ ? HierarchyShape::kInPlace : HierarchyShape::kReordering;
   }
+  // Whether every rank has a CPU of its own on its machine (cpu_share.h), which some
+  // forms need to win (selector.cc).
+  bool core_per_rank() const { return core_per_rank_; }
   int nodes() const { return cross_.size(); }
   int local_size() const { return local_size_; }
   size_t mapped_bytes() const { return node_->mapped_bytes(); }
@@ -114,7 +118,8 @@ class Hierarchy {
   };
 
   Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm::Group> node, SubsetTransport cross, bool alike,
-            int node_index, int local_rank, int local_size, std::vector<Place> places, std::vector<int> rank_at);
+            bool core_per_rank, int node_index, int local_rank, int local_size, std::vector<Place> places,
+            std::vector<int> rank_at);
 
   int world_size() const { return static_cast<int>(places_.size()); }
 
@@ -141,6 +146,7 @@ class Hierarchy {
   // Whether every node holds as many ranks. Where they do not, only all_reduce,
   // broadcast, reduce and barrier have a form (through the leaders).
   const bool alike_;
+  const bool core_per_rank_;
   const int node_index_;  // this rank's node, 0 up
   const int local_rank_;
   const int local_size_;

@@ -85,7 +85,8 @@ bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
 //     0.36-0.55 in both core states; with 1 MiB a rank it lost in the close state
 //     (all_gather 1.96-2.15 ms against 1.41-1.70) and won in the far one (1.26-1.40
 //     against 1.98-2.06), and reduce_scatter likewise.
-// Not chosen, only forced (TUTTI_ALGO), for want of a measured win:
+// Chosen only where every rank has a CPU of its own (cpu_share.h), and otherwise
+// forced only (TUTTI_ALGO), for want of a measured win where ranks share cores:
 //   reduce, gather, scatter, barrier and all_to_all. On 2026-11-27, 4 ranks on 2
 //     nodes, seven runs over both core states, each against the flat algorithm in
 //     the same round: the same call took 1.2 us in one run and 8 in the next (for
@@ -102,18 +103,34 @@ bool has_hierarchical_form(Kind kind, HierarchyShape hierarchy) {
 //     while the leaders talk take the cores that 5 ranks on 2 share; nodes with a
 //     core per rank would not pay that, but it is not measured here.
 //   With a core per rank (a lent 16-core machine, 2026-11-27, TCP, one run of each:
-//     scripts/bench-hierarchy.sh, docs/benchmarks.md) the forced forms won widely:
-//     at 16 ranks on 4 nodes scatter and barrier at every size, reduce, gather and
-//     all_to_all up to 32 KiB (0.2-0.6x the best flat time); at 7 ranks on 2 nodes
-//     the leaders' all_reduce, broadcast and barrier (0.15-0.8x). Not taken yet: one
-//     run each, and where ranks outnumber cores (above) they do not win.
-bool takes_hierarchy(Kind kind, size_t bytes, HierarchyShape hierarchy) {
-  if (hierarchy == HierarchyShape::kNone || hierarchy == HierarchyShape::kLeaders) return false;
+//     scripts/bench-hierarchy.sh, docs/benchmarks.md) they won widely. Runs there
+//     differed by up to 2x at a few sizes, so core_per_rank takes them only up to
+//     kHierarchicalArrayBytes (32 KiB), where most won by 2x or more, and barrier:
+//     at 16 ranks on 4 nodes, the hierarchy's time over the best flat one up to
+//     32 KiB was 0.37-0.61 for reduce (a vector), and for an array of every rank's
+//     blocks 0.45-0.52 for scatter, 0.35-0.77 for gather, 0.19-0.33 for all_to_all;
+//     barrier 0.60. At 7 ranks on 2 nodes, through the leaders: all_reduce 0.29-0.50,
+//     broadcast 0.15-0.51, barrier 0.23. Past 32 KiB the margins shrank or turned
+//     (scatter 0.68-0.82, the leaders' all_reduce 0.64-0.78 and broadcast 0.65-0.71;
+//     reduce 1.05-1.38, gather 0.53-1.31, all_to_all 0.99-2.62, which pays for its two
+//     reordering copies), and the leaders' reduce won some sizes and lost others
+//     (0.35-1.62): those stay flat until a second round of runs agrees.
+bool takes_hierarchy(Kind kind, size_t bytes, int size, HierarchyShape hierarchy, bool core_per_rank) {
+  if (hierarchy == HierarchyShape::kNone) return false;
+  if (hierarchy == HierarchyShape::kLeaders) {
+    return core_per_rank && (kind == Kind::kBarrier || ((kind == Kind::kAllReduce || kind == Kind::kBroadcast) &&
+                                                        bytes <= kHierarchicalArrayBytes));
+  }
   switch (kind) {
     case Kind::kAllReduce:
     case Kind::kBroadcast: return true;
     case Kind::kAllGather:
     case Kind::kReduceScatter: return hierarchy == HierarchyShape::kInPlace || bytes <= kHierarchicalBlockBytes;
+    case Kind::kBarrier: return core_per_rank;
+    case Kind::kReduce: return core_per_rank && bytes <= kHierarchicalArrayBytes;
+    case Kind::kGather:
+    case Kind::kScatter:
+    case Kind::kAllToAll: return core_per_rank && bytes * static_cast<size_t>(size) <= kHierarchicalArrayBytes;
     default: return false;
   }
 }
@@ -243,7 +260,8 @@ void Selector::fail_unavailable(Kind kind, Algorithm forced, HierarchyShape hier
                                     ", but this communicator's ranks ", why, "; pick another of ", choices(kind)));
 }
 
-Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const {
+Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy,
+                           bool core_per_rank) const {
   const auto& forced = forced_[static_cast<int>(kind)];
   // A single rank has no group to share memory with; any algorithm is a local copy.
   if (forced && !(*forced == Algorithm::kShm && size == 1)) [[unlikely]] {
@@ -256,7 +274,7 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // Every collective but all_to_allv has a shared-memory form; sends and receives
   // do not.
   if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
-  if (takes_hierarchy(kind, bytes, hierarchy)) return Algorithm::kHierarchical;
+  if (takes_hierarchy(kind, bytes, size, hierarchy, core_per_rank)) return Algorithm::kHierarchical;
   return flat_choice(kind, bytes, size);
 }
 

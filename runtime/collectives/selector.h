@@ -47,6 +47,10 @@ constexpr int kBinomialBroadcastRanks = 8;
 // Up to this many bytes a rank, all_gather and reduce_scatter take a reordering
 // hierarchy where there is one (an in-place one at every size; selector.cc says why).
 constexpr size_t kHierarchicalBlockBytes = 256 * 1024;
+// With a CPU per rank, reduce (its vector), gather, scatter and all_to_all (the whole
+// array, every rank's block), and through the leaders all_reduce and broadcast, take
+// the hierarchy up to this many bytes (selector.cc).
+constexpr size_t kHierarchicalArrayBytes = 32 * 1024;
 
 // The hierarchy a communicator has (hierarchy.h): none; one whose node steps work in
 // place (ranks numbered node by node); one whose all_gather and reduce_scatter
@@ -73,10 +77,13 @@ class Selector {
   // shared-memory group; hierarchy, the one it has (several nodes alike: hierarchy.h),
   // which all_reduce and broadcast take at every size, all_gather and reduce_scatter
   // at every size where it works in place and up to kHierarchicalBlockBytes a rank
-  // where it reorders; its other forms (reduce, gather, scatter, barrier, all_to_all,
-  // and those through the leaders) only where forced. A forced shm or hierarchical
-  // where there is none is an error.
-  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy) const;
+  // where it reorders. Its other forms win only where core_per_rank (every rank has a
+  // CPU of its own: cpu_share.h): barrier, and up to kHierarchicalArrayBytes reduce,
+  // gather, scatter and all_to_all, and through the leaders all_reduce and broadcast
+  // (and barrier); otherwise only where forced. A forced shm or hierarchical where
+  // there is none is an error.
+  Algorithm choose(Kind kind, size_t bytes, int size, bool shm_available, HierarchyShape hierarchy,
+                   bool core_per_rank = false) const;
 
   // "all_reduce: shm, ring, recursive_doubling", for help and messages.
   static std::string choices(Kind kind);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <fstream>
 
 #include "runtime/common/concat.h"
 
@@ -15,5 +16,11 @@ std::string hostname() {
 }
 
 std::string process_identity() { return concat(hostname(), ":", getpid()); }
+
+std::string kernel_boot_id() {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return boot_id;
+}
 
 }  // namespace tutti

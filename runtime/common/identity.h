@@ -9,5 +9,8 @@ namespace tutti {
 std::string hostname();
 // "host:pid".
 std::string process_identity();
+// This kernel's boot id (/proc/sys/kernel/random/boot_id): processes with the same one
+// run on one machine, containers included, and share its CPUs; "" when unreadable.
+std::string kernel_boot_id();
 
 }  // namespace tutti

@@ -6,9 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "runtime/common/concat.h"
+#include "runtime/common/identity.h"
 #include "runtime/common/log.h"
 
 namespace tutti::transport::ucx {
@@ -16,8 +16,7 @@ namespace tutti::transport::ucx {
 std::string host_identity() {
   // The boot id names this kernel, so hosts (and reboots) differ; containers share
   // it, so the pid namespace's inode tells apart those that number processes apart.
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  const std::string boot_id = kernel_boot_id();
   struct stat pid_namespace {};
   if (boot_id.empty() || ::stat("/proc/self/ns/pid", &pid_namespace) != 0) return "";
   return concat(boot_id, "/", pid_namespace.st_dev, ":", pid_namespace.st_ino);

@@ -60,7 +60,7 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     }
   }
   // reduce, gather, scatter, barrier and all_to_all have hierarchical forms that only
-  // TUTTI_ALGO takes (selector.cc says why).
+  // TUTTI_ALGO takes where ranks share cores (selector.cc says why; the default).
   for (HierarchyShape shape : {kInPlace, kReordering}) {
     cr_assert(selector.choose(Kind::kReduce, 8, 8, false, shape) == Algorithm::kBinomial);
     cr_assert(selector.choose(Kind::kGather, 16 << 20, 8, false, shape) == Algorithm::kLinear);
@@ -132,6 +132,45 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, kNone) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, kNone) == Algorithm::kScatterAllGather);
   cr_assert(selector.choose(Kind::kBroadcast, 8, 8, false, kNone) == Algorithm::kBinomial);
+}
+
+// With a CPU per rank, the forms that win only then: barrier; reduce up to a
+// kHierarchicalArrayBytes vector; gather, scatter and all_to_all up to a
+// kHierarchicalArrayBytes array (every rank's block); and through the leaders,
+// barrier, and all_reduce and broadcast up to kHierarchicalArrayBytes. The rest as
+// without.
+Test(selector, takes_more_hierarchical_forms_where_each_rank_has_a_core, .timeout = 10) {
+  unsetenv("TUTTI_ALGO");
+  const Selector selector = Selector::from_environment();
+  constexpr bool kCorePerRank = true;
+  const size_t array = tutti::collectives::kHierarchicalArrayBytes;
+  for (HierarchyShape shape : {kInPlace, kReordering}) {
+    for (size_t bytes : {size_t{8}, array, size_t{16} << 20}) {
+      cr_assert(selector.choose(Kind::kAllReduce, bytes, 16, false, shape, kCorePerRank) == Algorithm::kHierarchical);
+    }
+    cr_assert(selector.choose(Kind::kBarrier, 0, 16, false, shape, kCorePerRank) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(Kind::kReduce, array, 16, false, shape, kCorePerRank) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(Kind::kReduce, array + 4, 16, false, shape, kCorePerRank) != Algorithm::kHierarchical);
+    for (Kind kind : {Kind::kGather, Kind::kScatter, Kind::kAllToAll}) {
+      cr_assert(selector.choose(kind, array / 16, 16, false, shape, kCorePerRank) == Algorithm::kHierarchical);
+      cr_assert(selector.choose(kind, array / 16 + 1, 16, false, shape, kCorePerRank) != Algorithm::kHierarchical);
+      cr_assert(selector.choose(kind, array / 8, 8, false, shape, kCorePerRank) == Algorithm::kHierarchical);
+    }
+    // Shared memory on one node still comes first.
+    cr_assert(selector.choose(Kind::kScatter, 8, 16, true, shape, kCorePerRank) == Algorithm::kShm);
+  }
+  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast}) {
+    cr_assert(selector.choose(kind, 8, 7, false, kLeaders, kCorePerRank) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, array, 7, false, kLeaders, kCorePerRank) == Algorithm::kHierarchical);
+    cr_assert(selector.choose(kind, array + 4, 7, false, kLeaders, kCorePerRank) != Algorithm::kHierarchical);
+  }
+  for (size_t bytes : {size_t{8}, size_t{16} << 20}) {
+    cr_assert(selector.choose(Kind::kReduce, bytes, 7, false, kLeaders, kCorePerRank) != Algorithm::kHierarchical);
+  }
+  cr_assert(selector.choose(Kind::kBarrier, 0, 7, false, kLeaders, kCorePerRank) == Algorithm::kHierarchical);
+  // Without a hierarchy there is nothing to take.
+  cr_assert(selector.choose(Kind::kScatter, 8, 16, false, kNone, kCorePerRank) == Algorithm::kBinomial);
+  cr_assert(selector.choose(Kind::kBarrier, 0, 16, false, kNone, kCorePerRank) == Algorithm::kDissemination);
 }
 
 Test(selector, tutti_algo_forces_a_choice, .timeout = 10) {
