@@ -6,13 +6,24 @@
 #include <string>
 #include <utility>
 
+#include "runtime/common/concat.h"
 #include "runtime/common/cpus.h"
+#include "runtime/common/error.h"
 #include "runtime/common/identity.h"
+#include "runtime/common/settings.h"
 
 namespace tutti::collectives {
 
 CpuShare this_process_cpu_share() {
   CpuShare share;
+  if (auto claim = settings::text("TUTTI_CPU_PER_RANK"); claim && *claim != "auto") {
+    if (*claim != "yes" && *claim != "no") {
+      fail(Status::kInvalidArgument, concat("TUTTI_CPU_PER_RANK=\"", *claim,
+                                            "\" is not auto, yes or no (auto, the default: each machine's ranks "
+                                            "against the CPUs they may run on)"));
+    }
+    share.claim = *claim == "yes" ? CpuClaim::kOwn : CpuClaim::kShared;
+  }
   // FNV-1a: the same on every rank, whatever its standard library.
   share.machine = 1469598103934665603ull;
   for (unsigned char c : kernel_boot_id()) share.machine = (share.machine ^ c) * 1099511628211ull;
@@ -24,6 +35,9 @@ CpuShare this_process_cpu_share() {
 }
 
 bool every_rank_has_a_cpu(std::span<const CpuShare> ranks) {
+  auto claims = [](CpuClaim claim) { return [claim](const CpuShare& rank) { return rank.claim == claim; }; };
+  if (std::any_of(ranks.begin(), ranks.end(), claims(CpuClaim::kShared))) return false;
+  if (!ranks.empty() && std::all_of(ranks.begin(), ranks.end(), claims(CpuClaim::kOwn))) return true;
   struct Machine {
     int ranks = 0;
     uint64_t cpu_bits = 0;

@@ -50,12 +50,14 @@ TestSuite(collectives, .fini = teardown);
 /* Runs coll_check under `tutti launch -n size` (on `nodes` emulated nodes, unless 0) and
  * asserts that every rank ran the same number of cases, more than none, with no
  * failure. */
-static void run_matrix_on(int size, int nodes, const char* algorithms, const char* check, const char* const* args) {
+static void run_matrix_with(int size, int nodes, const char* const* settings, const char* algorithms, const char* check,
+                            const char* const* args) {
   tt_job_cleanup(&job);
   tt_job_init(&job, size, tt_timeout_ms(170000) / 1000, "coll_check");
   tt_job_nodes(&job, nodes);
   for (const char* const* arg = args; *arg; ++arg) tt_job_arg(&job, "%s", *arg);
   tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=60000");
+  for (const char* const* setting = settings; setting && *setting; ++setting) tt_job_env(&job, "%s", *setting);
   if (algorithms) tt_job_env(&job, "TUTTI_ALGO=%s", algorithms);
   if (check) tt_job_env(&job, "TUTTI_CHECK=%s", check);
   tt_job_run(&job, 180000);
@@ -84,8 +86,12 @@ static void run_matrix_on(int size, int nodes, const char* algorithms, const cha
     if (first_cases < 0) first_cases = cases;
     cr_expect_eq(cases, first_cases, "-n %d: rank %d ran %ld cases, rank 0 %ld", size, rank, cases, first_cases);
   }
-  printf("collectives -n %d --nodes %d %s%s: %lld ms\n", size, nodes, algorithms ? "TUTTI_ALGO=" : "selector",
-         algorithms ? algorithms : "", job.took_ms);
+  printf("collectives -n %d --nodes %d %s%s%s: %lld ms\n", size, nodes, settings ? "(settings) " : "",
+         algorithms ? "TUTTI_ALGO=" : "selector", algorithms ? algorithms : "", job.took_ms);
+}
+
+static void run_matrix_on(int size, int nodes, const char* algorithms, const char* check, const char* const* args) {
+  run_matrix_with(size, nodes, NULL, algorithms, check, args);
 }
 
 static void run_matrix(int size, const char* algorithms, const char* check, const char* const* args) {
@@ -133,6 +139,27 @@ ParameterizedTest(layout* l, collectives, hierarchical_matrix, .timeout = 200) {
       "reduce=hierarchical,gather=hierarchical,scatter=hierarchical,barrier=hierarchical,all_to_all=hierarchical",
       NULL, args);
   run_matrix_on(l->size, l->nodes, NULL, NULL, args);
+}
+
+/* The selector where every rank has a CPU of its own (TUTTI_CPU_PER_RANK=yes: this
+ * machine's ranks share 2 cores, so the count would say no): it takes the hierarchical
+ * barrier, reduce, gather, scatter and all_to_all for the small counts and the flat
+ * algorithms for 70001, on one communicator, nodes alike (4 on 2) and through the
+ * leaders (5 on 2: all_reduce and broadcast too); every rank's log says it found a CPU
+ * per rank. */
+ParameterizedTestParameters(collectives, selector_with_a_cpu_per_rank) {
+  static layout layouts[] = {{4, 2}, {5, 2}};
+  return cr_make_param_array(layout, layouts, sizeof layouts / sizeof layouts[0]);
+}
+
+ParameterizedTest(layout* l, collectives, selector_with_a_cpu_per_rank, .timeout = 200) {
+  static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
+                                     "float32,bfloat16", "--big-ops",   "all",       NULL};
+  static const char* const settings[] = {"TUTTI_CPU_PER_RANK=yes", "TUTTI_LOG_LEVEL=info", NULL};
+  run_matrix_with(l->size, l->nodes, settings, NULL, NULL, args);
+  static const char* const needles[] = {"a CPU per rank", "sharing CPUs", "FAIL", NULL};
+  cr_expect_eq(tt_count(job.output, "ranks, a CPU per rank)"), l->size, "not every rank found a CPU per rank:\n%s",
+               tt_excerpt(job.output, needles));
 }
 
 /* Nodes of different sizes (tutti launch -n 5 --nodes 2: 3 + 2 ranks; -n 7 --nodes 3:

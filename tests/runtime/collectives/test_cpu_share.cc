@@ -1,14 +1,19 @@
 // every_rank_has_a_cpu: by machine, the CPUs its ranks may run on, all together,
-// against its ranks; and this process's share, read from its affinity and its
-// kernel's boot id.
+// against its ranks, unless TUTTI_CPU_PER_RANK says otherwise; and this process's
+// share, read from its affinity, its kernel's boot id and that setting.
 #include <criterion/criterion.h>
 #include <sched.h>
+
+#include <cstdlib>
+#include <string>
 
 #include <vector>
 
 #include "runtime/collectives/cpu_share.h"
 #include "runtime/common/cpus.h"
+#include "runtime/common/error.h"
 
+using tutti::collectives::CpuClaim;
 using tutti::collectives::CpuShare;
 using tutti::collectives::every_rank_has_a_cpu;
 
@@ -78,4 +83,42 @@ Test(cpu_share, this_process_reads_its_affinity_and_machine, .timeout = 10) {
   cr_assert(every_rank_has_a_cpu(ranks));
   ranks.push_back(mine);
   cr_assert_not(every_rank_has_a_cpu(ranks));
+}
+
+Test(cpu_share, a_claim_overrides_the_count, .timeout = 10) {
+  // 4 ranks on 2 CPUs: every rank's yes says they have a CPU each; one rank's no wins
+  // over the others' yes; a yes among autos leaves the count to decide.
+  std::vector<CpuShare> ranks(4, rank_on(7, 0, 2));
+  for (CpuShare& rank : ranks) rank.claim = CpuClaim::kOwn;
+  cr_assert(every_rank_has_a_cpu(ranks));
+  ranks[2].claim = CpuClaim::kShared;
+  cr_assert_not(every_rank_has_a_cpu(ranks));
+  ranks[2].claim = CpuClaim::kAuto;
+  cr_assert_not(every_rank_has_a_cpu(ranks));
+  // A no on a machine with a CPU per rank.
+  std::vector<CpuShare> roomy(4, rank_on(8, 0, 16));
+  cr_assert(every_rank_has_a_cpu(roomy));
+  roomy[0].claim = CpuClaim::kShared;
+  cr_assert_not(every_rank_has_a_cpu(roomy));
+}
+
+Test(cpu_share, the_setting_is_read_and_a_bad_value_named, .timeout = 10) {
+  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
+  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kOwn);
+  setenv("TUTTI_CPU_PER_RANK", "no", 1);
+  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kShared);
+  setenv("TUTTI_CPU_PER_RANK", "auto", 1);
+  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kAuto);
+  setenv("TUTTI_CPU_PER_RANK", "always", 1);
+  try {
+    tutti::collectives::this_process_cpu_share();
+    cr_assert_fail("TUTTI_CPU_PER_RANK=always was accepted");
+  } catch (const tutti::Error& error) {
+    cr_assert(error.status() == tutti::Status::kInvalidArgument);
+    cr_assert(
+        std::string(error.what()).find("TUTTI_CPU_PER_RANK=\"always\" is not auto, yes or no") != std::string::npos,
+        "%s", error.what());
+  }
+  unsetenv("TUTTI_CPU_PER_RANK");
+  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kAuto);
 }
