@@ -9,6 +9,8 @@
 #   - tests/lua/test_cuda.lua at 1 and 2 ranks, through the tutti CLI's Lua;
 #   - tests/bindings/python/test_cuda.py at 1 and 2 ranks, where it exists;
 #   - the torch.distributed backend's tests and examples, on this machine's PyTorch;
+#   - the collective matrix on 2-4 emulated nodes through the selector, which with a
+#     core per rank (this machine's) takes the hierarchical forms that win only then;
 #   - ROUNDS (default 3) alternating runs of float32 SUM all_reduce on device buffers
 #     through tutti-bench -m device, nccl-bench and torch.distributed's NCCL backend
 #     (bench/torch_nccl_bench.py), 8 B to 32 MiB, and prints the fastest of each.
@@ -62,6 +64,14 @@ for test in test_torch_backend test_torch_init test_vs_torch; do
 done
 check python.test_torch_examples 250 "${torch_env[@]}" \
   python3 -m pytest -q -p no:cacheprovider tests/bindings/python/test_torch_examples.py
+
+# The selector's choices where every rank has a CPU of its own, found (not forced) on
+# this machine's cores: every rank of 8 on 2 emulated nodes says so, then the whole
+# collective matrix on 2-4 nodes, through the selector and with the forms forced.
+check hierarchy.cpu_per_rank 60 bash -c 'TUTTI_LOG_LEVEL=info tutti launch -n 8 --nodes 2 -- \
+  tutti-bench barrier -n 10 -w 1 2>&1 | tee /dev/stderr | grep -c "ranks, a CPU per rank)" | grep -qx 8'
+check multiproc.hierarchical_matrix 400 "$BUILD_DIR/tests/multiproc.test_collectives" --jobs 4 \
+  --filter 'collectives/@(hierarchical_matrix|uneven_matrix)'
 
 sizes=(-b 8 -e 64M -f 4 -w 50 -n 500)
 for ((round = 1; round <= rounds; ++round)); do

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/fingerprint.h"
 #include "runtime/collectives/op_trace.h"
 #include "runtime/collectives/run_flat.h"
@@ -71,6 +72,9 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   engine->setup_ = setup;
   engine->op_timeout_ms_.store(setup.op_timeout_ms, std::memory_order_relaxed);
   engine->selector_ = Selector::from_environment();
+  // Read on every rank, whatever its layout, so that a bad TUTTI_CPU_PER_RANK fails
+  // here alike, as a bad TUTTI_ALGO does.
+  const CpuShare cpus = this_process_cpu_share();
   engine->check_fingerprints_ = settings::integer("TUTTI_CHECK", 0, 1).value_or(0) == 1;
   engine->wait_report_ms_ =
       settings::integer("TUTTI_WAIT_REPORT_MS", 0, 24 * 3600 * 1000).value_or(settings::kDefaultWaitReportMs);
@@ -81,7 +85,7 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
         transport::shm::Group::create(*setup.store, concat(setup.prefix, "shm/"), setup.rank, setup.size, deadline);
   }
   if (Hierarchy::may_apply(setup)) {
-    engine->hierarchy_ = Hierarchy::create(*engine->transport_, setup, &engine->scratch_, deadline);
+    engine->hierarchy_ = Hierarchy::create(*engine->transport_, setup, cpus, &engine->scratch_, deadline);
   }
   Engine* self = engine.get();
   work::Executor::Hooks hooks;

@@ -28,8 +28,8 @@ struct Seat {
 
 // Every rank's seat, by an all-gather over the whole transport. Its messages carry
 // number 0, which no collective takes (they count from 1).
-std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
-                                 Deadline deadline) {
+std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup& setup, const CpuShare& cpus,
+                                 Scratch* scratch, Deadline deadline) {
   OpContext context;
   context.name = "the layout exchange of init";
   context.seq = 0;
@@ -38,7 +38,7 @@ std::vector<Seat> exchange_seats(transport::Transport& whole, const EngineSetup&
   context.fault = setup.fault;
   context.where = setup.where;
   context.scratch = scratch;
-  const Seat mine{setup.node_rank, setup.local_rank, this_process_cpu_share()};
+  const Seat mine{setup.node_rank, setup.local_rank, cpus};
   std::vector<Seat> seats(static_cast<size_t>(setup.size));
   Exchange x(whole, context);
   all_gather_bruck(x, &mine, seats.data(), sizeof(Seat));
@@ -74,9 +74,9 @@ Hierarchy::Hierarchy(transport::Transport& whole, std::unique_ptr<transport::shm
         return true;
       }()) {}
 
-std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
-                                             Deadline deadline) {
-  const std::vector<Seat> seats = exchange_seats(whole, setup, scratch, deadline);
+std::unique_ptr<Hierarchy> Hierarchy::create(transport::Transport& whole, const EngineSetup& setup,
+                                             const CpuShare& cpus, Scratch* scratch, Deadline deadline) {
+  const std::vector<Seat> seats = exchange_seats(whole, setup, cpus, scratch, deadline);
   // By node (in the order of the launchers' node numbers), the ranks of each local rank.
   std::map<int32_t, std::vector<int>> ranks_of_node;
   for (int rank = 0; rank < setup.size; ++rank) {

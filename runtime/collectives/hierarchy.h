@@ -60,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/collectives/subset_transport.h"
@@ -75,10 +76,11 @@ namespace tutti::collectives {
 class Hierarchy {
  public:
   // Collective over the communicator's ranks (every rank calls it, whatever its
-  // layout, since all take part in learning the layout). Returns null where the layout
-  // does not allow a hierarchy. Throws Error as the transport and shm::Group::create do.
-  static std::unique_ptr<Hierarchy> create(transport::Transport& whole, const EngineSetup& setup, Scratch* scratch,
-                                           Deadline deadline);
+  // layout, since all take part in learning the layout), which tell each other their
+  // CPUs (`cpus`, this process's: cpu_share.h). Returns null where the layout does not
+  // allow a hierarchy. Throws Error as the transport and shm::Group::create do.
+  static std::unique_ptr<Hierarchy> create(transport::Transport& whole, const EngineSetup& setup, const CpuShare& cpus,
+                                           Scratch* scratch, Deadline deadline);
 
   // Whether a hierarchy may apply: the ranks span nodes (no rank has them all on its
   // node) and could fill two nodes with two each. Every rank answers alike, so that all

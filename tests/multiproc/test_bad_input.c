@@ -225,9 +225,14 @@ Test(bad_input, rank_that_never_joins_is_named_in_the_timeout, .timeout = 150) {
   expect_timeout_naming(3, "2", 1u << 2, "TUTTI_ALGO=all_reduce=recursive_doubling");
 }
 
-/* ---- a bad TUTTI_ALGO ---------------------------------------------------------------- */
+/* ---- a bad TUTTI_ALGO or TUTTI_CPU_PER_RANK --------------------------------------------- */
 
-static void expect_algo_refused(const char* value, const char* fragment) {
+/* Every rank's first call fails with INVALID_ARGUMENT naming the variable of `value`
+ * ("NAME=...") and `fragment`; on one node too, where TUTTI_CPU_PER_RANK has no
+ * hierarchy to decide. */
+static void expect_setting_refused(const char* value, const char* fragment) {
+  char variable[64];
+  snprintf(variable, sizeof variable, "%.*s", (int)strcspn(value, "="), value);
   start(2, "first_call", value, NULL);
   finish(value);
   for (int rank = 0; rank < 2; ++rank) {
@@ -235,14 +240,18 @@ static void expect_algo_refused(const char* value, const char* fragment) {
     cr_assert(tt_rank_line(job.output, rank, "FIRST_CALL ", line, sizeof line), "%s: rank %d:\n%s", value, rank,
               tt_excerpt(job.output, needles));
     cr_expect(strstr(line, "TUTTI_ERR_INVALID_ARGUMENT") != NULL, "%s: rank %d: %s", value, rank, line);
-    cr_expect(strstr(line, "TUTTI_ALGO") != NULL && strstr(line, fragment) != NULL,
-              "%s: rank %d: the message should name TUTTI_ALGO and \"%s\": %s", value, rank, fragment, line);
+    cr_expect(strstr(line, variable) != NULL && strstr(line, fragment) != NULL,
+              "%s: rank %d: the message should name %s and \"%s\": %s", value, rank, variable, fragment, line);
   }
   tt_job_cleanup(&job);
 }
 
 Test(bad_input, bad_algorithm_choice_is_refused_naming_the_variable, .timeout = 60) {
-  expect_algo_refused("TUTTI_ALGO=all_reduce=bogus", "bogus");
-  expect_algo_refused("TUTTI_ALGO=frobnicate=ring", "frobnicate");
-  expect_algo_refused("TUTTI_ALGO=all_reduce", "all_reduce");
+  expect_setting_refused("TUTTI_ALGO=all_reduce=bogus", "bogus");
+  expect_setting_refused("TUTTI_ALGO=frobnicate=ring", "frobnicate");
+  expect_setting_refused("TUTTI_ALGO=all_reduce", "all_reduce");
+}
+
+Test(bad_input, bad_cpu_per_rank_is_refused_naming_the_variable, .timeout = 60) {
+  expect_setting_refused("TUTTI_CPU_PER_RANK=always", "is not auto, yes or no");
 }
