@@ -88,6 +88,9 @@ class WorkerTransport final : public Transport {
   void interrupt() override;
   // Over TCP, UCX completes a send once its last bytes are in the endpoint's own
   // buffer; they reach the socket in a later ucp_worker_progress, once it has room.
+  // InfiniBand's UD, which also completes sends before the peer has them, resends from
+  // a timer on UCX's own async thread (uct_ud_iface_progress_enable adds it), so it
+  // needs no progress from here; RC and shared memory hand the bytes over at once.
   bool sends_may_linger() const override { return sends_may_linger_.load(std::memory_order_relaxed); }
   const char* describe() const override { return describe_; }
 
