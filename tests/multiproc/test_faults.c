@@ -362,8 +362,11 @@ Test(faults, message_sent_before_the_sender_ended_is_received, .timeout = 150) {
     tt_job_env(&job, "TUTTI_OP_TIMEOUT_MS=%d", OP_TIMEOUT_MS);
     cr_assert(tt_job_run(&job, 60000), "%s did not end within 60 s:\n%s", tt_job_command(&job),
               tt_excerpt(job.output, kNeedles));
-    cr_assert(strstr(job.output, "RECEIVED TUTTI_OK 42"), "run %d: rank 0 lost the message:\n%s", run,
-              tt_excerpt(job.output, kNeedles));
+    /* Once (CI, 2026-11-27, beside the collective matrix) rank 0 printed nothing at all
+     * and the launcher nothing about it; how the launcher ended says more next time. */
+    cr_assert(strstr(job.output, "RECEIVED TUTTI_OK 42"), "run %d: rank 0 lost the message (the launcher %s %d):\n%s",
+              run, job.process.signaled ? "was killed by signal" : "exited with code",
+              job.process.signaled ? job.process.signaled : job.process.exit_code, tt_excerpt(job.output, kNeedles));
     cr_assert(job.process.exited && job.process.exit_code == 0, "run %d:\n%s", run, tt_excerpt(job.output, kNeedles));
   }
 }
