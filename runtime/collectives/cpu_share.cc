@@ -35,9 +35,10 @@ CpuShare this_process_cpu_share() {
 }
 
 bool every_rank_has_a_cpu(std::span<const CpuShare> ranks) {
-  auto claims = [](CpuClaim claim) { return [claim](const CpuShare& rank) { return rank.claim == claim; }; };
-  if (std::any_of(ranks.begin(), ranks.end(), claims(CpuClaim::kShared))) return false;
-  if (!ranks.empty() && std::all_of(ranks.begin(), ranks.end(), claims(CpuClaim::kOwn))) return true;
+  auto says_no = [](const CpuShare& rank) { return rank.claim == CpuClaim::kShared; };
+  auto says_yes = [](const CpuShare& rank) { return rank.claim == CpuClaim::kOwn; };
+  if (std::any_of(ranks.begin(), ranks.end(), says_no)) return false;
+  if (std::all_of(ranks.begin(), ranks.end(), says_yes)) return true;
   struct Machine {
     int ranks = 0;
     uint64_t cpu_bits = 0;

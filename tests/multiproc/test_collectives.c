@@ -18,9 +18,11 @@
  * (ctest; tests/CMakeLists.txt gives it 900 s). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/support/launch_job.h"
 
@@ -141,12 +143,53 @@ ParameterizedTest(layout* l, collectives, hierarchical_matrix, .timeout = 200) {
   run_matrix_on(l->size, l->nodes, NULL, NULL, args);
 }
 
+/* How many of rank 0's calls of `collective` in the trace folder `folder` (TUTTI_TRACE)
+ * ran `algorithm`: each call is a "B" line naming it, then an "E" line with its
+ * algorithm, one event a line; then removes the folder's files and the folder. */
+static int traced_calls(const char* folder, const char* collective, const char* algorithm) {
+  char name[64], want[64];
+  snprintf(name, sizeof name, "\"name\":\"%s\"", collective);
+  snprintf(want, sizeof want, "\"algorithm\":\"%s\"", algorithm);
+  int calls = 0;
+  DIR* dir = opendir(folder);
+  cr_assert_not_null(dir, "no trace folder %s", folder);
+  for (struct dirent* entry; (entry = readdir(dir)) != NULL;) {
+    if (strncmp(entry->d_name, "rank-0.", 7) != 0) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
+    FILE* file = fopen(path, "r");
+    cr_assert_not_null(file, "cannot read %s", path);
+    char line[4096];
+    int in_call = 0;
+    while (fgets(line, sizeof line, file)) {
+      if (strstr(line, "\"ph\":\"B\"")) in_call = strstr(line, name) != NULL;
+      if (in_call && strstr(line, "\"ph\":\"E\"") && strstr(line, want)) ++calls;
+    }
+    fclose(file);
+  }
+  closedir(dir);
+  return calls;
+}
+
+static void remove_folder(const char* folder) {
+  DIR* dir = opendir(folder);
+  for (struct dirent* entry; dir && (entry = readdir(dir)) != NULL;) {
+    if (entry->d_name[0] == '.') continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
+    unlink(path);
+  }
+  if (dir) closedir(dir);
+  rmdir(folder);
+}
+
 /* The selector where every rank has a CPU of its own (TUTTI_CPU_PER_RANK=yes: this
  * machine's ranks share 2 cores, so the count would say no): it takes the hierarchical
  * barrier, reduce, gather, scatter and all_to_all for the small counts and the flat
  * algorithms for 70001, on one communicator, nodes alike (4 on 2) and through the
- * leaders (5 on 2: all_reduce and broadcast too); every rank's log says it found a CPU
- * per rank. */
+ * leaders (5 on 2: all_reduce and broadcast too). Every rank's log says it found a CPU
+ * per rank, and rank 0's trace shows the choices (without a CPU per rank, barrier and
+ * the leaders' all_reduce are never hierarchical). */
 ParameterizedTestParameters(collectives, selector_with_a_cpu_per_rank) {
   static layout layouts[] = {{4, 2}, {5, 2}};
   return cr_make_param_array(layout, layouts, sizeof layouts / sizeof layouts[0]);
@@ -155,11 +198,22 @@ ParameterizedTestParameters(collectives, selector_with_a_cpu_per_rank) {
 ParameterizedTest(layout* l, collectives, selector_with_a_cpu_per_rank, .timeout = 200) {
   static const char* const args[] = {"--counts",         "0,1,7,70001", "--inplace", "--async", "--big-dtypes",
                                      "float32,bfloat16", "--big-ops",   "all",       NULL};
-  static const char* const settings[] = {"TUTTI_CPU_PER_RANK=yes", "TUTTI_LOG_LEVEL=info", NULL};
+  char folder[] = "/tmp/tutti-cpu-per-rank-XXXXXX", trace[64];
+  cr_assert_not_null(mkdtemp(folder));
+  snprintf(trace, sizeof trace, "TUTTI_TRACE=%s", folder);
+  const char* const settings[] = {"TUTTI_CPU_PER_RANK=yes", "TUTTI_LOG_LEVEL=info", trace, NULL};
   run_matrix_with(l->size, l->nodes, settings, NULL, NULL, args);
   static const char* const needles[] = {"a CPU per rank", "sharing CPUs", "FAIL", NULL};
   cr_expect_eq(tt_count(job.output, "ranks, a CPU per rank)"), l->size, "not every rank found a CPU per rank:\n%s",
                tt_excerpt(job.output, needles));
+  const int barriers = traced_calls(folder, "barrier", "hierarchical");
+  const int small = traced_calls(folder, l->nodes * 2 == l->size ? "gather" : "all_reduce", "hierarchical");
+  const int large = traced_calls(folder, "all_reduce", "ring") + traced_calls(folder, "gather", "binomial") +
+                    traced_calls(folder, "gather", "linear");
+  remove_folder(folder);
+  cr_expect_gt(barriers, 0, "no barrier of rank 0 was hierarchical");
+  cr_expect_gt(small, 0, "no small call of rank 0 took the hierarchy");
+  cr_expect_gt(large, 0, "no call of 70001 elements took a flat algorithm");
 }
 
 /* Nodes of different sizes (tutti launch -n 5 --nodes 2: 3 + 2 ranks; -n 7 --nodes 3:
