@@ -43,7 +43,9 @@ def expect_healed(result, lines, steps, done):
     for slot, after in (("0", 0), ("1", 1), ("3", 2)):
         said = lines[slot]
         assert said[0] == f"rank {slot} of 4: training, {steps} steps", everything
-        assert said[1].startswith(f"rank {slot} of 4: step 40 failed: "), everything
+        # 39 for a survivor still finishing step 39's all_reduce when the loss arrives:
+        # a lost rank fails every operation in flight on the communicator.
+        assert re.match(rf"rank {slot} of 4: step (39|40) failed: ", said[1]), everything
         assert said[2] == f"rank {after} of 3: shrank to the 3 survivors", everything
         assert said[3] == f"rank {after} of 4: grew back to 4 ranks; resuming at step 40", everything
     finals = {slot: said[-1] for slot, said in lines.items() if slot != "2"}
