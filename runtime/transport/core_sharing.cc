@@ -17,8 +17,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A yield with nothing else to run is a syscall, well under a microsecond; one that
-// took longer than this ran another thread or process on this core.
-constexpr auto kYieldRanOthers = std::chrono::microseconds(3);
+// took longer than this ran another thread or process on this core. On this project's
+// VM (far state, 2026-11-28) a bare yield took 0.3-0.4 us, and one that switched to a
+// rank that yielded straight back 1.7-2.6 us: two context switches, which no core
+// state makes shorter. The bound used to be 3 us, which counted those quick switches
+// as "ran nobody", so 4 ranks on the 2 cores kept finding their core unshared and spun
+// 5 us at a time: 8-byte all_reduce on 2 emulated nodes over UCX's shared memory then
+// took 16-105 us a call in half the runs (7-10 in the others); with 1 us, 6-16.
+constexpr auto kYieldRanOthers = std::chrono::microseconds(1);
 
 // The core counts as shared while at least kSharedWhen of the last kRemembered yields
 // ran someone else. By the last yield alone it flipped back with every yield that did
