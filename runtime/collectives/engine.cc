@@ -195,9 +195,33 @@ OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
   return context;
 }
 
-std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {
+namespace {
+
+bool repeats(const Call& call, const Call& last) {
+  return call.kind == last.kind && call.kind != Kind::kAllToAllV && call.send == last.send && call.recv == last.recv &&
+         call.count == last.count && call.dtype == last.dtype && call.op == last.op && call.root == last.root;
+}
+
+}  // namespace
+
+const Engine::Plan& Engine::plan_for(const Call& call, const char* api) {
+  if (has_last_plan_ && repeats(call, last_plan_.call)) return last_plan_;
+  has_last_plan_ = false;
   validate(call, setup_.rank, setup_.size, api);
+  const size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
+  last_plan_.algorithm = selector_.choose(call.kind, block, setup_.size, shm_ != nullptr,
+                                          hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone,
+                                          hierarchy_ && hierarchy_->core_per_rank());
+  last_plan_.call = call;
+  last_plan_.call_check = folded_fingerprint(call);
+  last_plan_.facts = facts_of(call);
+  has_last_plan_ = true;
+  return last_plan_;
+}
+
+std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {
   if (is_point_to_point(call.kind)) {
+    validate(call, setup_.rank, setup_.size, api);
     uint64_t number = next_p2p_++;
     if (async) {
       auto posted = executor_->submit([this, call, api, number](work::Work& work) {
@@ -226,11 +250,12 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     keep_lingering_sends_moving();
     return nullptr;
   }
+  const Plan& plan = plan_for(call, api);
   uint32_t seq = next_seq_++;
   if (async) {
-    setup_.board->issued(seq, facts_of(call), coarse_now_ms());
-    Call queued = call;
-    auto kept = keep_per_peer(queued, setup_.size);
+    setup_.board->issued(seq, plan.facts, coarse_now_ms());
+    Plan queued = plan;
+    auto kept = keep_per_peer(queued.call, setup_.size);
     auto work = executor_->submit([this, queued, seq, kept](work::Work&) {
       run_collective(queued, seq, true);
       return true;
@@ -238,7 +263,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
     work->set_trace_track(setup_.trace_track);
     return work;
   }
-  executor_->run([&] { run_collective(call, seq, false); });
+  executor_->run([&] { run_collective(plan, seq, false); });
   keep_lingering_sends_moving();
   return nullptr;
 }
@@ -267,7 +292,8 @@ std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call
   return concat(api, " #", number, " (peer ", call.root, ", tag ", call.tag, ") on ", setup_.where);
 }
 
-void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
+void Engine::run_collective(const Plan& plan, uint32_t seq, bool queued) {
+  const Call& call = plan.call;
   const int64_t now_ms = coarse_now_ms();
   OpContext context = context_for(kind_name(call.kind), seq, now_ms);
   if (setup_.fault->raised()) [[unlikely]]
@@ -275,13 +301,13 @@ void Engine::run_collective(const Call& call, uint32_t seq, bool queued) {
   if (queued) {
     setup_.board->started(seq, context.name, now_ms);
   } else {
-    setup_.board->started_now(seq, facts_of(call), now_ms);
+    setup_.board->started_now(seq, plan.facts, now_ms);
   }
   const bool traced = trace::on();
   if (traced) trace_collective_begin(setup_.trace_track, call, seq);
   try {
     if (check_fingerprints_) verify_fingerprints(*transport_, context, call);
-    dispatch(call, context);
+    dispatch(plan, context);
   } catch (const Error& error) {
     setup_.board->finished(error.status());
     if (traced) trace_collective_end(setup_.trace_track, error.status(), nullptr, nullptr, error.what());
@@ -328,15 +354,14 @@ void Engine::explain_peer_lost(const Error& error) {
   }
 }
 
-void Engine::dispatch(const Call& call, OpContext& context) {
+void Engine::dispatch(const Plan& plan, OpContext& context) {
+  const Call& call = plan.call;
   const int rank = setup_.rank;
   const int size = setup_.size;
   const Dtype dtype = static_cast<Dtype>(call.dtype);
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
-  const Algorithm algorithm = selector_.choose(call.kind, block, size, shm_ != nullptr,
-                                               hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone,
-                                               hierarchy_ && hierarchy_->core_per_rank());
+  const Algorithm algorithm = plan.algorithm;
   last_algorithm_ = algorithm;
   const void* send = call.send;
   void* recv = call.recv;
@@ -367,7 +392,7 @@ void Engine::dispatch(const Call& call, OpContext& context) {
     }
   }
   // Only messages carry the call's fingerprint; shared memory compares shapes instead.
-  context.call_check = folded_fingerprint(call);
+  context.call_check = plan.call_check;
   if (algorithm == Algorithm::kHierarchical) {
     switch (call.kind) {
       case Kind::kAllReduce: return hierarchy_->all_reduce(send, recv, call.count, dtype, op, context);
