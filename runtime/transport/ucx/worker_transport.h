@@ -127,7 +127,13 @@ class WorkerTransport final : public Transport {
     std::atomic<bool> any{false};   // read by every progress(), without the lock
   };
 
-  Peer& peer_at(int peer, const char* call);
+  // Inline, with the refusal out of line: every send and receive asks.
+  Peer& peer_at(int peer, const char* call) {
+    if (peer < 0 || peer >= size_) [[unlikely]]
+      refuse_peer(peer, call);
+    return peers_[peer];
+  }
+  [[noreturn, gnu::cold]] void refuse_peer(int peer, const char* call) const;
   // Whether peer's card is known; if not, asks the directory (once).
   bool card_known(Peer& peer);
   void take_answers();
