@@ -30,6 +30,8 @@ static const size_t dtype_sizes[] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 1};
 static const char* const op_names[] = {"sum", "prod", "min", "max", "avg"};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+/* -B: the most timed blocks a row takes. */
+#define MAX_BLOCKS 64
 
 static int find_name(const char* const* names, size_t n, const char* name) {
   for (size_t i = 0; i < n; i++)
@@ -75,6 +77,7 @@ typedef struct options {
   double factor;
   long warmup; /* -1: adaptive */
   long iters;  /* -1: adaptive */
+  int blocks;  /* timed blocks of iters calls each; the median block is reported */
   int check;
   int device; /* -m device */
   int shared; /* -m shared */
@@ -97,7 +100,7 @@ static int parse_bytes(const char* text, size_t* out) {
 
 static void usage(FILE* to, const char* program) {
   fprintf(to,
-          "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS]\n"
+          "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS] [-B BLOCKS]\n"
           "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-i 0|1] [-m host|shared|device]\n"
           "  OPERATION  all_reduce broadcast all_gather reduce_scatter reduce gather scatter\n"
           "             all_to_all barrier\n"
@@ -107,6 +110,9 @@ static void usage(FILE* to, const char* program) {
           "  -f         multiply the size by FACTOR between rows (default 4)\n"
           "  -w, -n     warmup and timed iterations per size (default: adaptive, from 1000 for\n"
           "             small sizes down to 5, about 512 MiB moved per size)\n"
+          "  -B         time BLOCKS blocks of ITERS calls each, every block after a barrier, and\n"
+          "             report the median block (default 1, at most %d): steadier for calls of a\n"
+          "             microsecond or less, which a moment's disturbance moves by tens of percent\n"
           "  -d         int8 uint8 int32 int64 float16 bfloat16 float32 float64 float8_e4m3\n"
           "             float8_e5m2 (default float32)\n"
           "  -o         sum prod min max avg (default sum)\n"
@@ -120,7 +126,7 @@ static void usage(FILE* to, const char* program) {
           "             allocator (shared: tutti_mem_alloc, MPI_Alloc_mem), or CUDA device memory;\n"
           "             device values are prepared and checked on the host, copied outside the\n"
           "             timed runs\n",
-          program);
+          program, MAX_BLOCKS);
 }
 
 int bench_help(int argc, char** argv, const char* program) {
@@ -143,6 +149,7 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   o->max_bytes = 64u << 20;
   o->factor = 4;
   o->warmup = o->iters = -1;
+  o->blocks = 1;
   o->check = 1;
   /* Every rank says why it refuses its arguments (on stderr), not rank 0 alone: a
    * launcher that sees one rank exit with an error stops the others, and rank 0 could
@@ -159,7 +166,7 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       continue;
     }
     const char* value = arg[1] && arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : NULL);
-    if (!value || arg[1] == '\0' || !strchr("befwndorcami", arg[1])) {
+    if (!value || arg[1] == '\0' || !strchr("befwnBdorcami", arg[1])) {
       fprintf(stderr, "%s: bad option \"%s\"%s; try --help\n", b->program, arg, value ? "" : " (no value)");
       return BENCH_EXIT_USAGE;
     }
@@ -179,6 +186,10 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
       case 'n':
         o->iters = strtol(value, &end, 10);
         ok = *end == '\0' && o->iters > 0;
+        break;
+      case 'B':
+        o->blocks = (int)strtol(value, &end, 10);
+        ok = *end == '\0' && o->blocks >= 1 && o->blocks <= MAX_BLOCKS;
         break;
       case 'd':
         index = parse_dtype(value);
@@ -418,6 +429,11 @@ static long adaptive_iters(size_t bytes) {
   return iters > 1000 ? 1000 : iters < 5 ? 5 : (long)iters;
 }
 
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
 static int run_n(const bench_backend* b, const bench_case* c, const void* send, void* recv, size_t count, long n) {
   for (long k = 0; k < n; k++)
     if (b->collective(b->self, c, send, recv, count) != 0) return -1;
@@ -482,13 +498,18 @@ static int measure(const bench_backend* b, const options* o, const buffers* m, s
     wrong[0] = (double)count_wrong(c, b->rank, b->size, m->recv, count);
     if (b->all_reduce_f64(b->self, wrong, 1, 0) != 0) return -1;
   }
-  if (b->barrier(b->self) != 0) return -1;
-  double start = now_seconds();
-  if (run_n(b, c, send, recv, count, iters) != 0) return -1;
-  double seconds[1] = {(now_seconds() - start) / (double)iters};
-  if (b->all_reduce_f64(b->self, seconds, 1, 1) != 0) return -1;
-  out->iters = iters;
-  out->seconds = seconds[0];
+  double blocks[MAX_BLOCKS];
+  for (int k = 0; k < o->blocks; k++) {
+    if (b->barrier(b->self) != 0) return -1;
+    double start = now_seconds();
+    if (run_n(b, c, send, recv, count, iters) != 0) return -1;
+    blocks[k] = (now_seconds() - start) / (double)iters;
+  }
+  /* Each block's time is the slowest rank's, as with one block. */
+  if (b->all_reduce_f64(b->self, blocks, o->blocks, 1) != 0) return -1;
+  qsort(blocks, (size_t)o->blocks, sizeof blocks[0], compare_doubles);
+  out->iters = iters * o->blocks;
+  out->seconds = blocks[o->blocks / 2];
   out->wrong = wrong[0];
   return 0;
 }
@@ -503,9 +524,14 @@ static void print_header(const bench_backend* b, const options* o) {
          o->device   ? "device"
          : o->shared ? "shared host"
                      : "host");
-  printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; time = max over ranks of the average\n", o->min_bytes,
-         o->max_bytes, o->factor, o->warmup >= 0 ? "fixed" : "adaptive", o->iters > 0 ? "fixed" : "adaptive",
-         o->check ? "on (one untimed run)" : "off");
+  char timing[96] = "time = max over ranks of the average";
+  if (o->blocks > 1) {
+    snprintf(timing, sizeof timing, "time = the median of %d blocks, each the max over ranks of its average",
+             o->blocks);
+  }
+  printf("# sizes %zu..%zu B x%g; warmup %s, iters %s; check %s; %s\n", o->min_bytes, o->max_bytes, o->factor,
+         o->warmup >= 0 ? "fixed" : "adaptive", o->iters > 0 ? "fixed" : "adaptive",
+         o->check ? "on (one untimed run)" : "off", timing);
   printf("#\n# %10s %12s %9s %6s %5s %12s %12s %12s %8s %7s\n", "size", "count", "type", "redop", "root", "time",
          "algbw", "busbw", "#wrong", "iters");
   printf("# %10s %12s %9s %6s %5s %12s %12s %12s %8s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
@@ -521,7 +547,7 @@ static void print_row(const bench_backend* b, const options* o, const row* r) {
     snprintf(wrong, sizeof wrong, "N/A");
   else
     snprintf(wrong, sizeof wrong, "%.0f", r->wrong);
-  printf("  %10zu %12zu %9s %6s %5d %12.2f %12.3f %12.3f %8s %7ld\n", r->bytes, r->count, dtype_names[c->dtype],
+  printf("  %10zu %12zu %9s %6s %5d %12.3f %12.3f %12.3f %8s %7ld\n", r->bytes, r->count, dtype_names[c->dtype],
          bench_reduces(c->coll) ? op_names[c->op] : "none", c->root, r->seconds * 1e6, algbw,
          algbw * busbw_factor(c->coll, b->size), wrong, r->iters);
   fflush(stdout);

@@ -2,7 +2,8 @@
 # tutti-bench's harness (bench/harness.c), through tutti launch at 2 ranks: all_reduce
 # out of place and in place (-i 1), each checked against values computed locally
 # (-c 1, its exit status 1 on a wrong element), and -i 1 refused for an operation it
-# does not apply to. Each run is bounded by tutti launch --timeout.
+# does not apply to; -B's median of timed blocks, and a -B past its bound refused. Each
+# run is bounded by tutti launch --timeout.
 # Usage: test_harness.sh PATH/TO/tutti PATH/TO/tutti-bench
 set -eu
 launcher=$1
@@ -29,6 +30,21 @@ for in_place in 0 1; do
     fi
   done
 done
+# -B: the median of several timed blocks, said in the header, every call still checked.
+out=$(run broadcast -b 8 -e 8 -n 50 -B 5) || {
+  echo "broadcast -B 5 failed:"
+  echo "$out"
+  exit 1
+}
+case "$out" in
+  *"time = the median of 5 blocks"*"# wrong elements: 0"*) ;;
+  *) echo "broadcast -B 5 did not say its blocks or did not check:"; echo "$out"; exit 1 ;;
+esac
+if out=$(run broadcast -B 65 2>&1); then
+  echo "-B 65 was accepted:"
+  echo "$out"
+  exit 1
+fi
 if out=$(run broadcast -i 1 2>&1); then
   echo "broadcast -i 1 was accepted:"
   echo "$out"
@@ -38,4 +54,4 @@ case "$out" in
   *"-i 1 runs all_reduce in place"*) ;;
   *) echo "broadcast -i 1 was refused without saying why:"; echo "$out"; exit 1 ;;
 esac
-echo "test_harness: all_reduce out of place and in place, host and shared memory, checked"
+echo "test_harness: all_reduce out of place and in place, host and shared memory, checked; -B blocks"
