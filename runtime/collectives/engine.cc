@@ -70,6 +70,12 @@ std::shared_ptr<const std::vector<size_t>> keep_per_peer(Call& call, int size) {
 std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadline) {
   std::unique_ptr<Engine> engine(new Engine());
   engine->setup_ = setup;
+  OpContext& running = engine->running_;
+  running.fault = setup.fault;
+  running.where = engine->setup_.where;
+  running.scratch = &engine->scratch_;
+  running.engine = engine.get();
+  running.report_wait = &Engine::report_wait;
   engine->op_timeout_ms_.store(setup.op_timeout_ms, std::memory_order_relaxed);
   engine->selector_ = Selector::from_environment();
   // Read on every rank, whatever its layout, so that a bad TUTTI_CPU_PER_RANK fails
@@ -177,18 +183,15 @@ bool Engine::free_shared(void* ptr) {
   return freed;
 }
 
-OpContext Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
-  OpContext context;
+OpContext& Engine::context_for(const char* name, uint32_t seq, int64_t now_ms) {
+  OpContext& context = running_;
   context.name = name;
   context.seq = seq;
+  context.call_check = 0;
   context.timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
   context.deadline = Deadline::after_ms_from(now_ms, context.timeout_ms);
-  context.fault = setup_.fault;
-  context.where = setup_.where;
-  context.scratch = &scratch_;
-  context.engine = this;
-  context.report_wait = &Engine::report_wait;
   context.arm_reports(now_ms, wait_report_ms_);
+  context.progress_in_flight = nullptr;
   if (!in_flight_.empty() || transport_->sends_may_linger()) {
     context.progress_in_flight = [](void* engine) { return static_cast<Engine*>(engine)->progress_in_flight(); };
   }
@@ -295,7 +298,7 @@ std::string Engine::p2p_label(const char* api, uint64_t number, const Call& call
 void Engine::run_collective(const Plan& plan, uint32_t seq, bool queued) {
   const Call& call = plan.call;
   const int64_t now_ms = coarse_now_ms();
-  OpContext context = context_for(kind_name(call.kind), seq, now_ms);
+  OpContext& context = context_for(kind_name(call.kind), seq, now_ms);
   if (setup_.fault->raised()) [[unlikely]]
     context.fail_stopped("its turn to run");
   if (queued) {
@@ -497,7 +500,7 @@ bool Engine::progress_in_flight() {
 }
 
 void Engine::wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number) {
-  OpContext context = context_for(kind_name(call.kind), 0, coarse_now_ms());
+  OpContext& context = context_for(kind_name(call.kind), 0, coarse_now_ms());
   struct Release {
     transport::Transport& transport;
     transport::Request* request;

@@ -92,8 +92,9 @@ class Engine {
   // selector's refusal of an algorithm TUTTI_ALGO forces where it cannot run. User
   // thread.
   const Plan& plan_for(const Call& call, const char* api);
-  // now_ms: coarse_now_ms() as the operation starts.
-  OpContext context_for(const char* name, uint32_t seq, int64_t now_ms);
+  // The context of the operation that starts now (now_ms, a coarse_now_ms() reading):
+  // running_, its per-operation fields set. User thread, or the run lock held.
+  OpContext& context_for(const char* name, uint32_t seq, int64_t now_ms);
   // queued: issued asynchronously, so already in the history as queued.
   void run_collective(const Plan& plan, uint32_t seq, bool queued);
   // Runs the plan's algorithm; sets context.call_check for those that exchange messages.
@@ -146,12 +147,16 @@ class Engine {
   std::vector<std::unique_ptr<unsigned char[], FreeAligned>> private_allocations_;
   Algorithm last_algorithm_ = Algorithm::kShm;  // what dispatch ran, for the trace
   Plan last_plan_;                              // plan_for's; user thread only
-  bool has_last_plan_ = false;                  // whether last_plan_ holds one
-  uint32_t next_seq_ = 1;                       // collectives, in issue order; user thread only
-  uint64_t next_p2p_ = 1;                       // sends and receives, for messages
-  std::vector<InFlight> in_flight_;             // run lock held
-  int64_t lingering_progressed_ns_ = 0;         // when progress_in_flight last did; run lock held
-  std::unique_ptr<work::Executor> executor_;    // last: stops before the rest goes
+  // The running operation's context: one operation runs at a time (alone on the user
+  // thread, or with the executor's run lock), and the engine's part of it (fault,
+  // names, scratch, reports) is set once, at creation, rather than for every call.
+  OpContext running_;
+  bool has_last_plan_ = false;                // whether last_plan_ holds one
+  uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
+  uint64_t next_p2p_ = 1;                     // sends and receives, for messages
+  std::vector<InFlight> in_flight_;           // run lock held
+  int64_t lingering_progressed_ns_ = 0;       // when progress_in_flight last did; run lock held
+  std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
 };
 
 }  // namespace tutti::collectives

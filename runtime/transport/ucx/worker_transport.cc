@@ -448,6 +448,13 @@ void WorkerTransport::fail_operation(const Operation& operation) const {
               ucs_status_string(operation.status), "; set UCX_LOG_LEVEL=info to see what UCX saw"));
 }
 
+// Above release, which every step of every collective calls, so that it inlines.
+inline void WorkerTransport::recycle(Operation* operation) {
+  if (operation->ucx != nullptr) ucp_request_free(operation->ucx);
+  operation->ucx = nullptr;
+  free_operations_.push_back(operation);
+}
+
 void WorkerTransport::release(Request* request) {
   if (request == nullptr) return;
   Operation* operation = operation_of(request);
@@ -469,12 +476,6 @@ void WorkerTransport::release(Request* request) {
     return;
   }
   recycle(operation);
-}
-
-void WorkerTransport::recycle(Operation* operation) {
-  if (operation->ucx != nullptr) ucp_request_free(operation->ucx);
-  operation->ucx = nullptr;
-  free_operations_.push_back(operation);
 }
 
 void WorkerTransport::settle(Operation* operation) {
