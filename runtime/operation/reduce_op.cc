@@ -353,6 +353,31 @@ void reduce_narrow(void* dst, const void* const* sources, int n, size_t first, s
   reduce_narrow_portable<Op, Format>(dst, sources, n, first, done, count, divisor);
 }
 
+// ---- a few elements ----
+
+// Up to this many elements, two sources are combined element by element.
+constexpr size_t kFewElements = 8;
+
+// A small message's step (an 8-byte all_reduce adds 2 floats): the block loop's stack
+// block and the vector loops' set-up cost a 2-element float32 sum about 150
+// instructions, as much as the rest of the step's own path. Through memcpy, which
+// makes any address right and compiles to plain loads and stores; each element's
+// inputs are read before its result is written, so dst may be either source, and the
+// results are the same bits as reduce_native's (the same Op::apply, in the same order).
+template <class Op, class T>
+void combine_few(void* dst, const void* a, const void* b, size_t first, size_t count) {
+  const auto* x = static_cast<const unsigned char*>(a) + first * sizeof(T);
+  const auto* y = static_cast<const unsigned char*>(b) + first * sizeof(T);
+  auto* out = static_cast<unsigned char*>(dst);
+  for (size_t i = 0; i < count; ++i) {
+    T u, v;
+    std::memcpy(&u, x + i * sizeof(T), sizeof(T));
+    std::memcpy(&v, y + i * sizeof(T), sizeof(T));
+    const T result = Op::apply(u, v);
+    std::memcpy(out + i * sizeof(T), &result, sizeof(T));
+  }
+}
+
 // ---- dispatch ----
 
 // Calls fn with the element type of dtype and then with the Op of op, as tag objects,
@@ -385,11 +410,23 @@ void with_op(ReduceOp op, Fn&& fn) {
   }
 }
 
-// dst[0 .. count) = sources[0] op ... op sources[n-1] over their elements [first,
-// first + count), then / divisor unless divisor is 0.
-void reduce(void* dst, const void* const* sources, int n, size_t first, size_t count, Dtype dtype, ReduceOp op,
-            int divisor) {
-  if (count == 0) return;
+// combine_few for dtype and op; false, doing nothing, for the narrow floats, which
+// reduce_narrow widens.
+bool reduce_few(void* dst, const void* a, const void* b, size_t first, size_t count, Dtype dtype, ReduceOp op) {
+  bool done = false;
+  with_element(dtype, [&]<class Element>(std::type_identity<Element>) {
+    if constexpr (!kIsNarrowFloat<Element>) {
+      with_op(op, [&]<class Op>(Op) { combine_few<Op, Element>(dst, a, b, first, count); });
+      done = true;
+    }
+  });
+  return done;
+}
+
+// reduce()'s blocks, out of line: their stack blocks (kBlock elements) make a frame that
+// a few elements need not set up.
+[[gnu::noinline]] void reduce_blocks(void* dst, const void* const* sources, int n, size_t first, size_t count,
+                                     Dtype dtype, ReduceOp op, int divisor) {
   with_element(dtype, [&]<class Element>(std::type_identity<Element>) {
     with_op(op, [&]<class Op>(Op) {
       if constexpr (kIsNarrowFloat<Element>) {
@@ -402,6 +439,18 @@ void reduce(void* dst, const void* const* sources, int n, size_t first, size_t c
       }
     });
   });
+}
+
+// dst[0 .. count) = sources[0] op ... op sources[n-1] over their elements [first,
+// first + count), then / divisor unless divisor is 0.
+void reduce(void* dst, const void* const* sources, int n, size_t first, size_t count, Dtype dtype, ReduceOp op,
+            int divisor) {
+  if (count == 0) return;
+  if (n == 2 && count <= kFewElements && divisor == 0 &&
+      reduce_few(dst, sources[0], sources[1], first, count, dtype, op)) {
+    return;
+  }
+  reduce_blocks(dst, sources, n, first, count, dtype, op, divisor);
 }
 
 // ---- into several targets (reduce_many_to) ----

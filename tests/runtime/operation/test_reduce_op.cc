@@ -26,7 +26,7 @@ namespace {
 
 // 0 with null pointers, 1, a vector tail, and lengths past one and two 1024-element
 // blocks of the kernels with odd tails.
-constexpr size_t kCounts[] = {0, 1, 7, 1031, 2085, 4099};
+constexpr size_t kCounts[] = {0, 1, 7, 8, 9, 1031, 2085, 4099};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg};
 // Elements after each dst that a kernel must leave alone.
 constexpr size_t kGuard = 16;
@@ -459,7 +459,7 @@ Test(reduce_op, reduce_many_takes_buffers_at_any_address, .timeout = 60) {
       using Stored = typename Type::Stored;
       std::mt19937_64 rng(6);
       for (size_t count : {size_t{1}, size_t{7}, size_t{2085}}) {
-        for (int n : {1, 3}) {
+        for (int n : {1, 2, 3}) {
           std::vector<std::vector<Stored>> sources;
           for (int k = 0; k < n; ++k) sources.push_back(random_values<Type>(count, rng));
           const size_t bytes = count * sizeof(Stored);
