@@ -359,8 +359,8 @@ void reduce_narrow(void* dst, const void* const* sources, int n, size_t first, s
 constexpr size_t kFewElements = 8;
 
 // A small message's step (an 8-byte all_reduce adds 2 floats): the block loop's stack
-// block and the vector loops' set-up cost a 2-element float32 sum about 150
-// instructions, as much as the rest of the step's own path. Through memcpy, which
+// block and the vector loops' set-up cost a 2-element float32 sum 181 instructions
+// (callgrind), where this takes 81 with its dispatch. Through memcpy, which
 // makes any address right and compiles to plain loads and stores; each element's
 // inputs are read before its result is written, so dst may be either source, and the
 // results are the same bits as reduce_native's (the same Op::apply, in the same order).
