@@ -341,8 +341,8 @@ void Engine::run_collective(const Plan& plan, uint32_t seq, bool queued) {
   }
   setup_.board->finished(Status::kOk);
   if (traced) {
-    trace_collective_end(setup_.trace_track, Status::kOk, algorithm_name(last_algorithm_),
-                         transport_name(last_algorithm_), "");
+    trace_collective_end(setup_.trace_track, Status::kOk, algorithm_name(plan.algorithm),
+                         transport_name(plan.algorithm), "");
   }
 }
 
@@ -365,7 +365,6 @@ void Engine::dispatch(const Plan& plan, OpContext& context) {
   const ReduceOp op = static_cast<ReduceOp>(call.op);
   const size_t block = call.count * dtype_size(dtype);
   const Algorithm algorithm = plan.algorithm;
-  last_algorithm_ = algorithm;
   const void* send = call.send;
   void* recv = call.recv;
   auto* shm = shm_.get();

@@ -145,12 +145,11 @@ class Engine {
     void operator()(unsigned char* memory) const { ::operator delete[](memory, kPrivateAlignment); }
   };
   std::vector<std::unique_ptr<unsigned char[], FreeAligned>> private_allocations_;
-  Algorithm last_algorithm_ = Algorithm::kShm;  // what dispatch ran, for the trace
-  Plan last_plan_;                              // plan_for's; user thread only
   // The running operation's context: one operation runs at a time (alone on the user
   // thread, or with the executor's run lock), and the engine's part of it (fault,
   // names, scratch, reports) is set once, at creation, rather than for every call.
   OpContext running_;
+  Plan last_plan_;                            // plan_for's; user thread only
   bool has_last_plan_ = false;                // whether last_plan_ holds one
   uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;                     // sends and receives, for messages
