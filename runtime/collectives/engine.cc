@@ -8,12 +8,12 @@
 #include <thread>
 
 #include "runtime/collectives/algorithms.h"
-#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/fingerprint.h"
 #include "runtime/collectives/op_trace.h"
 #include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/transport_wait.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/cpu_share.h"
 #include "runtime/common/deadline.h"
 #include "runtime/common/duration_text.h"
 #include "runtime/common/error.h"

@@ -8,11 +8,11 @@
 #include <utility>
 
 #include "runtime/collectives/algorithms.h"
-#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/exchange.h"
 #include "runtime/collectives/run_flat.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/common/concat.h"
+#include "runtime/common/cpu_share.h"
 #include "runtime/common/log.h"
 #include "runtime/operation/reduce_op.h"
 

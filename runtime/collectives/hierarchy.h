@@ -60,10 +60,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/collectives/cpu_share.h"
 #include "runtime/collectives/engine_setup.h"
 #include "runtime/collectives/selector.h"
 #include "runtime/collectives/subset_transport.h"
+#include "runtime/common/cpu_share.h"
 #include "runtime/common/deadline.h"
 #include "runtime/operation/dtype.h"
 #include "runtime/operation/op_context.h"

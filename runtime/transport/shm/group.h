@@ -65,6 +65,9 @@ class Group {
   // allocate_shared, rather than through the slots: what shows that such memory took
   // the one-copy path.
   virtual uint64_t in_place_runs() const = 0;
+  // How many collectives so far read their peers' private buffers straight from their
+  // processes rather than through the slots (group_peer_reads.cc).
+  virtual uint64_t peer_read_runs() const = 0;
   // Unmaps what allocate_shared returned (peers keep their mappings until they free
   // theirs); false if `ptr` is not such memory. Every rank frees at the same point of
   // the collective order, so that all know the same regions.

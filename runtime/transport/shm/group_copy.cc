@@ -95,24 +95,32 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
   });
 }
 
-// Every rank puts the chunk of its block in its slot, and copies every block's chunk out.
+// Every rank puts the chunk of its block in its slot, and copies every block's chunk out;
+// or, from kReadPeersFromBytes a rank where rank 0 has found it faster, reads the
+// other blocks straight from their owners (group_peer_reads.cc).
 void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
   run(context, Shape{bytes_per_rank}, [&] {
     if (bytes_per_rank == 0) return;
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
     if (may_read_in_place(bytes_per_rank) && all_gather_in_place(in, out, bytes_per_rank, context)) return;
-    const size_t chunk = copy_chunk();
-    steps(
-        ceil_div(bytes_per_rank, chunk), context,
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          std::memcpy(slot(rank_, use), in + offset, n);
-        },
-        [&](size_t c, uint64_t use) {
-          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-          copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
-        });
+    auto through_slots = [&] {
+      const size_t chunk = copy_chunk();
+      steps(
+          ceil_div(bytes_per_rank, chunk), context,
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+            std::memcpy(slot(rank_, use), in + offset, n);
+          },
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+            copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
+          });
+    };
+    if (!may_read_peers(bytes_per_rank)) return through_slots();
+    from_peers_or_slots(
+        all_gathers_, in, bytes_per_rank, context,
+        [&](uint64_t step) { return all_gather_from_peers(in, out, bytes_per_rank, step, context); }, through_slots);
   });
 }
 

@@ -1,10 +1,10 @@
 // Shared memory for the user (tutti_mem_alloc), and how a collective finds its peers'
 // buffers in it. Each allocation is a segment of its own that every rank maps whole,
 // rank r's part at r * stride: a peer reads a block there with one copy, where a block
-// in private memory goes through a slot (copied in, then out). Reading the peer's
-// private memory directly (process_vm_readv, as Open MPI's CMA path does) needs no
-// allocator, but on this project's 2-core VM it moved 6-9 GB/s against 28 GB/s for
-// a copy within the process (32 MiB, read whole or 1 MiB at a time).
+// in private memory goes through a slot (copied in, then out), or for all_gather is
+// read straight from its owner's process (group_peer_reads.cc), which on this
+// project's 2-core VM moved 6-9 GB/s at 32 MiB against 28 GB/s for a copy within the
+// process.
 #include <algorithm>
 
 #include "runtime/common/concat.h"

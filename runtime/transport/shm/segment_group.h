@@ -49,12 +49,14 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <list>
 #include <string>
 #include <vector>
 
+#include "runtime/common/cpu_share.h"
 #include "runtime/common/error.h"
 #include "runtime/operation/timed_choice.h"
 #include "runtime/transport/shm/group.h"
@@ -89,6 +91,7 @@ class SegmentGroup final : public Group {
   void* allocate_shared(store::Client& store, const std::string& prefix, size_t bytes, Deadline deadline) override;
   bool free_shared(void* ptr) override;
   uint64_t in_place_runs() const override { return in_place_runs_; }
+  uint64_t peer_read_runs() const override { return peer_read_runs_; }
 
  private:
   Control& control(int rank) const {
@@ -289,6 +292,67 @@ class SegmentGroup final : public Group {
   bool reduce_scatter_in_place(const unsigned char* in, unsigned char* out, size_t count_per_rank, Dtype dtype,
                                ReduceOp op, const OpContext& context);
 
+  // Reading peers' private buffers from their processes (group_peer_reads.cc). A rank
+  // tells where its block lies in a step's note; rank 0 also which form the call takes
+  // (TimedChoice's numbers), every rank how long it took in the last call that chose,
+  // and, in the first, its share of the CPUs (cpu_share.h: machine is this one).
+  enum PeerReadForm : int8_t { kThroughSlots = 0, kFromPeers = 1 };
+  struct PeerBlock {
+    uint64_t address = 0;
+    int64_t last_ns = -1;
+    uint64_t cpu_bits = 0;
+    int32_t pid = 0;
+    uint16_t cpus = 0;
+    CpuClaim claim = CpuClaim::kAuto;
+    PeerReadForm form = kThroughSlots;
+  };
+  static_assert(sizeof(PeerBlock) <= Layout::kNoteBytes, "a block's place rides in a step's note");
+  // Rank 0's choice for one collective, timed by its slowest rank: through the slots a
+  // rank returns once its own copies are done, not waiting for the others', so rank
+  // 0's own time could leave a slower peer's out. Each rank's time of a call (from the
+  // announcement to its return) rides in its next announcement, and rank 0 records the
+  // longest then.
+  struct PeerReadChoice {
+    TimedChoice choice{2};
+    int64_t last_ns = -1;  // this rank's time of the last call that chose; -1 before the first
+    size_t last_bytes = 0;
+    int last_form = kThroughSlots;
+  };
+  // Whether a data mover of `bytes` a rank chooses between the slots and its peers'
+  // memory: not once the first such call found ranks sharing CPUs, nor once a rank
+  // could not read a peer's (all_read).
+  bool may_read_peers(size_t bytes) const;
+  // The step where every rank tells where `block` lies and rank 0 the form it chose for
+  // `bytes` (and records the last call's time); returns the step, where peer_block
+  // reads them. The first call's also settles, alike on every rank, whether the ranks
+  // may each have a CPU: where they share them (4 ranks on 2 cores), reading peers lost
+  // to the slots at most sizes, and the step it costs every call took 10-40% more.
+  uint64_t announce_block(const void* block, PeerReadChoice& choice, size_t bytes, const OpContext& context);
+  PeerBlock peer_block(int rank, uint64_t step) const;
+  // Copies the `bytes` of a peer's block into `to`; false where the kernel refused.
+  bool read_peer(const PeerBlock& from, void* to, size_t bytes) const;
+  // The step that ends a call that read peers: every rank tells whether it read all it
+  // needed, and waits until every rank is done with its block. False, on every rank
+  // alike, when one could not: the call then runs through the slots, and so do all
+  // later ones.
+  bool all_read(bool read, const OpContext& context);
+  // Runs a call of `bytes` (a rank's) whose own block is `block` in the form rank 0
+  // chose: from_peers(step) (false: it fell back) or slots().
+  template <typename FromPeers, typename Slots>
+  void from_peers_or_slots(PeerReadChoice& choice, const void* block, size_t bytes, const OpContext& context,
+                           FromPeers&& from_peers, Slots&& slots) {
+    const uint64_t step = announce_block(block, choice, bytes, context);
+    const int form = peer_reads_off_ ? kThroughSlots : peer_block(0, step).form;
+    const auto started = std::chrono::steady_clock::now();
+    if (form != kFromPeers || !from_peers(step)) slots();
+    choice.last_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    choice.last_bytes = bytes;
+    choice.last_form = form;
+  }
+  bool all_gather_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, uint64_t step,
+                             const OpContext& context);
+
   Segment segment_;
   Layout layout_;
   int rank_;
@@ -310,6 +374,10 @@ class SegmentGroup final : public Group {
   std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
   TimedChoice large_all_reduces_{2};           // rank 0's times of reduce_large's forms (group_reduce.cc)
   TimedChoice large_reduces_{2};
+  PeerReadChoice all_gathers_;   // all_gather through the slots or from peers
+  bool peer_reads_off_ = false;  // the ranks share CPUs, or one could not read a peer's memory
+  bool cpus_told_ = false;       // whether a call has announced the ranks' CPUs (announce_block)
+  uint64_t peer_read_runs_ = 0;
   uint64_t regions_changes_ = 0;     // allocations and frees so far, folded into every shape
   std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)
   uint64_t regions_made_ = 0;

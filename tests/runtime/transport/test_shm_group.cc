@@ -9,17 +9,22 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -420,6 +425,103 @@ Test(shm_group, all_gather_and_gather, .timeout = 120) {
       }
     });
   }
+}
+
+// One all_gather of `bytes` a rank on every rank, a pattern that changes with `call`,
+// in place on odd calls; every block of the result checked.
+void all_gather_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes, int call) {
+  const int size = ranks.size;
+  const bool in_place = call % 2 == 1;
+  Guarded send(bytes), recv(bytes * size);
+  unsigned char* mine = in_place ? recv.get() + rank * bytes : send.get();
+  for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(rank + call, i);
+  OpContext context = ranks.context(rank, "all_gather");
+  ranks.groups[rank]->all_gather(mine, recv.get(), bytes, context);
+  std::string name = tutti::concat("all_gather of ", bytes, " bytes, call ", call, in_place ? " in place" : "");
+  failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+  for (int r = 0; r < size; ++r) {
+    for (size_t i = 0; i < bytes; ++i) {
+      if (recv.get()[r * bytes + i] != pattern(r + call, i)) {
+        failures.expect(rank, false, tutti::concat(name, ": byte ", i, " of rank ", r, "'s block differs"));
+        break;
+      }
+    }
+  }
+}
+
+// all_gather of private blocks from 16 KiB a rank, where every rank has a CPU
+// (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks): rank 0 times
+// the slots and reading the peers' memory (group_peer_reads.cc), and the first calls of
+// a size take each in turn, so a few calls of each size read peers at least once;
+// below 16 KiB none does.
+Test(shm_group, all_gather_reads_private_blocks_from_peers, .timeout = 120) {
+  constexpr size_t kFrom = size_t{16} << 10;
+  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
+  for (int size : {2, 3, 4, 8}) {
+    Ranks ranks(size);
+    ranks.run([&](int rank, Failures& failures) {
+      const Group& group = *ranks.groups[rank];
+      for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, kFrom - 1, call);
+      failures.expect(rank, group.peer_read_runs() == 0, "a block under 16 KiB was read from a peer");
+      // Each in a size class of its own (a power of two), whose first calls try both forms.
+      for (size_t bytes : {kFrom, size_t{40003}, size_t{300001}}) {
+        const uint64_t runs = group.peer_read_runs();
+        for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, bytes, call);
+        failures.expect(rank, group.peer_read_runs() > runs,
+                        tutti::concat("no all_gather of ", bytes, " bytes a rank read its peers"));
+      }
+    });
+    for (int r = 1; r < size; ++r) cr_assert_eq(ranks.groups[r]->peer_read_runs(), ranks.groups[0]->peer_read_runs());
+  }
+}
+
+// Ranks that share CPUs keep to the slots: the first call that could read peers finds
+// it out, on every rank alike, and none reads them (TUTTI_CPU_PER_RANK=no says so
+// whatever this machine's CPUs).
+Test(shm_group, all_gather_keeps_to_the_slots_where_ranks_share_cpus, .timeout = 60) {
+  setenv("TUTTI_CPU_PER_RANK", "no", 1);
+  Ranks ranks(2);
+  ranks.run([&](int rank, Failures& failures) {
+    for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, 100000, call);
+    failures.expect(rank, ranks.groups[rank]->peer_read_runs() == 0, "ranks that share CPUs read their peers");
+  });
+}
+
+// Makes process_vm_readv fail with EPERM on the calling thread from now on, as a
+// container's seccomp profile does; false if the kernel did not take the filter.
+bool refuse_reading_other_processes() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+// A rank that the kernel does not let read its peers: the call it fails in runs again
+// through the slots on every rank, with the right result, and no rank reads a peer
+// again. 70 calls of one size take each form at least twice (timed_choice.h tries the
+// other form every 32nd call).
+Test(shm_group, all_gather_falls_back_to_the_slots_when_a_rank_cannot_read_peers, .timeout = 120) {
+  constexpr size_t kBytes = 100000;
+  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
+  Ranks ranks(3);
+  ranks.run([&](int rank, Failures& failures) {
+    const Group& group = *ranks.groups[rank];
+    for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, kBytes, call);
+    const uint64_t runs = group.peer_read_runs();
+    failures.expect(rank, runs > 0, "no all_gather read its peers before the refusal");
+    if (rank == 1) {
+      failures.expect(rank, refuse_reading_other_processes(),
+                      tutti::concat("cannot install the seccomp filter: ", std::strerror(errno)));
+    }
+    for (int call = 6; call < 76; ++call) all_gather_checked(ranks, rank, failures, kBytes, call);
+    failures.expect(
+        rank, group.peer_read_runs() == runs,
+        tutti::concat(group.peer_read_runs() - runs, " all_gathers counted reads of peers after the refusal"));
+  });
 }
 
 Test(shm_group, scatter_from_two_roots, .timeout = 120) {
@@ -1590,7 +1692,8 @@ Test(shm_group, shared_memory_past_the_limit_is_refused_on_every_rank, .timeout 
 namespace {
 
 // One rank of real_processes_more_ranks_than_cores, in a forked child: rank 0 serves
-// the store. Returns the exit status: 0, or the step that failed.
+// the store. Returns the exit status: 0, or the step that failed (10 + call: an
+// all_reduce's result, 60 + call: an all_gather's, 70: no all_gather read its peers).
 int process_rank(int rank, int size, int port) {
   try {
     auto loop = tutti::loop::Loop::create();
@@ -1621,6 +1724,24 @@ int process_rank(int rank, int size, int port) {
         if (recv[i] != want) return 10 + iteration;
       }
     }
+    // Blocks of 40000 bytes, private: rank 0 chooses between the slots and reading the
+    // peers' memory, and the first calls take each (group_peer_reads.cc).
+    constexpr size_t kBlock = 40000;
+    std::vector<unsigned char> block(kBlock), all(kBlock * size);
+    for (int call = 0; call < 8; ++call) {
+      if (call == 4 && rank == size - 1) usleep(20000);
+      for (size_t i = 0; i < kBlock; ++i) block[i] = pattern(rank + call, i);
+      context.name = "all_gather";
+      context.seq = 41 + call;
+      context.deadline = soon();
+      group->all_gather(block.data(), all.data(), kBlock, context);
+      for (int r = 0; r < size; ++r) {
+        for (size_t i = 0; i < kBlock; ++i) {
+          if (all[r * kBlock + i] != pattern(r + call, i)) return 60 + call;
+        }
+      }
+    }
+    if (group->peer_read_runs() == 0) return 70;
     context.name = "barrier";
     group->barrier(context);
     return 0;
@@ -1634,6 +1755,9 @@ int process_rank(int rank, int size, int port) {
 
 Test(shm_group, real_processes_more_ranks_than_cores, .timeout = 120) {
   const int size = 4;
+  // The all_gathers read their peers even so (group_peer_reads.cc); the waits still
+  // find the ranks outnumbering the cores.
+  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
   int port = tt_free_port();
   cr_assert_gt(port, 0);
   std::vector<pid_t> children;

@@ -9,13 +9,13 @@
 
 #include <vector>
 
-#include "runtime/collectives/cpu_share.h"
+#include "runtime/common/cpu_share.h"
 #include "runtime/common/cpus.h"
 #include "runtime/common/error.h"
 
-using tutti::collectives::CpuClaim;
-using tutti::collectives::CpuShare;
-using tutti::collectives::every_rank_has_a_cpu;
+using tutti::CpuClaim;
+using tutti::CpuShare;
+using tutti::every_rank_has_a_cpu;
 
 namespace {
 
@@ -73,11 +73,11 @@ Test(cpu_share, past_64_cpus_the_count_errs_short_never_long, .timeout = 10) {
 }
 
 Test(cpu_share, this_process_reads_its_affinity_and_machine, .timeout = 10) {
-  const CpuShare mine = tutti::collectives::this_process_cpu_share();
+  const CpuShare mine = tutti::this_process_cpu_share();
   cr_assert_eq(mine.cpus, static_cast<int32_t>(tutti::allowed_cpus().size()));
   cr_assert_neq(mine.cpu_bits, 0u);
   // Another process of this machine names the same machine: here, a second read.
-  cr_assert_eq(tutti::collectives::this_process_cpu_share().machine, mine.machine);
+  cr_assert_eq(tutti::this_process_cpu_share().machine, mine.machine);
   // As many ranks as this process has CPUs fit here; one more does not.
   std::vector<CpuShare> ranks(static_cast<size_t>(mine.cpus), mine);
   cr_assert(every_rank_has_a_cpu(ranks));
@@ -104,14 +104,14 @@ Test(cpu_share, a_claim_overrides_the_count, .timeout = 10) {
 
 Test(cpu_share, the_setting_is_read_and_a_bad_value_named, .timeout = 10) {
   setenv("TUTTI_CPU_PER_RANK", "yes", 1);
-  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kOwn);
+  cr_assert(tutti::this_process_cpu_share().claim == CpuClaim::kOwn);
   setenv("TUTTI_CPU_PER_RANK", "no", 1);
-  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kShared);
+  cr_assert(tutti::this_process_cpu_share().claim == CpuClaim::kShared);
   setenv("TUTTI_CPU_PER_RANK", "auto", 1);
-  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kAuto);
+  cr_assert(tutti::this_process_cpu_share().claim == CpuClaim::kAuto);
   setenv("TUTTI_CPU_PER_RANK", "always", 1);
   try {
-    tutti::collectives::this_process_cpu_share();
+    tutti::this_process_cpu_share();
     cr_assert_fail("TUTTI_CPU_PER_RANK=always was accepted");
   } catch (const tutti::Error& error) {
     cr_assert(error.status() == tutti::Status::kInvalidArgument);
@@ -120,5 +120,5 @@ Test(cpu_share, the_setting_is_read_and_a_bad_value_named, .timeout = 10) {
         "%s", error.what());
   }
   unsetenv("TUTTI_CPU_PER_RANK");
-  cr_assert(tutti::collectives::this_process_cpu_share().claim == CpuClaim::kAuto);
+  cr_assert(tutti::this_process_cpu_share().claim == CpuClaim::kAuto);
 }

@@ -1,4 +1,4 @@
-#include "runtime/collectives/cpu_share.h"
+#include "runtime/common/cpu_share.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +12,7 @@
 #include "runtime/common/identity.h"
 #include "runtime/common/settings.h"
 
-namespace tutti::collectives {
+namespace tutti {
 
 CpuShare this_process_cpu_share() {
   CpuShare share;
@@ -57,4 +57,4 @@ bool every_rank_has_a_cpu(std::span<const CpuShare> ranks) {
   });
 }
 
-}  // namespace tutti::collectives
+}  // namespace tutti

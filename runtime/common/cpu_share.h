@@ -1,19 +1,22 @@
-// Whether every rank of a communicator has a CPU of its own. Some hierarchical forms
-// win only then (selector.cc): with a core per rank, a node's ranks that wait while
-// their leaders talk across nodes cost nothing; where ranks outnumber cores (emulated
-// nodes on a small machine, an oversubscribed job), they take the cores the others
-// need. Ranks learn it from each other at creation, in the hierarchy's layout exchange
-// (hierarchy.cc), so that every rank decides alike. TUTTI_CPU_PER_RANK=yes or no
-// overrides the count, where the affinity misleads (a CPU quota it does not show).
+// Whether every rank of a communicator has a CPU of its own. Some forms win only then:
+// hierarchical ones (collectives/selector.cc), with a core per rank, where a node's
+// ranks that wait while their leaders talk across nodes cost nothing; and reading
+// peers' memory on one node (transport/shm/group_peer_reads.cc). Where ranks
+// outnumber cores (emulated nodes on a small machine, an oversubscribed job), they
+// take the cores the others need. Ranks learn it from each other, in the hierarchy's
+// layout exchange at creation (collectives/hierarchy.cc) or in a shared-memory group's
+// first call that may read peers, so that every rank decides alike.
+// TUTTI_CPU_PER_RANK=yes or no overrides the count, where the affinity misleads (a CPU
+// quota it does not show).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
-namespace tutti::collectives {
+namespace tutti {
 
 // What TUTTI_CPU_PER_RANK says on a rank: auto (count), yes or no.
-enum class CpuClaim : int32_t { kAuto, kOwn, kShared };
+enum class CpuClaim : int8_t { kAuto, kOwn, kShared };
 
 // What a rank tells the others about the CPUs it runs on: fixed size, to travel in an
 // all-gather.
@@ -36,4 +39,4 @@ CpuShare this_process_cpu_share();
 // every rank's says yes.
 bool every_rank_has_a_cpu(std::span<const CpuShare> ranks);
 
-}  // namespace tutti::collectives
+}  // namespace tutti
