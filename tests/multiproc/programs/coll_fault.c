@@ -78,14 +78,29 @@ static int last_message(tutti_comm* comm, int rank, int victim, const int64_t* p
     return 1;
   }
   if (rank == victim) {
-    /* Forked first, so that rank 0 is continued whatever becomes of this rank. */
+    /* Forked first, so that rank 0 is continued whatever becomes of this rank; 300 ms
+     * after the stop, which the child learns from the pipe's end (closed after the
+     * stop, or when this rank ends). A child that slept a fixed 500 ms from the fork
+     * could send its SIGCONT before a victim delayed 300 ms on a loaded machine sent
+     * its SIGSTOP, and rank 0 then stayed stopped (twice in CI, no rank printing). */
+    int stopped[2];
+    if (pipe(stopped) != 0) {
+      printf("FAIL pipe\n");
+      _exit(1);
+    }
     if (fork() == 0) {
-      nanosleep(&(struct timespec){0, 500000000}, NULL);
+      close(stopped[1]);
+      char byte;
+      while (read(stopped[0], &byte, 1) > 0) {
+      }
+      nanosleep(&(struct timespec){0, 300000000}, NULL);
       kill((pid_t)pids[0], SIGCONT);
       _exit(0);
     }
+    close(stopped[0]);
     nanosleep(&(struct timespec){0, 200000000}, NULL); /* rank 0 is in its receive by now */
     kill((pid_t)pids[0], SIGSTOP);
+    close(stopped[1]);
     value = 42.0f;
     status = tutti_send(comm, &value, 1, TUTTI_DTYPE_FLOAT32, 0, 2, NULL);
     printf("DYING %lld %s\n", wall_ms(), tutti_status_name(status));
