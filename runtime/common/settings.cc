@@ -83,7 +83,8 @@ constexpr Setting kTable[] = {
      "forms that win only then, and a node's all_gather to read its peers' private blocks (docs/collectives.md). "
      "auto counts, on each machine, the CPUs its ranks may run on "
      "(their affinity) against its ranks; yes or no overrides that, e.g. where a CPU quota leaves fewer cores than "
-     "the affinity shows. Read on every rank, at creation and at a node's first all_gather of 16 KiB a rank or more: "
+     "the affinity shows. Read on every rank, at creation and at a node's first all_gather or all_to_all of 16 KiB a "
+     "rank or more: "
      "one rank's no, or every rank's yes, decides."},
     {"TUTTI_ALGO", "string", "",
      "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},

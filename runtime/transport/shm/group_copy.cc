@@ -117,7 +117,7 @@ void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_ran
             copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
           });
     };
-    if (!may_read_peers(bytes_per_rank)) return through_slots();
+    if (!may_read_peers(all_gathers_, bytes_per_rank)) return through_slots();
     from_peers_or_slots(
         all_gathers_, in, bytes_per_rank, context,
         [&](uint64_t step) { return all_gather_from_peers(in, out, bytes_per_rank, step, context); }, through_slots);
@@ -354,35 +354,42 @@ void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_ran
     const auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
     if (may_read_in_place(bytes_per_rank) && all_to_all_in_place(in, out, bytes_per_rank, context)) return;
-    const SlotParts parts = parts_of_slot();
-    std::vector<unsigned char> input;
-    if (in == out && parts.rounds > 1) {
-      input.assign(in, in + bytes_per_rank * size_);
-      in = input.data();
-    }
-    auto round = [&](size_t s) { return static_cast<int>(s % static_cast<size_t>(parts.rounds)); };
-    auto span = [&](size_t s) {
-      return chunk_span(s / static_cast<size_t>(parts.rounds), parts.part_bytes, bytes_per_rank);
+    auto through_slots = [&] {
+      const SlotParts parts = parts_of_slot();
+      std::vector<unsigned char> input;
+      if (in == out && parts.rounds > 1) {
+        input.assign(in, in + bytes_per_rank * size_);
+        in = input.data();
+      }
+      auto round = [&](size_t s) { return static_cast<int>(s % static_cast<size_t>(parts.rounds)); };
+      auto span = [&](size_t s) {
+        return chunk_span(s / static_cast<size_t>(parts.rounds), parts.part_bytes, bytes_per_rank);
+      };
+      steps(
+          ceil_div(bytes_per_rank, parts.part_bytes) * static_cast<size_t>(parts.rounds), context,
+          [&](size_t s, uint64_t use) {
+            auto [offset, n] = span(s);
+            unsigned char* mine = slot(rank_, use);
+            const int first = parts.first(round(s));
+            for (int r = first; r < std::min(size_, first + parts.ranks_per_step); ++r) {
+              if (r != rank_) std::memcpy(mine + (r - first) * parts.part_bytes, in + r * bytes_per_rank + offset, n);
+            }
+          },
+          [&](size_t s, uint64_t use) {
+            if (parts.round_of(rank_) != round(s)) return;  // the ranks of another round
+            auto [offset, n] = span(s);
+            const size_t mine = static_cast<size_t>(rank_ - parts.first(round(s))) * parts.part_bytes;
+            for (int r = 0; r < size_; ++r) {
+              const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + mine;
+              copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
+            }
+          });
     };
-    steps(
-        ceil_div(bytes_per_rank, parts.part_bytes) * static_cast<size_t>(parts.rounds), context,
-        [&](size_t s, uint64_t use) {
-          auto [offset, n] = span(s);
-          unsigned char* mine = slot(rank_, use);
-          const int first = parts.first(round(s));
-          for (int r = first; r < std::min(size_, first + parts.ranks_per_step); ++r) {
-            if (r != rank_) std::memcpy(mine + (r - first) * parts.part_bytes, in + r * bytes_per_rank + offset, n);
-          }
-        },
-        [&](size_t s, uint64_t use) {
-          if (parts.round_of(rank_) != round(s)) return;  // the ranks of another round
-          auto [offset, n] = span(s);
-          const size_t mine = static_cast<size_t>(rank_ - parts.first(round(s))) * parts.part_bytes;
-          for (int r = 0; r < size_; ++r) {
-            const unsigned char* from = r == rank_ ? in + rank_ * bytes_per_rank + offset : slot(r, use) + mine;
-            copy_unless_same(out + r * bytes_per_rank + offset, from, n, bytes_per_rank * size_);
-          }
-        });
+    if (!may_read_peers(all_to_alls_, bytes_per_rank)) return through_slots();
+    // In place, peers would read blocks that this rank overwrites.
+    from_peers_or_slots(
+        all_to_alls_, in == out ? nullptr : in, bytes_per_rank, context,
+        [&](uint64_t step) { return all_to_all_from_peers(in, out, bytes_per_rank, step, context); }, through_slots);
   });
 }
 

@@ -1,6 +1,6 @@
 // Reading a peer's private buffer straight from its process (process_vm_readv, the
 // kernel's one copy between two address spaces, as Open MPI's CMA path does), for
-// all_gather on buffers that do not lie in shared memory. Through the slots a block is
+// all_gather and all_to_all on buffers that do not lie in shared memory. Through the slots a block is
 // copied twice, into the owner's slot and out of it; read from the peer, once.
 //
 // Which is faster depends on the data, so rank 0 times both per size (timed_choice.h)
@@ -15,9 +15,11 @@
 // 79 us with the choice, 7.9 / 22.9 / 109 through the slots alone, Open MPI 6.0 / 15.3
 // / 75.
 //
-// Only where every rank has a CPU (cpu_share.h): 4 ranks on the 2 cores read their
-// peers faster only at some sizes, and the step that announces the blocks, which every
-// call of the choice takes, cost 10-40% at others.
+// all_gather only where every rank has a CPU (cpu_share.h): at 4 ranks on the 2 cores
+// the choice made it 6-38% slower at 64 KiB to 16 MiB but at 4 MiB (the step that
+// announces the blocks, taken by every call, and tries of the slower form). all_to_all
+// everywhere: there, through the slots, a rank takes a step per part of a slot, and 4
+// ranks on the 2 cores took 1 MiB in 212-221 us reading peers against 302-304.
 //
 // The kernel may refuse (a container's seccomp profile, Yama's ptrace_scope, a peer of
 // another user): a rank that could not read tells so in the step that ends the call,
@@ -43,8 +45,8 @@ constexpr size_t kReadPeersFromBytes = size_t{16} << 10;
 
 }  // namespace
 
-bool SegmentGroup::may_read_peers(size_t bytes) const {
-  return size_ > 1 && !peer_reads_off_ && bytes >= kReadPeersFromBytes;
+bool SegmentGroup::may_read_peers(const PeerReadChoice& choice, size_t bytes) const {
+  return size_ > 1 && !peer_reads_off_ && !(choice.cpu_each && ranks_share_cpus_) && bytes >= kReadPeersFromBytes;
 }
 
 uint64_t SegmentGroup::announce_block(const void* block, PeerReadChoice& choice, size_t bytes,
@@ -74,7 +76,7 @@ uint64_t SegmentGroup::announce_block(const void* block, PeerReadChoice& choice,
       shares[r].cpus = told.cpus;
       shares[r].claim = told.claim;
     }
-    if (!every_rank_has_a_cpu(shares)) peer_reads_off_ = true;
+    ranks_share_cpus_ = !every_rank_has_a_cpu(shares);
   }
   if (rank_ == 0 && choice.last_ns >= 0) {
     int64_t slowest = 0;
@@ -90,9 +92,9 @@ SegmentGroup::PeerBlock SegmentGroup::peer_block(int rank, uint64_t step) const 
   return block;
 }
 
-bool SegmentGroup::read_peer(const PeerBlock& from, void* to, size_t bytes) const {
+bool SegmentGroup::read_peer(const PeerBlock& from, size_t offset, void* to, size_t bytes) const {
   auto* at = static_cast<unsigned char*>(to);
-  uintptr_t remote_at = static_cast<uintptr_t>(from.address);
+  uintptr_t remote_at = static_cast<uintptr_t>(from.address) + offset;
   while (bytes > 0) {
     iovec local{at, bytes};
     iovec remote{reinterpret_cast<void*>(remote_at), bytes};
@@ -132,7 +134,20 @@ bool SegmentGroup::all_gather_from_peers(const unsigned char* in, unsigned char*
   bool read = true;
   for (int i = 1; i < size_ && read; ++i) {
     const int r = (rank_ + i) % size_;
-    read = read_peer(peer_block(r, step), out + r * bytes_per_rank, bytes_per_rank);
+    read = read_peer(peer_block(r, step), 0, out + r * bytes_per_rank, bytes_per_rank);
+  }
+  return all_read(read, context);
+}
+
+// The same for all_to_all: the block for this rank in every other rank's send buffer.
+bool SegmentGroup::all_to_all_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank,
+                                         uint64_t step, const OpContext& context) {
+  const size_t all_bytes = bytes_per_rank * size_;
+  copy_out(out + rank_ * bytes_per_rank, in + rank_ * bytes_per_rank, bytes_per_rank, all_bytes);
+  bool read = true;
+  for (int i = 1; i < size_ && read; ++i) {
+    const int r = (rank_ + i) % size_;
+    read = read_peer(peer_block(r, step), rank_ * bytes_per_rank, out + r * bytes_per_rank, bytes_per_rank);
   }
   return all_read(read, context);
 }

@@ -313,36 +313,44 @@ class SegmentGroup final : public Group {
   // announcement to its return) rides in its next announcement, and rank 0 records the
   // longest then.
   struct PeerReadChoice {
+    // Whether the collective reads peers only where every rank has a CPU: all_gather,
+    // whose slots at 4 ranks on 2 cores beat reading peers at most sizes, where
+    // all_to_all's, which take a step per part of a slot, lost at every size from
+    // 256 KiB (group_peer_reads.cc).
+    const bool cpu_each;
     TimedChoice choice{2};
     int64_t last_ns = -1;  // this rank's time of the last call that chose; -1 before the first
     size_t last_bytes = 0;
     int last_form = kThroughSlots;
   };
   // Whether a data mover of `bytes` a rank chooses between the slots and its peers'
-  // memory: not once the first such call found ranks sharing CPUs, nor once a rank
-  // could not read a peer's (all_read).
-  bool may_read_peers(size_t bytes) const;
+  // memory: not once a rank could not read a peer's (all_read), nor, where the choice
+  // asks for a CPU each, once the first such call found ranks sharing them.
+  bool may_read_peers(const PeerReadChoice& choice, size_t bytes) const;
   // The step where every rank tells where `block` lies and rank 0 the form it chose for
   // `bytes` (and records the last call's time); returns the step, where peer_block
   // reads them. The first call's also settles, alike on every rank, whether the ranks
-  // may each have a CPU: where they share them (4 ranks on 2 cores), reading peers lost
-  // to the slots at most sizes, and the step it costs every call took 10-40% more.
+  // may each have a CPU.
   uint64_t announce_block(const void* block, PeerReadChoice& choice, size_t bytes, const OpContext& context);
   PeerBlock peer_block(int rank, uint64_t step) const;
-  // Copies the `bytes` of a peer's block into `to`; false where the kernel refused.
-  bool read_peer(const PeerBlock& from, void* to, size_t bytes) const;
+  // Copies `bytes` at `offset` of a peer's block into `to`; false where the kernel refused.
+  bool read_peer(const PeerBlock& from, size_t offset, void* to, size_t bytes) const;
   // The step that ends a call that read peers: every rank tells whether it read all it
   // needed, and waits until every rank is done with its block. False, on every rank
   // alike, when one could not: the call then runs through the slots, and so do all
   // later ones.
   bool all_read(bool read, const OpContext& context);
-  // Runs a call of `bytes` (a rank's) whose own block is `block` in the form rank 0
-  // chose: from_peers(step) (false: it fell back) or slots().
+  // Runs a call of `bytes` (a rank's) whose own block is `block` (nullptr: not to be
+  // read) in the form rank 0 chose: from_peers(step) (false: it fell back) or slots(),
+  // which every call takes where a rank's block is not to be read.
   template <typename FromPeers, typename Slots>
   void from_peers_or_slots(PeerReadChoice& choice, const void* block, size_t bytes, const OpContext& context,
                            FromPeers&& from_peers, Slots&& slots) {
     const uint64_t step = announce_block(block, choice, bytes, context);
-    const int form = peer_reads_off_ ? kThroughSlots : peer_block(0, step).form;
+    int form = peer_reads_off_ || (choice.cpu_each && ranks_share_cpus_) ? kThroughSlots : peer_block(0, step).form;
+    for (int r = 0; r < size_ && form == kFromPeers; ++r) {
+      if (peer_block(r, step).address == 0) form = kThroughSlots;
+    }
     const auto started = std::chrono::steady_clock::now();
     if (form != kFromPeers || !from_peers(step)) slots();
     choice.last_ns =
@@ -351,6 +359,8 @@ class SegmentGroup final : public Group {
     choice.last_form = form;
   }
   bool all_gather_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, uint64_t step,
+                             const OpContext& context);
+  bool all_to_all_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, uint64_t step,
                              const OpContext& context);
 
   Segment segment_;
@@ -374,9 +384,11 @@ class SegmentGroup final : public Group {
   std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
   TimedChoice large_all_reduces_{2};           // rank 0's times of reduce_large's forms (group_reduce.cc)
   TimedChoice large_reduces_{2};
-  PeerReadChoice all_gathers_;   // all_gather through the slots or from peers
-  bool peer_reads_off_ = false;  // the ranks share CPUs, or one could not read a peer's memory
-  bool cpus_told_ = false;       // whether a call has announced the ranks' CPUs (announce_block)
+  PeerReadChoice all_gathers_{true};  // all_gather and all_to_all through the slots or from peers, by size
+  PeerReadChoice all_to_alls_{false};
+  bool peer_reads_off_ = false;    // a rank could not read a peer's memory (all_read)
+  bool cpus_told_ = false;         // whether a call has announced the ranks' CPUs (announce_block)
+  bool ranks_share_cpus_ = false;  // what it found
   uint64_t peer_read_runs_ = 0;
   uint64_t regions_changes_ = 0;     // allocations and frees so far, folded into every shape
   std::list<SharedRegion> regions_;  // allocate_shared's, live ones (a list: Segment does not move-assign)

@@ -449,41 +449,84 @@ void all_gather_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes
   }
 }
 
-// all_gather of private blocks from 16 KiB a rank, where every rank has a CPU
-// (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks): rank 0 times
-// the slots and reading the peers' memory (group_peer_reads.cc), and the first calls of
-// a size take each in turn, so a few calls of each size read peers at least once;
-// below 16 KiB none does.
-Test(shm_group, all_gather_reads_private_blocks_from_peers, .timeout = 120) {
-  constexpr size_t kFrom = size_t{16} << 10;
-  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
-  for (int size : {2, 3, 4, 8}) {
-    Ranks ranks(size);
-    ranks.run([&](int rank, Failures& failures) {
-      const Group& group = *ranks.groups[rank];
-      for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, kFrom - 1, call);
-      failures.expect(rank, group.peer_read_runs() == 0, "a block under 16 KiB was read from a peer");
-      // Each in a size class of its own (a power of two), whose first calls try both forms.
-      for (size_t bytes : {kFrom, size_t{40003}, size_t{300001}}) {
-        const uint64_t runs = group.peer_read_runs();
-        for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, bytes, call);
-        failures.expect(rank, group.peer_read_runs() > runs,
-                        tutti::concat("no all_gather of ", bytes, " bytes a rank read its peers"));
+// One all_to_all, whose block j of rank r's send carries (r, j, call); every block of
+// the result checked.
+void all_to_all_once(Ranks& ranks, int rank, Failures& failures, size_t bytes, int call, bool in_place) {
+  const int size = ranks.size;
+  auto byte_of = [&](int from, int to, size_t i) {
+    return static_cast<unsigned char>(from * 29 + to * 7 + i * 13 + call);
+  };
+  Guarded send(bytes * size), recv(bytes * size);
+  unsigned char* in = in_place ? recv.get() : send.get();
+  for (int to = 0; to < size; ++to) {
+    for (size_t i = 0; i < bytes; ++i) in[to * bytes + i] = byte_of(rank, to, i);
+  }
+  OpContext context = ranks.context(rank, "all_to_all");
+  ranks.groups[rank]->all_to_all(in, recv.get(), bytes, context);
+  std::string name = tutti::concat("all_to_all of ", bytes, " bytes, call ", call, in_place ? " in place" : "");
+  failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+  for (int from = 0; from < size; ++from) {
+    for (size_t i = 0; i < bytes; ++i) {
+      if (recv.get()[from * bytes + i] != byte_of(from, rank, i)) {
+        failures.expect(rank, false, tutti::concat(name, ": byte ", i, " from rank ", from, " differs"));
+        break;
       }
-    });
-    for (int r = 1; r < size; ++r) cr_assert_eq(ranks.groups[r]->peer_read_runs(), ranks.groups[0]->peer_read_runs());
+    }
   }
 }
 
-// Ranks that share CPUs keep to the slots: the first call that could read peers finds
-// it out, on every rank alike, and none reads them (TUTTI_CPU_PER_RANK=no says so
-// whatever this machine's CPUs).
+// In place on the odd calls of rank 1 only, so that the ranks differ in that.
+void all_to_all_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes, int call) {
+  all_to_all_once(ranks, rank, failures, bytes, call, call % 2 == 1 && rank == 1);
+}
+
+using CheckedCall = void (*)(Ranks&, int, Failures&, size_t, int);
+const std::pair<const char*, CheckedCall> kReadingPeers[] = {{"all_gather", all_gather_checked},
+                                                             {"all_to_all", all_to_all_checked}};
+
+// all_gather and all_to_all of private blocks from 16 KiB a rank, where every rank has
+// a CPU (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks): rank 0
+// times the slots and reading the peers' memory (group_peer_reads.cc), and the first
+// calls of a size take each in turn, so a few calls of each size read peers at least
+// once (all_to_all on the calls where no rank is in place); below 16 KiB none does.
+Test(shm_group, data_movers_read_private_blocks_from_peers, .timeout = 120) {
+  constexpr size_t kFrom = size_t{16} << 10;
+  setenv("TUTTI_CPU_PER_RANK", "yes", 1);
+  for (auto [what, checked] : kReadingPeers) {
+    for (int size : {2, 3, 4, 8}) {
+      Ranks ranks(size);
+      ranks.run([&](int rank, Failures& failures) {
+        const Group& group = *ranks.groups[rank];
+        for (int call = 0; call < 6; ++call) checked(ranks, rank, failures, kFrom - 1, call);
+        failures.expect(rank, group.peer_read_runs() == 0,
+                        tutti::concat("a block of ", what, " under 16 KiB was read"));
+        // Each in a size class of its own (a power of two), whose first calls try both forms.
+        for (size_t bytes : {kFrom, size_t{40003}, size_t{300001}}) {
+          const uint64_t runs = group.peer_read_runs();
+          for (int call = 0; call < 8; ++call) checked(ranks, rank, failures, bytes, call);
+          failures.expect(rank, group.peer_read_runs() > runs,
+                          tutti::concat("no ", what, " of ", bytes, " bytes a rank read its peers"));
+        }
+      });
+      for (int r = 1; r < size; ++r) {
+        cr_assert_eq(ranks.groups[r]->peer_read_runs(), ranks.groups[0]->peer_read_runs(), "%s", what);
+      }
+    }
+  }
+}
+
+// Where ranks share CPUs, all_gather keeps to the slots: the first call that could read
+// peers finds it out, on every rank alike, and none reads them (TUTTI_CPU_PER_RANK=no
+// says so whatever this machine's CPUs); all_to_all reads them even so.
 Test(shm_group, all_gather_keeps_to_the_slots_where_ranks_share_cpus, .timeout = 60) {
   setenv("TUTTI_CPU_PER_RANK", "no", 1);
   Ranks ranks(2);
   ranks.run([&](int rank, Failures& failures) {
+    const Group& group = *ranks.groups[rank];
     for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, 100000, call);
-    failures.expect(rank, ranks.groups[rank]->peer_read_runs() == 0, "ranks that share CPUs read their peers");
+    failures.expect(rank, group.peer_read_runs() == 0, "all_gather read peers on ranks that share CPUs");
+    for (int call = 0; call < 8; ++call) all_to_all_checked(ranks, rank, failures, 100000, call);
+    failures.expect(rank, group.peer_read_runs() > 0, "all_to_all did not read peers on ranks that share CPUs");
   });
 }
 
@@ -504,24 +547,25 @@ bool refuse_reading_other_processes() {
 // through the slots on every rank, with the right result, and no rank reads a peer
 // again. 70 calls of one size take each form at least twice (timed_choice.h tries the
 // other form every 32nd call).
-Test(shm_group, all_gather_falls_back_to_the_slots_when_a_rank_cannot_read_peers, .timeout = 120) {
+Test(shm_group, data_movers_fall_back_to_the_slots_when_a_rank_cannot_read_peers, .timeout = 120) {
   constexpr size_t kBytes = 100000;
   setenv("TUTTI_CPU_PER_RANK", "yes", 1);
-  Ranks ranks(3);
-  ranks.run([&](int rank, Failures& failures) {
-    const Group& group = *ranks.groups[rank];
-    for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, kBytes, call);
-    const uint64_t runs = group.peer_read_runs();
-    failures.expect(rank, runs > 0, "no all_gather read its peers before the refusal");
-    if (rank == 1) {
-      failures.expect(rank, refuse_reading_other_processes(),
-                      tutti::concat("cannot install the seccomp filter: ", std::strerror(errno)));
-    }
-    for (int call = 6; call < 76; ++call) all_gather_checked(ranks, rank, failures, kBytes, call);
-    failures.expect(
-        rank, group.peer_read_runs() == runs,
-        tutti::concat(group.peer_read_runs() - runs, " all_gathers counted reads of peers after the refusal"));
-  });
+  for (auto [what, checked] : kReadingPeers) {
+    Ranks ranks(3);
+    ranks.run([&](int rank, Failures& failures) {
+      const Group& group = *ranks.groups[rank];
+      for (int call = 0; call < 8; ++call) checked(ranks, rank, failures, kBytes, call);
+      const uint64_t runs = group.peer_read_runs();
+      failures.expect(rank, runs > 0, tutti::concat("no ", what, " read its peers before the refusal"));
+      if (rank == 1) {
+        failures.expect(rank, refuse_reading_other_processes(),
+                        tutti::concat("cannot install the seccomp filter: ", std::strerror(errno)));
+      }
+      for (int call = 8; call < 78; ++call) checked(ranks, rank, failures, kBytes, call);
+      failures.expect(rank, group.peer_read_runs() == runs,
+                      tutti::concat(group.peer_read_runs() - runs, " ", what, "s read peers after the refusal"));
+    });
+  }
 }
 
 Test(shm_group, scatter_from_two_roots, .timeout = 120) {
@@ -557,31 +601,11 @@ Test(shm_group, scatter_from_two_roots, .timeout = 120) {
 }
 
 Test(shm_group, all_to_all_both_forms, .timeout = 120) {
-  // Block j of rank r's send carries (r, j) in every byte's pattern.
-  auto byte_of = [](int from, int to, size_t i) { return static_cast<unsigned char>(from * 29 + to * 7 + i * 13); };
   for (int size : kRankCounts) {
     Ranks ranks(size);
     ranks.run([&](int rank, Failures& failures) {
       for (size_t bytes : kBlockBytes) {
-        for (bool in_place : {false, true}) {
-          Guarded send(bytes * size), recv(bytes * size);
-          unsigned char* in = in_place ? recv.get() : send.get();
-          for (int to = 0; to < size; ++to) {
-            for (size_t i = 0; i < bytes; ++i) in[to * bytes + i] = byte_of(rank, to, i);
-          }
-          OpContext context = ranks.context(rank, "all_to_all");
-          ranks.groups[rank]->all_to_all(in, recv.get(), bytes, context);
-          std::string name = tutti::concat("all_to_all of ", bytes, " bytes", in_place ? " in place" : "");
-          failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
-          for (int from = 0; from < size; ++from) {
-            for (size_t i = 0; i < bytes; ++i) {
-              if (recv.get()[from * bytes + i] != byte_of(from, rank, i)) {
-                failures.expect(rank, false, tutti::concat(name, ": byte ", i, " from rank ", from, " differs"));
-                break;
-              }
-            }
-          }
-        }
+        for (bool in_place : {false, true}) all_to_all_once(ranks, rank, failures, bytes, 0, in_place);
       }
     });
   }
@@ -1693,7 +1717,8 @@ namespace {
 
 // One rank of real_processes_more_ranks_than_cores, in a forked child: rank 0 serves
 // the store. Returns the exit status: 0, or the step that failed (10 + call: an
-// all_reduce's result, 60 + call: an all_gather's, 70: no all_gather read its peers).
+// all_reduce's result, 60 + call: an all_gather's, 80 + call: an all_to_all's, 70:
+// fewer than two calls read their peers).
 int process_rank(int rank, int size, int port) {
   try {
     auto loop = tutti::loop::Loop::create();
@@ -1725,7 +1750,8 @@ int process_rank(int rank, int size, int port) {
       }
     }
     // Blocks of 40000 bytes, private: rank 0 chooses between the slots and reading the
-    // peers' memory, and the first calls take each (group_peer_reads.cc).
+    // peers' memory, and the first calls of each collective take each form
+    // (group_peer_reads.cc).
     constexpr size_t kBlock = 40000;
     std::vector<unsigned char> block(kBlock), all(kBlock * size);
     for (int call = 0; call < 8; ++call) {
@@ -1741,7 +1767,23 @@ int process_rank(int rank, int size, int port) {
         }
       }
     }
-    if (group->peer_read_runs() == 0) return 70;
+    // all_to_all the same way: the block for this rank at its offset in every send.
+    std::vector<unsigned char> blocks(kBlock * size);
+    for (int call = 0; call < 8; ++call) {
+      for (int to = 0; to < size; ++to) {
+        for (size_t i = 0; i < kBlock; ++i) blocks[to * kBlock + i] = pattern(rank * 5 + to + call, i);
+      }
+      context.name = "all_to_all";
+      context.seq = 49 + call;
+      context.deadline = soon();
+      group->all_to_all(blocks.data(), all.data(), kBlock, context);
+      for (int from = 0; from < size; ++from) {
+        for (size_t i = 0; i < kBlock; ++i) {
+          if (all[from * kBlock + i] != pattern(from * 5 + rank + call, i)) return 80 + call;
+        }
+      }
+    }
+    if (group->peer_read_runs() < 2) return 70;
     context.name = "barrier";
     group->barrier(context);
     return 0;
