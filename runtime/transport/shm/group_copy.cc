@@ -119,7 +119,7 @@ void SegmentGroup::all_gather(const void* send, void* recv, size_t bytes_per_ran
     };
     if (!may_read_peers(all_gathers_, bytes_per_rank)) return through_slots();
     from_peers_or_slots(
-        all_gathers_, in, bytes_per_rank, context,
+        all_gathers_, in, true, bytes_per_rank, context,
         [&](uint64_t step) { return all_gather_from_peers(in, out, bytes_per_rank, step, context); }, through_slots);
   });
 }
@@ -318,25 +318,31 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
       }
       return;
     }
-    const size_t chunk = copy_chunk();
-    const size_t chunks = ceil_div(bytes_per_rank, chunk);
-    for (size_t c = 0; c < chunks; ++c) {
-      const uint64_t use = slot_uses_++;
-      const uint64_t step = ++step_;
-      auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-      if (rank_ == root) {
-        claim_slot(use, context);
-        for (int r = 0; r < size_; ++r) {
-          if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
+    auto through_slots = [&] {
+      const size_t chunk = copy_chunk();
+      const size_t chunks = ceil_div(bytes_per_rank, chunk);
+      for (size_t c = 0; c < chunks; ++c) {
+        const uint64_t use = slot_uses_++;
+        const uint64_t step = ++step_;
+        auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+        if (rank_ == root) {
+          claim_slot(use, context);
+          for (int r = 0; r < size_; ++r) {
+            if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
+          }
+          post(step, step + 1, context);
+        } else {
+          post(step, 0, context);
+          wait_owner(root, step, context, c, chunks);
+          copy_out(out + offset, slot(rank_, use), n, bytes_per_rank);
         }
-        post(step, step + 1, context);
-      } else {
-        post(step, 0, context);
-        wait_owner(root, step, context, c, chunks);
-        copy_out(out + offset, slot(rank_, use), n, bytes_per_rank);
+        release_slot(use, step);
       }
-      release_slot(use, step);
-    }
+    };
+    if (!may_read_peers(scatters_, bytes_per_rank)) return through_slots();
+    from_peers_or_slots(
+        scatters_, rank_ == root ? in : nullptr, true, bytes_per_rank, context,
+        [&](uint64_t step) { return scatter_from_root(out, bytes_per_rank, root, step, context); }, through_slots);
   });
 }
 
@@ -388,7 +394,7 @@ void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_ran
     if (!may_read_peers(all_to_alls_, bytes_per_rank)) return through_slots();
     // In place, peers would read blocks that this rank overwrites.
     from_peers_or_slots(
-        all_to_alls_, in == out ? nullptr : in, bytes_per_rank, context,
+        all_to_alls_, in, in != out, bytes_per_rank, context,
         [&](uint64_t step) { return all_to_all_from_peers(in, out, bytes_per_rank, step, context); }, through_slots);
   });
 }

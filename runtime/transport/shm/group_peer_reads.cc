@@ -15,11 +15,15 @@
 // 79 us with the choice, 7.9 / 22.9 / 109 through the slots alone, Open MPI 6.0 / 15.3
 // / 75.
 //
-// all_gather only where every rank has a CPU (cpu_share.h): at 4 ranks on the 2 cores
-// the choice made it 6-38% slower at 64 KiB to 16 MiB but at 4 MiB (the step that
-// announces the blocks, taken by every call, and tries of the slower form). all_to_all
-// everywhere: there, through the slots, a rank takes a step per part of a slot, and 4
-// ranks on the 2 cores took 1 MiB in 212-221 us reading peers against 302-304.
+// Where ranks share CPUs (cpu_share.h), the step that announces the blocks, which every
+// call of the choice takes, costs a context switch or two. 4 ranks on the 2 cores,
+// whole-array bytes:
+//   - all_gather: the choice was 6-38% slower from 64 KiB to 16 MiB but at 4 MiB, so it
+//     reads peers only where every rank has a CPU;
+//   - all_to_all, whose slots take a step per part of a slot: 64 KiB 17.5 -> 22.5 us,
+//     256 KiB 62.8 -> 47.1, 1 MiB 338 -> 277, so from 64 KiB a rank;
+//   - scatter, whose root copies every block into the slots: 128 KiB 13.6-13.8 ->
+//     15.7-17.1, 512 KiB level, 2 MiB 220-259 -> 142-219, so from 128 KiB a rank.
 //
 // The kernel may refuse (a container's seccomp profile, Yama's ptrace_scope, a peer of
 // another user): a rank that could not read tells so in the step that ends the call,
@@ -46,10 +50,11 @@ constexpr size_t kReadPeersFromBytes = size_t{16} << 10;
 }  // namespace
 
 bool SegmentGroup::may_read_peers(const PeerReadChoice& choice, size_t bytes) const {
-  return size_ > 1 && !peer_reads_off_ && !(choice.cpu_each && ranks_share_cpus_) && bytes >= kReadPeersFromBytes;
+  return size_ > 1 && !peer_reads_off_ && bytes >= kReadPeersFromBytes &&
+         !(ranks_share_cpus_ && bytes < choice.sharing_cpus_from_bytes);
 }
 
-uint64_t SegmentGroup::announce_block(const void* block, PeerReadChoice& choice, size_t bytes,
+uint64_t SegmentGroup::announce_block(const void* block, bool readable, PeerReadChoice& choice, size_t bytes,
                                       const OpContext& context) {
   const uint64_t step = ++step_;
   claim_entry(step, context);
@@ -63,7 +68,8 @@ uint64_t SegmentGroup::announce_block(const void* block, PeerReadChoice& choice,
     mine.cpus = static_cast<uint16_t>(std::min<int32_t>(cpus.cpus, UINT16_MAX));
     mine.claim = cpus.claim;
   }
-  if (rank_ == 0) mine.form = static_cast<PeerReadForm>(choice.choice.choose(bytes));
+  mine.form = rank_ == 0 ? static_cast<PeerReadForm>(choice.choice.choose(bytes)) : kFromPeers;
+  if (!readable) mine.form = kThroughSlots;
   std::memcpy(step_data(rank_, step, sizeof mine), &mine, sizeof mine);
   post(step, step + 1, context);
   wait_all(step, context, 0, 1);
@@ -150,6 +156,15 @@ bool SegmentGroup::all_to_all_from_peers(const unsigned char* in, unsigned char*
     read = read_peer(peer_block(r, step), rank_ * bytes_per_rank, out + r * bytes_per_rank, bytes_per_rank);
   }
   return all_read(read, context);
+}
+
+// scatter: every other rank reads its block of root's send buffer; root, which has
+// copied its own, only waits (in all_read) until they are done with it. Through the
+// slots root copies every other rank's block itself.
+bool SegmentGroup::scatter_from_root(unsigned char* out, size_t bytes_per_rank, int root, uint64_t step,
+                                     const OpContext& context) {
+  return all_read(rank_ == root || read_peer(peer_block(root, step), rank_ * bytes_per_rank, out, bytes_per_rank),
+                  context);
 }
 
 }  // namespace tutti::transport::shm

@@ -293,9 +293,10 @@ class SegmentGroup final : public Group {
                                ReduceOp op, const OpContext& context);
 
   // Reading peers' private buffers from their processes (group_peer_reads.cc). A rank
-  // tells where its block lies in a step's note; rank 0 also which form the call takes
-  // (TimedChoice's numbers), every rank how long it took in the last call that chose,
-  // and, in the first, its share of the CPUs (cpu_share.h: machine is this one).
+  // tells where its block lies in a step's note; which form it takes (rank 0 the one it
+  // chose, in TimedChoice's numbers; the others kFromPeers, or kThroughSlots where
+  // their block must not be read); how long it took in the last call that chose; and,
+  // in the first, its share of the CPUs (cpu_share.h: machine is this one).
   enum PeerReadForm : int8_t { kThroughSlots = 0, kFromPeers = 1 };
   struct PeerBlock {
     uint64_t address = 0;
@@ -313,25 +314,25 @@ class SegmentGroup final : public Group {
   // announcement to its return) rides in its next announcement, and rank 0 records the
   // longest then.
   struct PeerReadChoice {
-    // Whether the collective reads peers only where every rank has a CPU: all_gather,
-    // whose slots at 4 ranks on 2 cores beat reading peers at most sizes, where
-    // all_to_all's, which take a step per part of a slot, lost at every size from
-    // 256 KiB (group_peer_reads.cc).
-    const bool cpu_each;
+    // Where ranks share CPUs, the block a rank from which the collective may read
+    // peers (SIZE_MAX: never): there the step that announces the blocks costs a
+    // context switch or two, which small blocks do not repay (group_peer_reads.cc).
+    const size_t sharing_cpus_from_bytes;
     TimedChoice choice{2};
     int64_t last_ns = -1;  // this rank's time of the last call that chose; -1 before the first
     size_t last_bytes = 0;
     int last_form = kThroughSlots;
   };
   // Whether a data mover of `bytes` a rank chooses between the slots and its peers'
-  // memory: not once a rank could not read a peer's (all_read), nor, where the choice
-  // asks for a CPU each, once the first such call found ranks sharing them.
+  // memory: not once a rank could not read a peer's (all_read), nor below the choice's
+  // sharing_cpus_from_bytes once the first such call found ranks sharing CPUs.
   bool may_read_peers(const PeerReadChoice& choice, size_t bytes) const;
   // The step where every rank tells where `block` lies and rank 0 the form it chose for
   // `bytes` (and records the last call's time); returns the step, where peer_block
   // reads them. The first call's also settles, alike on every rank, whether the ranks
   // may each have a CPU.
-  uint64_t announce_block(const void* block, PeerReadChoice& choice, size_t bytes, const OpContext& context);
+  uint64_t announce_block(const void* block, bool readable, PeerReadChoice& choice, size_t bytes,
+                          const OpContext& context);
   PeerBlock peer_block(int rank, uint64_t step) const;
   // Copies `bytes` at `offset` of a peer's block into `to`; false where the kernel refused.
   bool read_peer(const PeerBlock& from, size_t offset, void* to, size_t bytes) const;
@@ -340,17 +341,15 @@ class SegmentGroup final : public Group {
   // alike, when one could not: the call then runs through the slots, and so do all
   // later ones.
   bool all_read(bool read, const OpContext& context);
-  // Runs a call of `bytes` (a rank's) whose own block is `block` (nullptr: not to be
-  // read) in the form rank 0 chose: from_peers(step) (false: it fell back) or slots(),
-  // which every call takes where a rank's block is not to be read.
+  // Runs a call of `bytes` (a rank's) whose own block is `block` (nullptr where no one
+  // reads it) in the form rank 0 chose, or through the slots where a rank's block is
+  // in place (readable false): from_peers(step) (false: it fell back) or slots().
   template <typename FromPeers, typename Slots>
-  void from_peers_or_slots(PeerReadChoice& choice, const void* block, size_t bytes, const OpContext& context,
-                           FromPeers&& from_peers, Slots&& slots) {
-    const uint64_t step = announce_block(block, choice, bytes, context);
-    int form = peer_reads_off_ || (choice.cpu_each && ranks_share_cpus_) ? kThroughSlots : peer_block(0, step).form;
-    for (int r = 0; r < size_ && form == kFromPeers; ++r) {
-      if (peer_block(r, step).address == 0) form = kThroughSlots;
-    }
+  void from_peers_or_slots(PeerReadChoice& choice, const void* block, bool readable, size_t bytes,
+                           const OpContext& context, FromPeers&& from_peers, Slots&& slots) {
+    const uint64_t step = announce_block(block, readable, choice, bytes, context);
+    int form = may_read_peers(choice, bytes) ? kFromPeers : kThroughSlots;
+    for (int r = 0; r < size_; ++r) form = std::min<int>(form, peer_block(r, step).form);
     const auto started = std::chrono::steady_clock::now();
     if (form != kFromPeers || !from_peers(step)) slots();
     choice.last_ns =
@@ -362,6 +361,7 @@ class SegmentGroup final : public Group {
                              const OpContext& context);
   bool all_to_all_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, uint64_t step,
                              const OpContext& context);
+  bool scatter_from_root(unsigned char* out, size_t bytes_per_rank, int root, uint64_t step, const OpContext& context);
 
   Segment segment_;
   Layout layout_;
@@ -384,8 +384,12 @@ class SegmentGroup final : public Group {
   std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
   TimedChoice large_all_reduces_{2};           // rank 0's times of reduce_large's forms (group_reduce.cc)
   TimedChoice large_reduces_{2};
-  PeerReadChoice all_gathers_{true};  // all_gather and all_to_all through the slots or from peers, by size
-  PeerReadChoice all_to_alls_{false};
+  // all_gather, all_to_all and scatter through the slots or from peers, by size; the
+  // bounds where ranks share CPUs, measured at 4 ranks on this project's 2 cores, are
+  // in group_peer_reads.cc.
+  PeerReadChoice all_gathers_{SIZE_MAX};
+  PeerReadChoice all_to_alls_{size_t{64} << 10};
+  PeerReadChoice scatters_{size_t{128} << 10};
   bool peer_reads_off_ = false;    // a rank could not read a peer's memory (all_read)
   bool cpus_told_ = false;         // whether a call has announced the ranks' CPUs (announce_block)
   bool ranks_share_cpus_ = false;  // what it found

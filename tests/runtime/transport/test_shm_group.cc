@@ -480,15 +480,42 @@ void all_to_all_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes
   all_to_all_once(ranks, rank, failures, bytes, call, call % 2 == 1 && rank == 1);
 }
 
-using CheckedCall = void (*)(Ranks&, int, Failures&, size_t, int);
-const std::pair<const char*, CheckedCall> kReadingPeers[] = {{"all_gather", all_gather_checked},
-                                                             {"all_to_all", all_to_all_checked}};
+// One scatter, from rank 0 on even calls and from the last rank on odd ones, in place
+// there (never from rank 1 of more than 2, which the fallback test keeps from reading:
+// as a root it would read nothing); the block checked.
+void scatter_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes, int call) {
+  const int size = ranks.size;
+  const int root = call % 2 == 0 ? 0 : size - 1;
+  const bool in_place = call % 2 == 1 && rank == root;
+  Guarded send(bytes * size), recv(bytes);
+  if (rank == root) {
+    for (int to = 0; to < size; ++to) {
+      for (size_t i = 0; i < bytes; ++i) send.get()[to * bytes + i] = pattern(to + call, i);
+    }
+  }
+  unsigned char* out = in_place ? send.get() + root * bytes : recv.get();
+  OpContext context = ranks.context(rank, "scatter");
+  ranks.groups[rank]->scatter(rank == root ? send.get() : nullptr, out, bytes, root, context);
+  std::string name =
+      tutti::concat("scatter of ", bytes, " bytes from ", root, ", call ", call, in_place ? " in place" : "");
+  failures.expect(rank, recv.intact() && send.intact(), name + ": wrote outside a buffer");
+  for (size_t i = 0; i < bytes; ++i) {
+    if (out[i] != pattern(rank + call, i)) {
+      failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+      break;
+    }
+  }
+}
 
-// all_gather and all_to_all of private blocks from 16 KiB a rank, where every rank has
-// a CPU (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks): rank 0
-// times the slots and reading the peers' memory (group_peer_reads.cc), and the first
-// calls of a size take each in turn, so a few calls of each size read peers at least
-// once (all_to_all on the calls where no rank is in place); below 16 KiB none does.
+using CheckedCall = void (*)(Ranks&, int, Failures&, size_t, int);
+const std::pair<const char*, CheckedCall> kReadingPeers[] = {
+    {"all_gather", all_gather_checked}, {"all_to_all", all_to_all_checked}, {"scatter", scatter_checked}};
+
+// all_gather, all_to_all and scatter of private blocks from 16 KiB a rank, where every
+// rank has a CPU (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks):
+// rank 0 times the slots and reading the peers' memory (group_peer_reads.cc), and the
+// first calls of a size take each in turn, so a few calls of each size read peers at
+// least once (all_to_all on the calls where no rank is in place); below 16 KiB none does.
 Test(shm_group, data_movers_read_private_blocks_from_peers, .timeout = 120) {
   constexpr size_t kFrom = size_t{16} << 10;
   setenv("TUTTI_CPU_PER_RANK", "yes", 1);
@@ -515,18 +542,26 @@ Test(shm_group, data_movers_read_private_blocks_from_peers, .timeout = 120) {
   }
 }
 
-// Where ranks share CPUs, all_gather keeps to the slots: the first call that could read
-// peers finds it out, on every rank alike, and none reads them (TUTTI_CPU_PER_RANK=no
-// says so whatever this machine's CPUs); all_to_all reads them even so.
-Test(shm_group, all_gather_keeps_to_the_slots_where_ranks_share_cpus, .timeout = 60) {
+// Where ranks share CPUs (TUTTI_CPU_PER_RANK=no says so whatever this machine's CPUs),
+// which the first call that could read peers finds out on every rank alike, all_gather
+// keeps to the slots, and all_to_all and scatter read peers only from 64 and 128 KiB a
+// rank.
+Test(shm_group, data_movers_read_fewer_peers_where_ranks_share_cpus, .timeout = 60) {
   setenv("TUTTI_CPU_PER_RANK", "no", 1);
   Ranks ranks(2);
   ranks.run([&](int rank, Failures& failures) {
     const Group& group = *ranks.groups[rank];
     for (int call = 0; call < 6; ++call) all_gather_checked(ranks, rank, failures, 100000, call);
     failures.expect(rank, group.peer_read_runs() == 0, "all_gather read peers on ranks that share CPUs");
+    for (int call = 0; call < 8; ++call) all_to_all_checked(ranks, rank, failures, 40000, call);
+    failures.expect(rank, group.peer_read_runs() == 0, "an all_to_all of 40000 bytes a rank read peers sharing CPUs");
     for (int call = 0; call < 8; ++call) all_to_all_checked(ranks, rank, failures, 100000, call);
-    failures.expect(rank, group.peer_read_runs() > 0, "all_to_all did not read peers on ranks that share CPUs");
+    const uint64_t runs = group.peer_read_runs();
+    failures.expect(rank, runs > 0, "all_to_all did not read peers on ranks that share CPUs");
+    for (int call = 0; call < 8; ++call) scatter_checked(ranks, rank, failures, 40000, call);
+    failures.expect(rank, group.peer_read_runs() == runs, "a scatter of 40000 bytes a rank read peers sharing CPUs");
+    for (int call = 0; call < 8; ++call) scatter_checked(ranks, rank, failures, 200000, call);
+    failures.expect(rank, group.peer_read_runs() > runs, "scatter did not read peers on ranks that share CPUs");
   });
 }
 
