@@ -80,12 +80,12 @@ constexpr Setting kTable[] = {
      "stderr (what tutti_comm_dump writes), e.g. kill -USR1 PID on a hung rank."},
     {"TUTTI_CPU_PER_RANK", "string", "auto",
      "auto, yes or no: whether every rank has a CPU of its own, which the selector needs to take the hierarchical "
-     "forms that win only then, and a node's all_gather to read its peers' private blocks (docs/collectives.md). "
-     "auto counts, on each machine, the CPUs its ranks may run on "
-     "(their affinity) against its ranks; yes or no overrides that, e.g. where a CPU quota leaves fewer cores than "
-     "the affinity shows. Read on every rank, at creation and at a node's first all_gather or all_to_all of 16 KiB a "
-     "rank or more: "
-     "one rank's no, or every rank's yes, decides."},
+     "forms that win only then, and a node's all_gather to read its peers' private blocks (all_to_all and scatter "
+     "from 16 KiB a rank then, else from 64 and 128 KiB; docs/collectives.md). auto counts, on each machine, the CPUs "
+     "its ranks "
+     "may run on (their affinity) against its ranks; yes or no overrides that, e.g. where a CPU quota leaves fewer "
+     "cores than the affinity shows. Read on every rank, at creation and at a node's first all_gather, all_to_all "
+     "or scatter of 16 KiB a rank or more: one rank's no, or every rank's yes, decides."},
     {"TUTTI_ALGO", "string", "",
      "Force algorithms per collective, e.g. all_reduce=ring,broadcast=binomial; tutti info lists the choices."},
     {"TUTTI_CHECK", "int", "0",

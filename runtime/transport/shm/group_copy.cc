@@ -293,7 +293,9 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
 
 // Root publishes every other rank's chunk (all blocks in its step entry, note or cell when
 // they fit there together, else block r in rank r's slot, which rank r leaves alone during a
-// scatter) and goes on; each rank waits for root and copies its chunk out.
+// scatter) and goes on; each rank waits for root and copies its chunk out. Or, from
+// kReadPeersFromBytes a rank where rank 0 has found it faster, each rank reads its block
+// from root's process, and root waits until all have (group_peer_reads.cc).
 void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, int root, const OpContext& context) {
   run(context, Shape{bytes_per_rank, -1, -1, root}, [&] {
     if (bytes_per_rank == 0) return;
@@ -353,7 +355,8 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
 // overwrites is the one it has just put in its slot. Where a slot has no cache line
 // for every rank, each chunk takes a round of steps (parts_of_slot), and a rank that
 // collects in an early round would overwrite chunks it has yet to put: in place, it
-// puts from a copy of its input.
+// puts from a copy of its input. Or, as for all_gather, each rank reads its block from
+// every other rank's process (not where a rank is in place).
 void SegmentGroup::all_to_all(const void* send, void* recv, size_t bytes_per_rank, const OpContext& context) {
   run(context, Shape{bytes_per_rank}, [&] {
     if (bytes_per_rank == 0) return;
