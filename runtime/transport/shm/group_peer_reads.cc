@@ -1,7 +1,8 @@
 // Reading a peer's private buffer straight from its process (process_vm_readv, the
 // kernel's one copy between two address spaces, as Open MPI's CMA path does), for
-// all_gather and all_to_all on buffers that do not lie in shared memory. Through the slots a block is
-// copied twice, into the owner's slot and out of it; read from the peer, once.
+// all_gather, all_to_all and scatter on buffers that do not lie in shared memory.
+// Through the slots a block is copied twice, into the owner's slot and out of it; read
+// from the peer, once.
 //
 // Which is faster depends on the data, so rank 0 times both per size (timed_choice.h)
 // and every call takes the faster. On this project's 2-core VM (far state, 2 ranks, a
