@@ -44,9 +44,16 @@ constexpr int kCheckShift = 32;
 // A receive matches on everything but the check bits.
 constexpr ucp_tag_t kMatchMask = ~(static_cast<ucp_tag_t>(kCheckMask) << kCheckShift);
 
-// How many rounds of progress done() gives a lost peer's last messages, which may wait
-// in this worker's queues, before it reports the loss.
+// What done() gives a lost peer's last messages before it reports the loss. They lie
+// in this process already (this worker's shared-memory FIFO, a socket buffer). Where
+// this rank has an endpoint to the peer, UCX polls the transport they come through, and
+// rounds of progress until one finds nothing read them. Where it has none (it has only
+// received from the peer), that transport may be one no endpoint of this worker uses,
+// which UCX polls only after its async thread has seen an arrival (adaptive progress),
+// and on a loaded machine that thread runs milliseconds late: then done() waits for it,
+// at most this long, once per peer.
 constexpr int kMaxDrainRounds = 64;
+constexpr int kUnwatchedDrainMs = 50;
 // UCX runs its keepalive checks only inside ucp_worker_progress, so a waiter wakes at
 // least this often to let the caller progress; a dead peer is then seen within about
 // KEEPALIVE_INTERVAL (context.h) plus this.
@@ -263,6 +270,16 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
 
 ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
   if (peer.endpoint != nullptr) return peer.endpoint;
+  // Its process first: UCX fails an endpoint to a process that has ended (its shared
+  // memory gone) and prints errors about it, where the peer has only finished.
+  watch_peer_process(peer);
+  if (peer.lost) {
+    if (operation != nullptr) {
+      operation->completed = true;
+      operation->status = UCS_ERR_CONNECTION_RESET;
+    }
+    return nullptr;
+  }
   ucp_ep_params_t params{};
   params.field_mask =
       UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -272,11 +289,10 @@ ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
   params.err_handler.arg = &peer;
   ucs_status_t status = ucp_ep_create(worker_, &params, &peer.endpoint);
   if (status != UCS_OK) {
-    peer.endpoint = nullptr;
     // No endpoint to watch the peer's health through (an endpoint to a process that is
-    // ending fails, its shared memory gone): its process still says whether it lives,
-    // so that a receive from it fails when it ends rather than at the op timeout.
-    watch_peer_process(peer);
+    // ending fails): its process, watched above, still says whether it lives, so that a
+    // receive from it fails when it ends rather than at the op timeout.
+    peer.endpoint = nullptr;
     if (operation != nullptr) {
       operation->completed = true;
       operation->never_started = true;
@@ -285,7 +301,6 @@ ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
     return nullptr;
   }
   note_transports(peer.endpoint);
-  watch_peer_process(peer);
   return peer.endpoint;
 }
 
@@ -312,6 +327,7 @@ void WorkerTransport::mark_lost(Peer& peer, const std::string& why) {
   if (peer.lost) return;
   peer.lost = true;
   peer.lost_why = why;
+  peer.drained_by = peer.endpoint == nullptr ? Deadline::after_ms(kUnwatchedDrainMs) : Deadline::passed();
   // Debug only: the failing requests carry the news to the caller, and peers that end
   // first at teardown are no news at all.
   log::debug("ucx: lost rank ", peer.rank, " of ", where_, " (", why, ")");
@@ -403,12 +419,15 @@ bool WorkerTransport::done(Request* request) {
     }
     return true;
   }
-  if (peers_[operation.peer].lost) {
-    // What the peer sent before it ended may still wait in this worker's queues (a
-    // shared-memory FIFO, a socket buffer), and a waiter can learn of the end, from the
-    // same poll() as of the arrival, before it progresses again: progress first, so
+  const Peer& peer = peers_[operation.peer];
+  if (peer.lost) {
+    // What the peer sent before it ended may not have been read yet (kMaxDrainRounds):
+    // progress, and sleep on the worker, which UCX wakes when it sees an arrival, so
     // that a rank that sends and exits at once does not take its message with it.
-    for (int round = 0; round < kMaxDrainRounds && progress() && !operation.completed; ++round) {
+    for (int round = 0; round < kMaxDrainRounds && !operation.completed && progress(); ++round) {
+    }
+    while (!operation.completed && !peer.drained_by.expired()) {
+      if (!progress()) sleep_on_worker(static_cast<int>(std::max<int64_t>(peer.drained_by.remaining_ms(), 1)));
     }
     if (operation.completed) return done(request);
     fail_operation(operation);

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/common/deadline.h"
 #include "runtime/common/status.h"
 #include "runtime/transport/transport.h"
 #include "runtime/transport/ucx/context.h"
@@ -107,6 +108,8 @@ class WorkerTransport final : public Transport {
     int process_fd = -1;   // pidfd of a same-host peer's process, or -1
     bool lost = false;
     std::string lost_why;  // "its connection failed: ...", when lost
+    // Until when operations with a lost peer wait for what it sent before it ended.
+    Deadline drained_by = Deadline::passed();
   };
 
   static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);

@@ -1,10 +1,13 @@
 // The UCX transport (runtime/transport/ucx/) between ranks on threads of one process,
 // meeting at an in-process store: every pair including self, empty messages, tag
 // spaces and values, order, a rendezvous-sized message, truncation, cancelled and
-// abandoned requests, sleeping and waking, a connect that times out, and a peer
-// process that dies. Two tests print latency and bandwidth, for information only.
+// abandoned requests, sleeping and waking, a connect that times out, a peer process
+// that dies, and one whose last message the receiver looks for only after it ended.
+// Two tests print latency and bandwidth, for information only.
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -646,6 +649,109 @@ Test(ucx, a_peer_process_that_ends_is_lost, .timeout = 30) {
   cr_assert_eq(waitpid(child, &status, 0), child);
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
   std::fprintf(stderr, "[ucx] peer loss seen after %lld ms: %s\n", static_cast<long long>(took), message.c_str());
+}
+
+// The thread of this process named `name` (UCX's is "async"), or -1.
+pid_t thread_named(const std::string& name) {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return -1;
+  pid_t found = -1;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::FILE* comm = std::fopen(tutti::concat("/proc/self/task/", entry->d_name, "/comm").c_str(), "r");
+    if (comm == nullptr) continue;
+    char text[32] = {};
+    if (std::fgets(text, sizeof text, comm) != nullptr && std::string(text) == name + "\n") found = atoi(entry->d_name);
+    std::fclose(comm);
+  }
+  closedir(tasks);
+  return found;
+}
+
+// Rank 1, a child process, sends rank 0 a small message and ends; only then does rank 0,
+// which has sent nothing (its shared-memory transport unused, so that UCX polls it only
+// once its async thread has seen an arrival), receive from it, with that thread held
+// stopped (ptrace, from a helper process) until 20 ms after the receive is posted, as
+// a loaded machine holds it in CI. The loss of rank 1 is seen first; the message must
+// still be received, not reported lost.
+Test(ucx, a_message_sent_before_the_sender_ended_is_received_late, .timeout = 30) {
+  int port_pipe[2], send_pipe[2];
+  cr_assert_eq(pipe(port_pipe), 0);
+  cr_assert_eq(pipe(send_pipe), 0);
+  // Forked before this process starts any thread or touches UCX (as above).
+  pid_t sender = fork();
+  cr_assert_geq(sender, 0);
+  if (sender == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    uint16_t port = 0;
+    char go = 0;
+    if (read(port_pipe[0], &port, sizeof(port)) != sizeof(port)) _exit(2);
+    try {
+      auto loop = tutti::loop::Loop::create();
+      auto client = Client::connect(loop, "127.0.0.1", port, soon());
+      auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, kWhere);
+      if (read(send_pipe[0], &go, 1) != 1) _exit(4);
+      Request* send = transport->post_send(0, user(1), "last one", 8);
+      finish_one(*transport, send);
+      transport->release(send);
+      _exit(0);  // as a rank that finishes: its worker goes with it
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  Store store;
+  uint16_t port = store.server->port();
+  cr_assert_eq(write(port_pipe[1], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
+  auto transport = tutti::transport::ucx::connect(*store.client, "w/", 0, 2, kWhere);
+  pid_t async_thread = thread_named("async");
+  cr_assert_gt(async_thread, 0, "UCX's async thread (named \"async\") was not found in /proc/self/task");
+
+  int held_pipe[2], release_pipe[2];
+  cr_assert_eq(pipe(held_pipe), 0);
+  cr_assert_eq(pipe(release_pipe), 0);
+  // The holder only makes system calls: safe after fork in a process with threads.
+  pid_t holder = fork();
+  cr_assert_geq(holder, 0);
+  if (holder == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int status = 0;
+    char go = 0;
+    if (ptrace(PTRACE_SEIZE, async_thread, nullptr, nullptr) != 0) _exit(2);
+    if (ptrace(PTRACE_INTERRUPT, async_thread, nullptr, nullptr) != 0) _exit(3);
+    if (waitpid(async_thread, &status, __WALL) != async_thread) _exit(4);
+    if (write(held_pipe[1], "h", 1) != 1) _exit(5);
+    if (read(release_pipe[0], &go, 1) != 1) _exit(6);
+    usleep(20000);
+    _exit(ptrace(PTRACE_DETACH, async_thread, nullptr, nullptr) == 0 ? 0 : 7);
+  }
+  char held = 0;
+  cr_assert_eq(read(held_pipe[0], &held, 1), 1, "the holder could not stop UCX's async thread (ptrace)");
+  cr_assert_eq(write(send_pipe[1], "s", 1), 1);
+  int status = 0;
+  Deadline deadline = Deadline::after_ms(tt_timeout_ms(10000));
+  while (waitpid(sender, &status, WNOHANG) == 0) {
+    cr_assert(!deadline.expired(), "rank 1 did not end");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank 1's status %d", status);
+
+  cr_assert_eq(write(release_pipe[1], "g", 1), 1);
+  char buffer[8] = {};
+  Request* recv = transport->post_recv(1, user(1), buffer, sizeof(buffer));
+  std::string lost;
+  auto start = Clock::now();
+  try {
+    finish_one(*transport, recv);
+  } catch (const tutti::Error& e) {
+    lost = e.what();
+  }
+  int64_t took = ms_since(start);
+  transport->release(recv);
+  cr_assert_eq(waitpid(holder, &status, 0), holder);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder's status %d", status);
+  cr_assert(lost.empty(), "the message rank 1 sent before it ended was lost: %s", lost.c_str());
+  cr_assert_eq(std::string(buffer, 8), "last one");
+  std::fprintf(stderr, "[ucx] the ended rank's message was received after %lld ms\n", static_cast<long long>(took));
 }
 
 Test(ucx, destruction_is_bounded_while_peers_idle, .timeout = 30) {
