@@ -210,7 +210,8 @@ class SegmentGroup final : public Group {
   // The reductions' shapes: one handshake over the whole vector, the same chunk by
   // chunk, and the chunked pipeline; one_handshake says whether a vector of `bytes`
   // takes the first, reduce_large chooses between the others. root < 0 means every
-  // rank receives the result.
+  // rank receives the result. A reduce to one root takes reduce_to_root, one-sided,
+  // in place of the first two (group_reduce.cc says where).
   bool one_handshake(size_t bytes) const;
   void reduce_large(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
@@ -219,6 +220,8 @@ class SegmentGroup final : public Group {
   int agree_on_form(TimedChoice& choice, size_t bytes, const OpContext& context);
   void reduce_whole(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                     const OpContext& context);
+  void reduce_to_root(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
+                      const OpContext& context);
   void reduce_whole_chunks(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,
                            const OpContext& context);
   void reduce_pipelined(const void* send, void* recv, size_t count, Dtype dtype, ReduceOp op, int root,

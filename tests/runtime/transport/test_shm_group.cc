@@ -781,7 +781,7 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
       };
       // In a step entry, in its note, in its cell, in a slot, in several chunks.
       const size_t sizes[] = {1,    kInlineBytes, kInlineBytes + 1, Layout::kNoteBytes, Layout::kNoteBytes + 1, 1000,
-                              5000, 300001};
+                              5000, 300001,       1200001};
       for (int call = 0; call < 400; ++call) {
         size_t bytes = sizes[next() % std::size(sizes)];
         int kind = static_cast<int>(next() % 7);
@@ -838,7 +838,8 @@ Test(shm_group, one_sided_collectives_overlap_safely_with_slow_ranks, .timeout =
           ranks.groups[rank]->all_gather(send.get(), recv.get(), bytes, context);
           for (int r = 0; r < size; ++r) expect_block(recv.get() + r * bytes, r, "an all_gathered block");
         } else if (kind == 5) {
-          // Up to a cell's worth one-sided, past it through the slots.
+          // One-sided: up to a cell's worth through the cells, past it chunk by chunk
+          // through the slots (300001 bytes: two chunks, 1200001: five).
           size_t count = std::max<size_t>(bytes / 4, 1);
           OpContext context = ranks.context(rank, "reduce");
           for (size_t i = 0; i < count; ++i) put(send.get(), i, Dtype::kInt32, value_of(rank, i + call));
