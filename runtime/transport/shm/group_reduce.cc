@@ -45,17 +45,18 @@ enum LargeForm : int { kPipeline = 0, kWholeChunks = 1 };
 // reduce (to one root) past a cell takes reduce_to_root up to this many ranks and
 // bytes, in chunks of kToRootChunkBytes (at most a slot). Against the symmetric forms
 // it replaced (reduce_whole to 512 KiB, reduce_whole_chunks to 4 MiB at 2 ranks, the
-// pipeline at 4 ranks from 128 KiB), tutti-bench reduce -B 5, us, medians of two or
-// three alternating runs, Open MPI --mca btl self,vader beside (far state, 348 ns):
-//   - 2 ranks: 16 KiB 3.31 -> 2.91 (Open MPI 2.23), 64 KiB 10.8 -> 8.0 (5.8), 256 KiB
-//     32.4 -> 18.4 (19.9), 1 MiB 149 -> 114 (163), 4 MiB 653 -> 495 (858); chunks of
-//     128 KiB and 512 KiB were within 10% of 256 KiB, of 64 KiB worse from 128 KiB;
-//   - 4 ranks on the 2 cores: 16 KiB 16.3 -> 7.8 (19.5), 256 KiB 106 -> 66 (93),
-//     1 MiB 400 -> 307 (654), 4 MiB 1439 -> 1347 (2718); at 16 and 64 MiB 2-22% behind
-//     the pipeline, and at 8 ranks from 1 MiB 20-30% behind.
-// At 2 ranks past 4 MiB it is the second form of reduce_large's timed choice (8-32
-// MiB, far: 1741 -> 1175, 4142 -> 2263, 10126 -> 7830 against the choice between the
-// pipeline and reduce_whole_chunks).
+// pipeline at 4 ranks from 128 KiB): tutti-bench reduce -B 5, medians of three or four
+// rounds alternating the two builds and Open MPI (--mca btl self,vader), far state
+// (342-370 ns), us before -> now (Open MPI):
+//   - 2 ranks: 16 KiB 2.94 -> 2.64 (2.81), 64 KiB 10.9 -> 8.4 (6.7), 256 KiB 32.9 ->
+//     20.2 (19.9), 1 MiB 183 -> 103 (153), 4 MiB 743 -> 567 (866); chunks of 128 and
+//     512 KiB were within 10% of 256 KiB, of 64 KiB worse from 128 KiB;
+//   - 4 ranks on the 2 cores, where runs differ by tens of percent: one run 16 KiB
+//     10.4 -> 8.6, 256 KiB 89.5 -> 70.9, 1 MiB 413 -> 322, another 8.4 -> 10.7, 85.8
+//     -> 100, 417 -> 450 (Open MPI 13.5-18.3, 94-105, 686-731); at 16 and 64 MiB the
+//     pipeline was 2-22% ahead, and at 8 ranks from 1 MiB 20-30%.
+// At 2 ranks past 4 MiB it is the second form of reduce_large's timed choice (16 MiB:
+// 3318 -> 2421, Open MPI 3788).
 constexpr int kToRootUpToRanks = 4;
 constexpr size_t kToRootUpToBytes = size_t{4} << 20;
 constexpr size_t kToRootChunkBytes = size_t{256} << 10;
