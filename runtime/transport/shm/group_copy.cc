@@ -270,24 +270,16 @@ void SegmentGroup::gather(const void* send, void* recv, size_t bytes_per_rank, i
       return;
     }
     const size_t chunk = copy_chunk();
-    const size_t chunks = ceil_div(bytes_per_rank, chunk);
-    for (size_t c = 0; c < chunks; ++c) {
-      const uint64_t use = slot_uses_++;
-      const uint64_t step = ++step_;
-      auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-      if (rank_ != root) {
-        claim_slot(use, context);
-        std::memcpy(slot(rank_, use), in + offset, n);
-        post(step, step + 1, context);
-      } else {
-        post(step, 0, context);
-        for (int r = 0; r < size_; ++r) {
-          if (r != rank_) wait_owner(r, step, context, c, chunks);
-        }
-        copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
-      }
-      release_slot(use, step);
-    }
+    steps_to_root(
+        ceil_div(bytes_per_rank, chunk), root, context,
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          std::memcpy(slot(rank_, use), in + offset, n);
+        },
+        [&](size_t c, uint64_t use) {
+          auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+          copy_out_blocks(out, in, offset, n, use, bytes_per_rank);
+        });
   });
 }
 

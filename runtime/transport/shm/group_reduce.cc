@@ -139,27 +139,19 @@ void SegmentGroup::reduce_to_root(const void* send, void* recv, size_t count, Dt
                                   const OpContext& context) {
   const size_t unit = dtype_size(dtype);
   const size_t chunk_count = std::min(kToRootChunkBytes, layout_.slot_bytes) / unit;
-  const size_t chunks = ceil_div(count, chunk_count);
   const auto* in = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);
-  for (size_t c = 0; c < chunks; ++c) {
-    auto [offset, n] = chunk_of(c, chunk_count, count);
-    const uint64_t use = slot_uses_++;
-    const uint64_t step = ++step_;
-    if (rank_ != root) {
-      claim_slot(use, context);
-      std::memcpy(slot(rank_, use), in + offset * unit, n * unit);
-      post(step, step + 1, context);
-      release_slot(use, step);
-      continue;
-    }
-    post(step, 0, context);
-    for (int r = 0; r < size_; ++r) {
-      if (r != rank_) wait_owner(r, step, context, c, chunks);
-      sources_[r] = r == rank_ ? in + offset * unit : slot(r, use);
-    }
-    reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
-  }
+  steps_to_root(
+      ceil_div(count, chunk_count), root, context,
+      [&](size_t c, uint64_t use) {
+        auto [offset, n] = chunk_of(c, chunk_count, count);
+        std::memcpy(slot(rank_, use), in + offset * unit, n * unit);
+      },
+      [&](size_t c, uint64_t use) {
+        auto [offset, n] = chunk_of(c, chunk_count, count);
+        for (int r = 0; r < size_; ++r) sources_[r] = r == rank_ ? in + offset * unit : slot(r, use);
+        reduce_many(out + offset * unit, sources_.data(), size_, n, dtype, op, size_);
+      });
 }
 
 // One step: each rank puts its vector where the others can read it (in its step entry

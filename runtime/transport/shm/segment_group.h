@@ -206,6 +206,11 @@ class SegmentGroup final : public Group {
   // `chunks` steps of the simple shape: write(c, use), post, wait for all, read(c, use).
   template <typename Write, typename Read>
   void steps(size_t chunks, const OpContext& context, Write&& write, Read&& read);
+  // `chunks` one-sided steps toward `root`: a rank other than root write(c, use)s its
+  // slot, posts and goes on; root posts, waits for every other rank's post and
+  // read(c, use)s their slots. gather and reduce past a cell take them.
+  template <typename Write, typename Read>
+  void steps_to_root(size_t chunks, int root, const OpContext& context, Write&& write, Read&& read);
 
   // The reductions' shapes: one handshake over the whole vector, the same chunk by
   // chunk, and the chunked pipeline; one_handshake says whether a vector of `bytes`
@@ -449,6 +454,26 @@ void SegmentGroup::steps(size_t chunks, const OpContext& context, Write&& write,
     release_slot(use, step);
     wait_all(step, context, chunk, chunks);
     read(chunk, use);
+  }
+}
+
+template <typename Write, typename Read>
+void SegmentGroup::steps_to_root(size_t chunks, int root, const OpContext& context, Write&& write, Read&& read) {
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const uint64_t use = slot_uses_++;
+    const uint64_t step = ++step_;
+    if (rank_ != root) {
+      claim_slot(use, context);
+      write(chunk, use);
+      post(step, step + 1, context);
+    } else {
+      post(step, 0, context);
+      for (int r = 0; r < size_; ++r) {
+        if (r != rank_) wait_owner(r, step, context, chunk, chunks);
+      }
+      read(chunk, use);
+    }
+    release_slot(use, step);
   }
 }
 

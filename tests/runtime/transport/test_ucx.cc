@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <set>
@@ -110,6 +111,27 @@ void finish_one(Transport& transport, Request* request, int timeout_ms = 10000) 
   while (!transport.done(request)) {
     cr_assert(!deadline.expired(), "request not done after %d ms", timeout_ms);
     transport.progress();
+  }
+}
+
+// Forks rank 1 of a world of 2, before the caller starts any thread or touches UCX, so
+// that the child starts clean: it reads the store's port from port_fd, connects, runs
+// body with its transport and exits 0 (2: no port, 3: something threw).
+pid_t fork_rank_one(int port_fd, const std::function<void(Transport&)>& body) {
+  pid_t child = fork();
+  cr_assert_geq(child, 0);
+  if (child != 0) return child;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  uint16_t port = 0;
+  if (read(port_fd, &port, sizeof(port)) != sizeof(port)) _exit(2);
+  try {
+    auto loop = tutti::loop::Loop::create();
+    auto client = Client::connect(loop, "127.0.0.1", port, soon());
+    auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, kWhere);
+    body(*transport);
+    _exit(0);
+  } catch (...) {
+    _exit(3);
   }
 }
 
@@ -595,24 +617,8 @@ Test(ucx, the_usual_peers_cards_are_read_together, .timeout = 30) {
 Test(ucx, a_peer_process_that_ends_is_lost, .timeout = 30) {
   int port_pipe[2];
   cr_assert_eq(pipe(port_pipe), 0);
-  // Forked before this process starts any thread or touches UCX, so the child starts
-  // clean.
-  pid_t child = fork();
-  cr_assert_geq(child, 0);
-  if (child == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    uint16_t port = 0;
-    if (read(port_pipe[0], &port, sizeof(port)) != sizeof(port)) _exit(2);
-    try {
-      auto loop = tutti::loop::Loop::create();
-      auto client = Client::connect(loop, "127.0.0.1", port, soon());
-      auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, kWhere);
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      _exit(0);
-    } catch (...) {
-      _exit(3);
-    }
-  }
+  pid_t child =
+      fork_rank_one(port_pipe[0], [](Transport&) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
   Store store;
   uint16_t port = store.server->port();
   cr_assert_eq(write(port_pipe[1], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
@@ -678,27 +684,14 @@ Test(ucx, a_message_sent_before_the_sender_ended_is_received_late, .timeout = 30
   int port_pipe[2], send_pipe[2];
   cr_assert_eq(pipe(port_pipe), 0);
   cr_assert_eq(pipe(send_pipe), 0);
-  // Forked before this process starts any thread or touches UCX (as above).
-  pid_t sender = fork();
-  cr_assert_geq(sender, 0);
-  if (sender == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    uint16_t port = 0;
+  // Ends as a rank that finishes: its worker goes with it.
+  pid_t sender = fork_rank_one(port_pipe[0], [&](Transport& transport) {
     char go = 0;
-    if (read(port_pipe[0], &port, sizeof(port)) != sizeof(port)) _exit(2);
-    try {
-      auto loop = tutti::loop::Loop::create();
-      auto client = Client::connect(loop, "127.0.0.1", port, soon());
-      auto transport = tutti::transport::ucx::connect(*client, "w/", 1, 2, kWhere);
-      if (read(send_pipe[0], &go, 1) != 1) _exit(4);
-      Request* send = transport->post_send(0, user(1), "last one", 8);
-      finish_one(*transport, send);
-      transport->release(send);
-      _exit(0);  // as a rank that finishes: its worker goes with it
-    } catch (...) {
-      _exit(3);
-    }
-  }
+    if (read(send_pipe[0], &go, 1) != 1) _exit(4);
+    Request* send = transport.post_send(0, user(1), "last one", 8);
+    finish_one(transport, send);
+    transport.release(send);
+  });
   Store store;
   uint16_t port = store.server->port();
   cr_assert_eq(write(port_pipe[1], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
