@@ -34,6 +34,21 @@ void (*in_place_copy(size_t result_bytes))(void*, const void*, size_t) {
   return result_bytes >= kStreamInPlaceFromBytes ? copy_streaming : copy_plain;
 }
 
+// The sizes from which, and below which, broadcast may read root's buffer from its
+// process rather than through the slots. Elsewhere the slots' one-sided form is faster:
+// root returns once it has published, so that back-to-back calls overlap, where a read
+// takes a step in which every rank waits for every other, and root waits for the reads.
+// 2 ranks, far state (330-406 ns), tutti-bench broadcast -B 5, medians of three rounds
+// alternating the build before, the two forms forced and Open MPI (--mca btl self,vader),
+// us, slots alone / read forced / chosen by time (Open MPI):
+//   16 KiB 2.20 / 2.73 / 2.86 (2.59), 32 KiB 4.04 / 3.83 / 3.97 (3.84), 64 KiB 7.49 /
+//   5.74 / 5.76 (5.65), 256 KiB 18.2 / 17.4 / 16.9 (16.1), 512 KiB 35.3 / 32.8 / 31.1
+//   (30.4), 1 MiB 72.9 / 80.7 / 84.9 (99.0), 2 MiB 195 / 270 / 203 (267).
+// Where ranks share CPUs it never reads (4 ranks on the 2 cores, 128 KiB to 2 MiB: the
+// slots alone 20-397 us, the reads forced 34-537).
+constexpr size_t kBroadcastReadsRootFromBytes = size_t{64} << 10;
+constexpr size_t kBroadcastReadsRootBelowBytes = size_t{1} << 20;
+
 // The piece of its block that all_gather_in_place copies into every result before the
 // next: it stays in L2 between the copies.
 constexpr size_t kPushPieceBytes = size_t{64} << 10;
@@ -56,7 +71,9 @@ size_t SegmentGroup::copy_chunk() const { return std::min(kCopyChunkBytes, layou
 // there, else in its slot) and goes on; the others wait for it and copy the chunk out.
 // Root waits only to reuse an entry, note, cell or slot that a reader has not left yet, so a
 // large broadcast pipelines chunk c + 1 into one slot while the readers copy chunk c
-// out of the other.
+// out of the other. Or, in a band of sizes where rank 0 has found it faster, the others
+// read root's buffer straight from its process (group_peer_reads.cc), and root waits
+// until they have.
 void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpContext& context) {
   run(context, Shape{bytes, -1, -1, root}, [&] {
     if (bytes == 0) return;
@@ -75,23 +92,32 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
       }
       return;
     }
-    const size_t chunk = copy_chunk();
-    const size_t chunks = ceil_div(bytes, chunk);
-    for (size_t c = 0; c < chunks; ++c) {
-      const uint64_t use = slot_uses_++;
-      const uint64_t step = ++step_;
-      auto [offset, n] = chunk_span(c, chunk, bytes);
-      if (rank_ == root) {
-        claim_slot(use, context);
-        std::memcpy(slot(root, use), data + offset, n);
-        post(step, step + 1, context);
-      } else {
-        post(step, 0, context);
-        wait_owner(root, step, context, c, chunks);
-        copy_out(data + offset, slot(root, use), n, bytes);
+    auto through_slots = [&] {
+      const size_t chunk = copy_chunk();
+      const size_t chunks = ceil_div(bytes, chunk);
+      for (size_t c = 0; c < chunks; ++c) {
+        const uint64_t use = slot_uses_++;
+        const uint64_t step = ++step_;
+        auto [offset, n] = chunk_span(c, chunk, bytes);
+        if (rank_ == root) {
+          claim_slot(use, context);
+          std::memcpy(slot(root, use), data + offset, n);
+          post(step, step + 1, context);
+        } else {
+          post(step, 0, context);
+          wait_owner(root, step, context, c, chunks);
+          copy_out(data + offset, slot(root, use), n, bytes);
+        }
+        release_slot(use, step);
       }
-      release_slot(use, step);
+    };
+    if (bytes < kBroadcastReadsRootFromBytes || bytes >= kBroadcastReadsRootBelowBytes ||
+        !may_read_peers(broadcasts_, bytes)) {
+      return through_slots();
     }
+    from_peers_or_slots(
+        broadcasts_, rank_ == root ? data : nullptr, true, bytes, context,
+        [&](uint64_t step) { return read_from_root(data, 0, bytes, root, step, context); }, through_slots);
   });
 }
 
@@ -336,7 +362,8 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
     if (!may_read_peers(scatters_, bytes_per_rank)) return through_slots();
     from_peers_or_slots(
         scatters_, rank_ == root ? in : nullptr, true, bytes_per_rank, context,
-        [&](uint64_t step) { return scatter_from_root(out, bytes_per_rank, root, step, context); }, through_slots);
+        [&](uint64_t step) { return read_from_root(out, rank_ * bytes_per_rank, bytes_per_rank, root, step, context); },
+        through_slots);
   });
 }
 

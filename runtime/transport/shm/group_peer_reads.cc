@@ -1,6 +1,7 @@
 // Reading a peer's private buffer straight from its process (process_vm_readv, the
 // kernel's one copy between two address spaces, as Open MPI's CMA path does), for
-// all_gather, all_to_all and scatter on buffers that do not lie in shared memory.
+// all_gather, all_to_all, scatter and broadcast on buffers that do not lie in shared
+// memory.
 // Through the slots a block is copied twice, into the owner's slot and out of it; read
 // from the peer, once.
 //
@@ -163,13 +164,12 @@ bool SegmentGroup::all_to_all_from_peers(const unsigned char* in, unsigned char*
   return all_read(read, context);
 }
 
-// scatter: every other rank reads its block of root's send buffer; root, which has
-// copied its own, only waits (in all_read) until they are done with it. Through the
-// slots root copies every other rank's block itself.
-bool SegmentGroup::scatter_from_root(unsigned char* out, size_t bytes_per_rank, int root, uint64_t step,
-                                     const OpContext& context) {
-  return all_read(rank_ == root || read_peer(peer_block(root, step), rank_ * bytes_per_rank, out, bytes_per_rank),
-                  context);
+// scatter and broadcast: every other rank reads its part of root's buffer (its block,
+// or the whole); root only waits (in all_read) until they are done with it. Through the
+// slots root copies every part in itself, and the others copy it out again.
+bool SegmentGroup::read_from_root(unsigned char* out, size_t offset, size_t bytes, int root, uint64_t step,
+                                  const OpContext& context) {
+  return all_read(rank_ == root || read_peer(peer_block(root, step), offset, out, bytes), context);
 }
 
 }  // namespace tutti::transport::shm

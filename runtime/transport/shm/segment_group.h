@@ -369,7 +369,8 @@ class SegmentGroup final : public Group {
                              const OpContext& context);
   bool all_to_all_from_peers(const unsigned char* in, unsigned char* out, size_t bytes_per_rank, uint64_t step,
                              const OpContext& context);
-  bool scatter_from_root(unsigned char* out, size_t bytes_per_rank, int root, uint64_t step, const OpContext& context);
+  bool read_from_root(unsigned char* out, size_t offset, size_t bytes, int root, uint64_t step,
+                      const OpContext& context);
 
   Segment segment_;
   Layout layout_;
@@ -392,12 +393,13 @@ class SegmentGroup final : public Group {
   std::vector<void*> targets_;                 // where the in-place forms write, at most one per rank, the same
   TimedChoice large_all_reduces_{2};           // rank 0's times of reduce_large's forms (group_reduce.cc)
   TimedChoice large_reduces_{2};
-  // all_gather, all_to_all and scatter through the slots or from peers, by size; the
-  // bounds where ranks share CPUs, measured at 4 ranks on this project's 2 cores, are
-  // in group_peer_reads.cc.
+  // all_gather, all_to_all, scatter and broadcast through the slots or from peers, by
+  // size; the bounds where ranks share CPUs, measured at 4 ranks on this project's 2
+  // cores, are in group_peer_reads.cc (broadcast's, and its band, in group_copy.cc).
   PeerReadChoice all_gathers_{SIZE_MAX};
   PeerReadChoice all_to_alls_{size_t{64} << 10};
   PeerReadChoice scatters_{size_t{128} << 10};
+  PeerReadChoice broadcasts_{SIZE_MAX};
   bool peer_reads_off_ = false;    // a rank could not read a peer's memory (all_read)
   bool cpus_told_ = false;         // whether a call has announced the ranks' CPUs (announce_block)
   bool ranks_share_cpus_ = false;  // what it found

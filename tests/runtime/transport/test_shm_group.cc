@@ -507,32 +507,69 @@ void scatter_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes, i
   }
 }
 
-using CheckedCall = void (*)(Ranks&, int, Failures&, size_t, int);
-const std::pair<const char*, CheckedCall> kReadingPeers[] = {
-    {"all_gather", all_gather_checked}, {"all_to_all", all_to_all_checked}, {"scatter", scatter_checked}};
+// One broadcast, from rank 0 on even calls and from the last rank on odd ones (never
+// from rank 1 of more than 2, as scatter_checked); the buffer checked.
+void broadcast_checked(Ranks& ranks, int rank, Failures& failures, size_t bytes, int call) {
+  const int root = call % 2 == 0 ? 0 : ranks.size - 1;
+  Guarded buffer(bytes);
+  for (size_t i = 0; i < bytes; ++i) buffer.get()[i] = rank == root ? pattern(root + call, i) : 0;
+  OpContext context = ranks.context(rank, "broadcast");
+  ranks.groups[rank]->broadcast(buffer.get(), bytes, root, context);
+  std::string name = tutti::concat("broadcast of ", bytes, " bytes from ", root, ", call ", call);
+  failures.expect(rank, buffer.intact(), name + ": wrote outside the buffer");
+  for (size_t i = 0; i < bytes; ++i) {
+    if (buffer.get()[i] != pattern(root + call, i)) {
+      failures.expect(rank, false, tutti::concat(name, ": byte ", i, " differs"));
+      break;
+    }
+  }
+}
 
-// all_gather, all_to_all and scatter of private blocks from 16 KiB a rank, where every
-// rank has a CPU (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks):
-// rank 0 times the slots and reading the peers' memory (group_peer_reads.cc), and the
-// first calls of a size take each in turn, so a few calls of each size read peers at
-// least once (all_to_all on the calls where no rank is in place); below 16 KiB none does.
+using CheckedCall = void (*)(Ranks&, int, Failures&, size_t, int);
+// The collectives that may read peers, and the bytes a rank from which and below which
+// they may (group_peer_reads.cc, group_copy.cc).
+struct ReadingPeers {
+  const char* what;
+  CheckedCall checked;
+  size_t from;
+  size_t below;
+};
+const ReadingPeers kReadingPeers[] = {
+    {"all_gather", all_gather_checked, size_t{16} << 10, SIZE_MAX},
+    {"all_to_all", all_to_all_checked, size_t{16} << 10, SIZE_MAX},
+    {"scatter", scatter_checked, size_t{16} << 10, SIZE_MAX},
+    {"broadcast", broadcast_checked, size_t{64} << 10, size_t{1} << 20},
+};
+
+// all_gather, all_to_all, scatter and broadcast of private blocks from 16 KiB a rank
+// (broadcast: from 64 KiB to under 1 MiB), where every rank has a CPU
+// (TUTTI_CPU_PER_RANK=yes: this machine may have fewer than the ranks): rank 0 times
+// the slots and reading the peers' memory (group_peer_reads.cc), and the first calls of
+// a size take each in turn, so a few calls of each size read peers at least once
+// (all_to_all on the calls where no rank is in place); outside those sizes none does.
 Test(shm_group, data_movers_read_private_blocks_from_peers, .timeout = 120) {
-  constexpr size_t kFrom = size_t{16} << 10;
   setenv("TUTTI_CPU_PER_RANK", "yes", 1);
-  for (auto [what, checked] : kReadingPeers) {
+  for (const ReadingPeers& reading : kReadingPeers) {
+    const char* what = reading.what;
     for (int size : {2, 3, 4, 8}) {
       Ranks ranks(size);
       ranks.run([&](int rank, Failures& failures) {
         const Group& group = *ranks.groups[rank];
-        for (int call = 0; call < 6; ++call) checked(ranks, rank, failures, kFrom - 1, call);
+        for (int call = 0; call < 6; ++call) reading.checked(ranks, rank, failures, reading.from - 1, call);
         failures.expect(rank, group.peer_read_runs() == 0,
-                        tutti::concat("a block of ", what, " under 16 KiB was read"));
+                        tutti::concat("a block of ", what, " under ", reading.from, " bytes was read"));
         // Each in a size class of its own (a power of two), whose first calls try both forms.
-        for (size_t bytes : {kFrom, size_t{40003}, size_t{300001}}) {
+        for (size_t bytes : {reading.from, 2 * reading.from + 3, size_t{300001}}) {
           const uint64_t runs = group.peer_read_runs();
-          for (int call = 0; call < 8; ++call) checked(ranks, rank, failures, bytes, call);
+          for (int call = 0; call < 8; ++call) reading.checked(ranks, rank, failures, bytes, call);
           failures.expect(rank, group.peer_read_runs() > runs,
                           tutti::concat("no ", what, " of ", bytes, " bytes a rank read its peers"));
+        }
+        if (reading.below != SIZE_MAX) {
+          const uint64_t runs = group.peer_read_runs();
+          for (int call = 0; call < 4; ++call) reading.checked(ranks, rank, failures, reading.below, call);
+          failures.expect(rank, group.peer_read_runs() == runs,
+                          tutti::concat("a block of ", what, " of ", reading.below, " bytes was read"));
         }
       });
       for (int r = 1; r < size; ++r) {
@@ -544,8 +581,8 @@ Test(shm_group, data_movers_read_private_blocks_from_peers, .timeout = 120) {
 
 // Where ranks share CPUs (TUTTI_CPU_PER_RANK=no says so whatever this machine's CPUs),
 // which the first call that could read peers finds out on every rank alike, all_gather
-// keeps to the slots, and all_to_all and scatter read peers only from 64 and 128 KiB a
-// rank.
+// and broadcast keep to the slots, and all_to_all and scatter read peers only from 64
+// and 128 KiB a rank.
 Test(shm_group, data_movers_read_fewer_peers_where_ranks_share_cpus, .timeout = 60) {
   setenv("TUTTI_CPU_PER_RANK", "no", 1);
   Ranks ranks(2);
@@ -562,6 +599,9 @@ Test(shm_group, data_movers_read_fewer_peers_where_ranks_share_cpus, .timeout = 
     failures.expect(rank, group.peer_read_runs() == runs, "a scatter of 40000 bytes a rank read peers sharing CPUs");
     for (int call = 0; call < 8; ++call) scatter_checked(ranks, rank, failures, 200000, call);
     failures.expect(rank, group.peer_read_runs() > runs, "scatter did not read peers on ranks that share CPUs");
+    const uint64_t scattered = group.peer_read_runs();
+    for (int call = 0; call < 8; ++call) broadcast_checked(ranks, rank, failures, 200000, call);
+    failures.expect(rank, group.peer_read_runs() == scattered, "a broadcast read root's buffer on ranks sharing CPUs");
   });
 }
 
@@ -585,7 +625,7 @@ bool refuse_reading_other_processes() {
 Test(shm_group, data_movers_fall_back_to_the_slots_when_a_rank_cannot_read_peers, .timeout = 120) {
   constexpr size_t kBytes = 100000;
   setenv("TUTTI_CPU_PER_RANK", "yes", 1);
-  for (auto [what, checked] : kReadingPeers) {
+  for (const auto& [what, checked, from, below] : kReadingPeers) {
     Ranks ranks(3);
     ranks.run([&](int rank, Failures& failures) {
       const Group& group = *ranks.groups[rank];
@@ -938,18 +978,19 @@ Test(shm_group, one_sided_mismatch_reaches_every_rank, .timeout = 120) {
 
 // A broadcast's root returns once its data is published, and runs ahead of readers
 // that have not come yet, up to a limit: one call per step entry while its data fits
-// in an entry, its note or its cell, two calls (the two slots) above. The call past the limit waits until the
-// readers have left the first, and that wait, too, ends at an abort. The readers,
-// coming only after the root's call has ended so, still get every broadcast the root
-// published, and are ended by the abort in the next; every group then refuses what
-// comes after.
+// in an entry, its note or its cell, two calls (the two slots) above, up to the band
+// where it may read the root's buffer instead (group_copy.cc), in which the root waits
+// for its readers. The call past the limit waits until the readers have left the
+// first, and that wait, too, ends at an abort. The readers, coming only after the
+// root's call has ended so, still get every broadcast the root published, and are
+// ended by the abort in the next; every group then refuses what comes after.
 Test(shm_group, abort_while_a_root_that_returned_waits_for_its_readers, .timeout = 60) {
   struct Limit {
     size_t bytes;
     int published;
   };
   const int entries = static_cast<int>(tutti::transport::shm::kStepEntries);
-  for (Limit limit : {Limit{8, entries}, Limit{20, entries}, Limit{3000, entries}, Limit{100000, 2}}) {
+  for (Limit limit : {Limit{8, entries}, Limit{20, entries}, Limit{3000, entries}, Limit{40000, 2}}) {
     Ranks ranks(3);
     std::atomic<bool> root_returned{false};
     std::thread aborter([&] {
