@@ -1,8 +1,12 @@
 #include "runtime/transport/ucx/context.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <initializer_list>
 #include <mutex>
 #include <string>
@@ -73,7 +77,10 @@ ucp_context_h create_context() {
       set_default(config, "RX_SEG_SIZE", "256K", {"UCX_TCP_RX_SEG_SIZE"});
     }
     set_default(config, "KEEPALIVE_INTERVAL", "1s", {"UCX_KEEPALIVE_INTERVAL"});
-    set_default(config, "RNDV_THRESH", "256K", {"UCX_RNDV_THRESH"});
+    const bool zero_copy_on_host = tls_allows(transports, {"cma"}, {"sm", "shm"}) &&
+                                   std::getenv("UCX_CMA_MEMORY_INVALIDATE") == nullptr && cma_permitted();
+    if (zero_copy_on_host) set_default(config, "MEMORY_INVALIDATE", "y", {});
+    set_default(config, "RNDV_THRESH", zero_copy_on_host ? "128K" : "256K", {"UCX_RNDV_THRESH"});
   } catch (...) {
     ucp_config_release(config);
     throw;
@@ -95,6 +102,16 @@ ucp_context_h create_context() {
 }
 
 }  // namespace
+
+bool cma_permitted() {
+  uint64_t source = 1, target = 0;
+  iovec local{&target, sizeof target};
+  iovec remote{&source, sizeof source};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof source)) return false;
+  std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = 0;
+  return !(yama >> scope) || scope <= 1;
+}
 
 bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> transports,
                 std::initializer_list<std::string_view> aliases) {

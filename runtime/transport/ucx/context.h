@@ -19,19 +19,37 @@
 //                           Larger segments made 2-rank all_reduce between emulated
 //                           nodes 1.1-1.9x faster from 32 KiB to 8 MiB, small messages
 //                           unchanged (docs/benchmarks.md).
-//   RNDV_THRESH=256K        messages up to 256 KiB go eagerly, as Open MPI's blocking
-//                           sends do (UCX gives ucp_tag_send_nbr its
-//                           RNDV_SEND_NBR_THRESH, 256 KiB, where tutti's nonblocking
-//                           sends got UCX's computed threshold, 8 KiB over shared
-//                           memory): a rendezvous handshake made 16-64 KiB messages
-//                           between emulated nodes over UCX's shared memory 1.5-2x
-//                           slower than Open MPI's (docs/benchmarks.md).
+//   cma's MEMORY_INVALIDATE=y  (UCX_CMA_MEMORY_INVALIDATE) UCX 1.13 gives endpoints that
+//                           ask to be told of peer failure no zero-copy rendezvous
+//                           through a memory domain that cannot invalidate what a
+//                           peer may still read; cma's can say it can (UCX's own note:
+//                           not implemented). Without it, same-host messages past the
+//                           eager size went through UCX's shared-memory FIFO, copied
+//                           in and out in fragments: a 256 KiB broadcast between
+//                           emulated nodes took 37 us, Open MPI (whose endpoints ask
+//                           for no failure reports) 13; with it, 14-16. What is left
+//                           open is tutti's own peer reads' case (group_peer_reads.cc):
+//                           a peer reads a send buffer while its owner gives up on
+//                           the call (an abort, a timeout) and reuses it; on one host
+//                           a peer that failed is a process that ended, which reads
+//                           nothing. Only where cma will open: UCX_TLS lets it in,
+//                           and cma_permitted() (what its memory domain checks).
+//   RNDV_THRESH=128K        messages up to 128 KiB go eagerly with cma, 256 KiB
+//   or 256K                 without, as Open MPI's blocking sends do (UCX gives
+//                           ucp_tag_send_nbr its RNDV_SEND_NBR_THRESH, 256 KiB, where
+//                           tutti's nonblocking sends got UCX's computed threshold, 8
+//                           KiB over shared memory): without cma, a rendezvous
+//                           handshake made 16-64 KiB messages between emulated nodes
+//                           over UCX's shared memory 1.5-2x slower than Open MPI's;
+//                           with cma, 64 KiB messages still took 1.5x eagerly's time
+//                           and 128 KiB ones 0.7x (docs/benchmarks.md). Over TCP the
+//                           two were level with UCX's own threshold.
 //   KEEPALIVE_INTERVAL=1s   UCX checks the peers of wired-up endpoints every second
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
 //                           peers are watched through pidfds, peer_process.h).
-// The mm and tcp settings only where UCX_TLS lets those transports in: UCX warns of a
-// setting that no transport it opened reads. UCX_* variables in the environment are
+// The mm, cma and tcp settings only where UCX_TLS lets those transports in: UCX warns
+// of a setting that no transport it opened reads. UCX_* variables in the environment are
 // read as usual and win over these.
 #pragma once
 
@@ -48,6 +66,12 @@ namespace tutti::transport::ucx {
 // sysv); "all" lets everything in, and a list after "^" is what UCX leaves out.
 bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> transports,
                 std::initializer_list<std::string_view> aliases);
+
+// Whether UCX's cma transport will open here: what its memory domain checks before it
+// offers itself (UCX 1.13's cma_md.c), that this process may read its own memory with
+// process_vm_readv (a seccomp profile may refuse) and that Yama's ptrace_scope is off
+// or 1 (where UCX lets any process of the user attach, PR_SET_PTRACER_ANY).
+bool cma_permitted();
 
 class Context {
  public:

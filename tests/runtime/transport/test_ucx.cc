@@ -2,7 +2,8 @@
 // meeting at an in-process store: every pair including self, empty messages, tag
 // spaces and values, order, a rendezvous-sized message, truncation, cancelled and
 // abandoned requests, sleeping and waking, a connect that times out, a peer process
-// that dies, and one whose last message the receiver looks for only after it ended.
+// that dies, one whose last message the receiver looks for only after it ended, and
+// same-host endpoints that read large messages from their peer's memory.
 // Two tests print latency and bandwidth, for information only.
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <ucs/config/global_opts.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,10 +20,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -844,4 +848,56 @@ Test(ucx, transport_settings_only_where_ucx_tls_lets_them_in, .timeout = 10) {
   auto tcp = [](const char* tls) { return tls_allows(tls, {"tcp"}, {}); };
   for (const char* yes : {"", "all", "tcp", "sm,tcp", "tcp:aux", "^sm", "^rc,ud"}) cr_assert(tcp(yes), "%s", yes);
   for (const char* no : {"sm", "posix,sysv,cma", "^tcp", "^sm,tcp", "^all"}) cr_assert_not(tcp(no), "%s", no);
+}
+
+// What UCX logs at level info (to this process's stdout) while a world of 2 sends one
+// 1 MiB message, past the rendezvous size, from rank 0 to rank 1.
+std::string ucx_info_log_of_a_large_message() {
+  cr_assert_eq(ucs_global_opts_set_value("LOG_LEVEL", "info"), UCS_OK);
+  char path[] = "/tmp/tutti-test-ucx-log-XXXXXX";
+  const int file = mkstemp(path);
+  cr_assert(file >= 0, "mkstemp: %s", std::strerror(errno));
+  std::fflush(stdout);
+  const int saved = dup(STDOUT_FILENO);
+  dup2(file, STDOUT_FILENO);
+  {
+    World world(2);
+    std::vector<uint8_t> sent = pattern(1u << 20, 9);
+    std::vector<uint8_t> received(sent.size());
+    std::vector<Posted> posted = {{&world[1], world[1].post_recv(0, collective(1), received.data(), received.size())},
+                                  {&world[0], world[0].post_send(1, collective(1), sent.data(), sent.size())}};
+    finish(world, posted);
+    cr_assert(received == sent);
+    release_all(posted);
+  }
+  std::fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  close(file);
+  ucs_global_opts_set_value("LOG_LEVEL", "warn");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  return text.str();
+}
+
+// Endpoints between processes of one host read large messages from the peer's memory
+// (UCX's cma transport, which tutti lets in by setting its MEMORY_INVALIDATE; context.h)
+// instead of copying them through the shared-memory FIFO; UCX_CMA_MEMORY_INVALIDATE=n,
+// the user's word, keeps it out. UCX names an endpoint's transports in an info line,
+// "ep_cfg[0]: tag(sysv/memory cma/memory) ka(sysv/memory)".
+Test(ucx, same_host_endpoints_read_large_messages_from_the_peer, .timeout = 60) {
+  if (!tutti::transport::ucx::cma_permitted()) {
+    std::fprintf(stderr, "SKIPPED: the kernel does not let this process read another's memory (Yama, seccomp)\n");
+    cr_skip_test("process_vm_readv is not permitted here");
+  }
+  setenv("UCX_TLS", "sm", 1);
+  std::string log = ucx_info_log_of_a_large_message();
+  cr_assert(contains(log, "ep_cfg[") && contains(log, "cma/memory"), "no endpoint took cma:\n%s", log.c_str());
+  cr_assert_not(contains(log, "invalid configuration"), "UCX refused a setting:\n%s", log.c_str());
+  setenv("UCX_CMA_MEMORY_INVALIDATE", "n", 1);
+  log = ucx_info_log_of_a_large_message();
+  cr_assert(contains(log, "ep_cfg["), "UCX logged no endpoint:\n%s", log.c_str());
+  cr_assert_not(contains(log, "cma/memory"), "an endpoint took cma though the user said no:\n%s", log.c_str());
 }
