@@ -189,6 +189,13 @@ Algorithm flat_choice(Kind kind, size_t bytes, int size) {
   // emulated nodes over TCP: 1 MiB in 0.97-1.11 ms against 2.34-2.56, 4 MiB in
   // 4.8-5.3 against 6.6; Open MPI 1.19-1.23 and 5.3); MPICH draws the same line.
   if (kind == Kind::kBroadcast && size < kBinomialBroadcastRanks) return options[1];
+  // At 2 ranks the ring's reduce splits the one message a binomial tree sends into two
+  // steps, with half the vector each way, and reduces on both ranks: 2 ranks on 2
+  // emulated nodes, two rounds alternating both forced (2026-11-28, far state), us,
+  // binomial / ring (Open MPI): over UCX's shared memory 256 KiB 21.8 / 48.4 (19.5),
+  // 1 MiB 180 / 164 (160), 16 MiB 2972 / 3183 (3070); over TCP 64 KiB 13.3 / 28.2
+  // (47.3), 1 MiB 322 / 390 (263), 16 MiB 6299 / 5866 (4320).
+  if (kind == Kind::kReduce && size == 2) return options[1];
   if (kind == Kind::kAllGather && power_of_two(size) && bytes <= kRecursiveAllGatherBytes) {
     return Algorithm::kRecursiveDoubling;
   }

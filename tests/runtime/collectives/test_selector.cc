@@ -69,6 +69,9 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, shape) == Algorithm::kPairwise);
   }
   cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, kNone) == Algorithm::kRing);
+  // At 2 ranks a binomial tree's one message at every size.
+  cr_assert(selector.choose(Kind::kReduce, 16 << 20, 2, false, kNone) == Algorithm::kBinomial);
+  cr_assert(flat_choice(Kind::kReduce, kSmallMessageBytes + 1, 2) == Algorithm::kBinomial);
   // Nodes of different sizes: through the leaders only where forced (below); the flat
   // algorithms by default.
   cr_assert(selector.choose(Kind::kAllReduce, 8, 5, false, kLeaders) == Algorithm::kRecursiveDoubling);
