@@ -59,9 +59,10 @@ void halving_reduce_scatter(Exchange& x, const FoldedRanks& ranks, char* vector,
   }
 }
 
-void doubling_all_gather(Exchange& x, const FoldedRanks& ranks, char* vector, const Blocks& blocks) {
+void doubling_all_gather(Exchange& x, const FoldedRanks& ranks, char* vector, const Blocks& blocks,
+                         int first_distance) {
   const int me = ranks.virtual_rank();
-  for (int distance = 1; distance < ranks.pof2(); distance <<= 1) {
+  for (int distance = first_distance; distance < ranks.pof2(); distance <<= 1) {
     const int mine = me & ~(distance - 1);
     const int theirs = mine ^ distance;
     const size_t mine_at = run_offset(ranks, blocks, mine), theirs_at = run_offset(ranks, blocks, theirs);

@@ -29,7 +29,9 @@ void halving_reduce_scatter(Exchange& x, const FoldedRanks& ranks, char* vector,
 
 // Recursive doubling, for a rank that does not sit out and holds its own run: at
 // distance 1, 2, ... p/2, it swaps the runs it has gathered with the partner's, which
-// lie right beside them, until it holds every block. No scratch.
-void doubling_all_gather(Exchange& x, const FoldedRanks& ranks, char* vector, const Blocks& blocks);
+// lie right beside them, until it holds every block. No scratch. From first_distance
+// (a power of two) where the caller has made the steps before it.
+void doubling_all_gather(Exchange& x, const FoldedRanks& ranks, char* vector, const Blocks& blocks,
+                         int first_distance = 1);
 
 }  // namespace tutti::collectives

@@ -39,17 +39,22 @@ const void* ring_reduce_scatter(Exchange& x, const void* send, void* into, const
   return into != nullptr ? into : outgoing;
 }
 
-void ring_all_gather(Exchange& x, void* buffer, const Blocks& blocks, int shift) {
+void ring_all_gather(Exchange& x, void* buffer, const Blocks& blocks, int shift, const void* own) {
   const int size = x.size();
   const int rank = x.rank();
   const int left = ring_index(rank - 1, size);
   const int right = ring_index(rank + 1, size);
+  const int own_block = ring_index(rank + shift, size);
+  void* own_place = byte_at(buffer, blocks.offset(own_block));
+  if (own != nullptr && size == 1) copy_bytes(own_place, own, blocks.bytes(own_block));
   // Step s passes on the block received in step s - 1 (in step 0, this rank's own).
   for (int step = 0; step < size - 1; ++step) {
     const int send_block = ring_index(rank + shift - step, size);
     const int recv_block = ring_index(rank + shift - step - 1, size);
+    const bool from_own = step == 0 && own != nullptr;
     x.recv(left, byte_at(buffer, blocks.offset(recv_block)), blocks.bytes(recv_block));
-    x.send(right, byte_at(buffer, blocks.offset(send_block)), blocks.bytes(send_block));
+    x.send(right, from_own ? own : byte_at(buffer, blocks.offset(send_block)), blocks.bytes(send_block));
+    if (from_own) copy_bytes(own_place, own, blocks.bytes(own_block));
     x.wait();
   }
 }

@@ -20,7 +20,9 @@ const void* ring_reduce_scatter(Exchange& x, const void* send, void* into, const
                                 ReduceOp op);
 
 // All-gather in place: rank r starts holding block (r + shift) mod P of `buffer` and
-// ends holding all of them. No scratch.
-void ring_all_gather(Exchange& x, void* buffer, const Blocks& blocks, int shift);
+// ends holding all of them. No scratch. With `own`, that block is still there instead
+// (not in `buffer`): step 0 sends it from `own` and copies it into its place while the
+// step's messages move.
+void ring_all_gather(Exchange& x, void* buffer, const Blocks& blocks, int shift, const void* own = nullptr);
 
 }  // namespace tutti::collectives
