@@ -92,24 +92,18 @@ void SegmentGroup::broadcast(void* buffer, size_t bytes, int root, const OpConte
       }
       return;
     }
+    const size_t chunk = copy_chunk();
     auto through_slots = [&] {
-      const size_t chunk = copy_chunk();
-      const size_t chunks = ceil_div(bytes, chunk);
-      for (size_t c = 0; c < chunks; ++c) {
-        const uint64_t use = slot_uses_++;
-        const uint64_t step = ++step_;
-        auto [offset, n] = chunk_span(c, chunk, bytes);
-        if (rank_ == root) {
-          claim_slot(use, context);
-          std::memcpy(slot(root, use), data + offset, n);
-          post(step, step + 1, context);
-        } else {
-          post(step, 0, context);
-          wait_owner(root, step, context, c, chunks);
-          copy_out(data + offset, slot(root, use), n, bytes);
-        }
-        release_slot(use, step);
-      }
+      steps_from_root(
+          ceil_div(bytes, chunk), root, context,
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes);
+            std::memcpy(slot(root, use), data + offset, n);
+          },
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes);
+            copy_out(data + offset, slot(root, use), n, bytes);
+          });
     };
     if (bytes < kBroadcastReadsRootFromBytes || bytes >= kBroadcastReadsRootBelowBytes ||
         !may_read_peers(broadcasts_, bytes)) {
@@ -338,26 +332,20 @@ void SegmentGroup::scatter(const void* send, void* recv, size_t bytes_per_rank, 
       }
       return;
     }
+    const size_t chunk = copy_chunk();
     auto through_slots = [&] {
-      const size_t chunk = copy_chunk();
-      const size_t chunks = ceil_div(bytes_per_rank, chunk);
-      for (size_t c = 0; c < chunks; ++c) {
-        const uint64_t use = slot_uses_++;
-        const uint64_t step = ++step_;
-        auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
-        if (rank_ == root) {
-          claim_slot(use, context);
-          for (int r = 0; r < size_; ++r) {
-            if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
-          }
-          post(step, step + 1, context);
-        } else {
-          post(step, 0, context);
-          wait_owner(root, step, context, c, chunks);
-          copy_out(out + offset, slot(rank_, use), n, bytes_per_rank);
-        }
-        release_slot(use, step);
-      }
+      steps_from_root(
+          ceil_div(bytes_per_rank, chunk), root, context,
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+            for (int r = 0; r < size_; ++r) {
+              if (r != root) std::memcpy(slot(r, use), in + r * bytes_per_rank + offset, n);
+            }
+          },
+          [&](size_t c, uint64_t use) {
+            auto [offset, n] = chunk_span(c, chunk, bytes_per_rank);
+            copy_out(out + offset, slot(rank_, use), n, bytes_per_rank);
+          });
     };
     if (!may_read_peers(scatters_, bytes_per_rank)) return through_slots();
     from_peers_or_slots(

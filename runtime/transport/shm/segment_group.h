@@ -211,6 +211,11 @@ class SegmentGroup final : public Group {
   // read(c, use)s their slots. gather and reduce past a cell take them.
   template <typename Write, typename Read>
   void steps_to_root(size_t chunks, int root, const OpContext& context, Write&& write, Read&& read);
+  // `chunks` one-sided steps from `root`: root write(c, use)s the slots, posts and goes
+  // on; every other rank posts, waits for root's post and read(c, use)s. broadcast and
+  // scatter past a cell take them.
+  template <typename Write, typename Read>
+  void steps_from_root(size_t chunks, int root, const OpContext& context, Write&& write, Read&& read);
 
   // The reductions' shapes: one handshake over the whole vector, the same chunk by
   // chunk, and the chunked pipeline; one_handshake says whether a vector of `bytes`
@@ -456,6 +461,24 @@ void SegmentGroup::steps(size_t chunks, const OpContext& context, Write&& write,
     release_slot(use, step);
     wait_all(step, context, chunk, chunks);
     read(chunk, use);
+  }
+}
+
+template <typename Write, typename Read>
+void SegmentGroup::steps_from_root(size_t chunks, int root, const OpContext& context, Write&& write, Read&& read) {
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const uint64_t use = slot_uses_++;
+    const uint64_t step = ++step_;
+    if (rank_ == root) {
+      claim_slot(use, context);
+      write(chunk, use);
+      post(step, step + 1, context);
+    } else {
+      post(step, 0, context);
+      wait_owner(root, step, context, chunk, chunks);
+      read(chunk, use);
+    }
+    release_slot(use, step);
   }
 }
 

@@ -22,18 +22,20 @@
 //   cma's MEMORY_INVALIDATE=y  (UCX_CMA_MEMORY_INVALIDATE) UCX 1.13 gives endpoints that
 //                           ask to be told of peer failure no zero-copy rendezvous
 //                           through a memory domain that cannot invalidate what a
-//                           peer may still read; cma's can say it can (UCX's own note:
-//                           not implemented). Without it, same-host messages past the
-//                           eager size went through UCX's shared-memory FIFO, copied
-//                           in and out in fragments: a 256 KiB broadcast between
+//                           peer may still read. cma's says it can when told to,
+//                           though its invalidation does nothing (UCX's help text
+//                           says so). Without it, same-host messages past the eager
+//                           size went through UCX's shared-memory FIFO, copied in
+//                           and out in fragments: a 256 KiB broadcast between
 //                           emulated nodes took 37 us, Open MPI (whose endpoints ask
-//                           for no failure reports) 13; with it, 14-16. What is left
-//                           open is tutti's own peer reads' case (group_peer_reads.cc):
-//                           a peer reads a send buffer while its owner gives up on
-//                           the call (an abort, a timeout) and reuses it; on one host
-//                           a peer that failed is a process that ended, which reads
-//                           nothing. Only where cma will open: UCX_TLS lets it in,
-//                           and cma_permitted() (what its memory domain checks).
+//                           for no failure reports) 13; with it, 14-16. The case
+//                           that leaves open is one tutti's own peer reads
+//                           (group_peer_reads.cc) already accept: a peer reads a
+//                           send buffer while its owner gives up on the call (an
+//                           abort, a timeout) and reuses it. A failed peer on one
+//                           host is a process that ended, which reads nothing. Only
+//                           where cma will open: UCX_TLS lets it in, and
+//                           cma_permitted() (what its memory domain checks).
 //   RNDV_THRESH=128K        messages up to 128 KiB go eagerly with cma, 256 KiB
 //   or 256K                 without, as Open MPI's blocking sends do (UCX gives
 //                           ucp_tag_send_nbr its RNDV_SEND_NBR_THRESH, 256 KiB, where
