@@ -84,7 +84,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DEST
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
 
 # cpack -G DEB: tutti_VERSION_ARCH.deb, everything above under /usr, stripped. dpkg-shlibdeps
-# finds what the binaries link (libuv1, libucx0, libssl3, liblua5.4-0, ...); the
+# finds what the binaries link (libuv1, libucx0, liblua5.4-0, ...); the
 # interpreters the Python package and the Lua module run in are named by hand.
 set(CPACK_PACKAGE_NAME tutti)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -3,7 +3,7 @@
 # dependencies are found and leaves it out, with one configure line saying which
 # dependency was missing, where they are not; ON makes a missing dependency a
 # configure error (scripts/dev.sh test asks for everything so); OFF leaves it out.
-# The library itself needs only libuv, UCX and libcrypto.
+# The library itself needs only libuv and UCX.
 
 # tutti_part(VAR "what it is")
 function(tutti_part var doc)

@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config binutils clang libclang-rt-14-dev clang-format clang-tidy
-  libuv1-dev libucx-dev liblua5.4-dev lua5.4 libcriterion-dev libssl-dev iproute2
+  libuv1-dev libucx-dev liblua5.4-dev lua5.4 libcriterion-dev iproute2
   libedit-dev libpng-dev tmux python3-numpy python3-pytest python3-torch
   libpmix-dev openmpi-bin slurm-wlm
   man-db dpkg-dev python3-pip python3-setuptools python3-venv abigail-tools

@@ -1,13 +1,12 @@
 #include "runtime/store/auth.h"
 
-#include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/store/sha256.h"
 
 namespace tutti::store::auth {
 namespace {
@@ -15,19 +14,18 @@ namespace {
 constexpr const char* kScheme = "hmac-sha256 ";
 constexpr char kHexDigits[] = "0123456789abcdef";
 
-std::string openssl_reason() {
-  unsigned long code = ERR_get_error();
-  if (code == 0) return "no reason given";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof(text));
-  return text;
-}
-
+// From the kernel's generator, which blocks only until it was first seeded at boot.
 std::string random_bytes(size_t bytes) {
   std::string out(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(bytes)) != 1) {
-    fail(Status::kInternal, concat("the store handshake cannot draw random bytes from OpenSSL (", openssl_reason(),
-                                   "); is the system's random source (getrandom, /dev/urandom) available?"));
+  for (size_t filled = 0; filled < bytes;) {
+    ssize_t got = getrandom(out.data() + filled, bytes - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      fail(Status::kInternal, concat("the store handshake cannot draw random bytes from the kernel (getrandom: ",
+                                     got < 0 ? strerror(errno) : "no bytes",
+                                     "); a seccomp filter or a kernel before 3.17 would refuse it"));
+    }
+    filled += static_cast<size_t>(got);
   }
   return out;
 }
@@ -59,19 +57,16 @@ std::string proof(const std::string& secret, Side side, const std::string& clien
   std::string message = side == Side::kClient ? "tutti-store client proof" : "tutti-store server proof";
   message += client_nonce;
   message += server_nonce;
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &length) == nullptr ||
-      length != kProofBytes) {
-    fail(Status::kInternal, concat("the store handshake cannot compute HMAC-SHA256 with OpenSSL (", openssl_reason(),
-                                   "); please report this with your OpenSSL version"));
-  }
-  return std::string(reinterpret_cast<const char*>(mac), length);
+  static_assert(sha256::kDigestBytes == kProofBytes);
+  return sha256::hmac(secret, message);
 }
 
 bool same(const std::string& expected, const std::string& got) {
-  return expected.size() == got.size() && CRYPTO_memcmp(expected.data(), got.data(), expected.size()) == 0;
+  if (expected.size() != got.size()) return false;
+  // Every byte is looked at, whatever the first difference: no early exit to time.
+  unsigned char difference = 0;
+  for (size_t i = 0; i < expected.size(); ++i) difference |= expected[i] ^ got[i];
+  return difference == 0;
 }
 
 std::string token(const std::string& bytes) { return kScheme + hex(bytes); }

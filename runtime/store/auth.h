@@ -1,6 +1,7 @@
 // The cryptography of the store's handshake, and nothing else: fresh random nonces,
 // HMAC-SHA256 proofs bound to a direction and to both nonces, and a comparison that
-// takes the same time wherever the bytes differ. OpenSSL's libcrypto does the work.
+// takes the same time wherever the bytes differ. The kernel gives the random bytes
+// (getrandom), sha256.h the MAC.
 // handshake.h puts these together into the exchange itself.
 #pragma once
 
@@ -18,7 +19,7 @@ constexpr size_t kProofBytes = 32;
 // sent can never be reflected back as the other side's.
 enum class Side { kClient, kServer };
 
-// kNonceBytes from the operating system's generator (RAND_bytes). Throws
+// kNonceBytes from the kernel's generator (getrandom). Throws
 // Error(kInternal) when it has none to give.
 std::string nonce();
 
@@ -27,8 +28,8 @@ std::string nonce();
 std::string proof(const std::string& secret, Side side, const std::string& client_nonce,
                   const std::string& server_nonce);
 
-// Whether got is expected, in time that depends only on their lengths (CRYPTO_memcmp),
-// so that a stranger cannot find a proof byte by byte by timing the answers.
+// Whether got is expected, in time that depends only on their lengths, so that a
+// stranger cannot find a proof byte by byte by timing the answers.
 bool same(const std::string& expected, const std::string& got);
 
 // A fresh job secret: `bytes` random bytes as lower-case hex (what tutti launch sets

@@ -11,7 +11,7 @@
 #   test_install.sh lua SOURCE PREFIX             require "tutti" from a plain lua5.4
 #   test_install.sh man SOURCE PREFIX             man -l renders each page without warnings
 #   test_install.sh relocated SOURCE - BUILD      a prefix of its own, moved, still works
-#   test_install.sh library_alone SOURCE -        configure with only libuv, UCX, libcrypto
+#   test_install.sh library_alone SOURCE -        configure with only libuv and UCX
 # Each makes its own scratch folder and removes it; rank jobs are bounded by --timeout.
 set -euo pipefail
 
@@ -177,15 +177,15 @@ print("lua " .. x:sum() .. " " .. t.size())'
 
   library_alone)
     # What a packager or embedder who wants only the library has: a pkg-config world
-    # with libuv, UCX and libcrypto and nothing else (no Lua, libpng, libedit,
+    # with libuv and UCX and nothing else (no Lua, libpng, libedit,
     # Criterion, PMIx). Configure must leave every optional part out, each with one
     # line naming what was missing, and still make the library and the command.
     mkdir pc
-    for module in libuv ucx ucx-uct ucx-ucs libcrypto; do
+    for module in libuv ucx ucx-uct ucx-ucs; do
       cp "$(pkg-config --variable=pcfiledir "$module")/$module.pc" pc/
     done
     PKG_CONFIG_LIBDIR="$scratch/pc" cmake -S "$source_dir" -B alone -G Ninja \
-      >configure.log 2>&1 || { cat configure.log; fail "configure with only libuv, UCX and libcrypto failed"; }
+      >configure.log 2>&1 || { cat configure.log; fail "configure with only libuv and UCX failed"; }
     log=$(cat configure.log)
     expect_in "$log" "tutti: the Lua module OFF (not found: lua5.4 (liblua5.4-dev), libpng (libpng-dev);"
     expect_in "$log" "tutti: the Lua REPL and script runner OFF (not found: the Lua module, libedit (libedit-dev);"
