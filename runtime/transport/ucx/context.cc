@@ -71,6 +71,8 @@ ucp_context_h create_context() {
     if (tls_allows(transports, {"posix", "sysv"}, {"sm", "shm", "mm"})) {
       set_default(config, "MM_ERROR_HANDLING", "y",
                   {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
+      set_default(config, "MM_RX_BUFS_GROW", "128",
+                  {"UCX_MM_RX_BUFS_GROW", "UCX_POSIX_RX_BUFS_GROW", "UCX_SYSV_RX_BUFS_GROW"});
     }
     if (tls_allows(transports, {"tcp"}, {})) {
       set_default(config, "TX_SEG_SIZE", "64K", {"UCX_TCP_TX_SEG_SIZE"});

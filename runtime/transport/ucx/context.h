@@ -10,6 +10,12 @@
 //                           this they advertise it, so same-host peers talk through
 //                           shared memory instead of TCP loopback (0.8 us and 12 GB/s
 //                           instead of 8.4 us and under 5 GB/s between two processes).
+//   MM_RX_BUFS_GROW=128     each shared-memory transport a worker opens (sysv, posix)
+//                           sets up its receive buffers, 8 KiB each, this many at a
+//                           time; UCX's 512 made it map and touch 4 MiB twice in every
+//                           worker's creation, a third of a one-node rank's init CPU
+//                           (a worker per communicator). Its FIFO needs 65 at once;
+//                           more come as received messages are held, 128 at a time.
 //   tcp's TX_SEG_SIZE=64K   (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) UCX copies
 //   and RX_SEG_SIZE=256K    messages up to 8 KiB into its TCP send segments and reads
 //                           64 KiB at a time by default. Endpoints that ask to be told
