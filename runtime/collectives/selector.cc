@@ -178,10 +178,20 @@ const char* algorithm_name(Algorithm algorithm) { return kAlgorithmNames[static_
 //     from 64 KiB.
 Algorithm flat_choice(Kind kind, size_t bytes, int size) {
   std::span<const Algorithm> options = implemented(kind);
-  // all_to_allv's bytes are what this rank sends in all, which differs between ranks;
-  // they may choose differently, since either algorithm posts the same messages.
-  if (kind == Kind::kAllToAllV)
-    return bytes / static_cast<size_t>(size) <= kSmallMessageBytes ? options[0] : options[1];
+  // all_to_all: every message posted at once up to kSmallMessageBytes a peer, then one
+  // peer a step, as MPICH does, so that large blocks do not all converge on a rank at
+  // once. Between emulated nodes (2026-11-28, far state, two or three rounds, us,
+  // pairwise / linear (Open MPI), by whole send buffer): 4 ranks on 2 nodes over UCX's
+  // shared memory 64 B 7.01 / 4.29 (3.42), 4 KiB 11.3 / 6.50 (5.91); 4 ranks on 4
+  // nodes over TCP 64 B 53.4 / 40.2 (41.4), 256 KiB 176 / 192 (445), 2 MiB 1341 / 1390
+  // (1951); 8 ranks on 4 nodes over shared memory 64 B 50.4 / 30.2 (19.7), 32 KiB 81.0
+  // / 52.9 (42.6). all_to_allv's bytes are what this rank sends in all, which differs
+  // between ranks; they may choose differently, since either algorithm posts the same
+  // messages.
+  if (kind == Kind::kAllToAll || kind == Kind::kAllToAllV) {
+    const size_t block = kind == Kind::kAllToAllV ? bytes / static_cast<size_t>(size) : bytes;
+    return block <= kSmallMessageBytes ? Algorithm::kLinear : Algorithm::kPairwise;
+  }
   if (options.size() == 1) return options[0];
   if (options.size() == 2) return options[1];
   // Below 8 ranks a binomial tree sends the whole buffer in at most 3 rounds, which

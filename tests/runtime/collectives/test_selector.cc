@@ -66,7 +66,7 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(Kind::kGather, 16 << 20, 8, false, shape) == Algorithm::kLinear);
     cr_assert(selector.choose(Kind::kScatter, 8, 8, false, shape) == Algorithm::kBinomial);
     cr_assert(selector.choose(Kind::kBarrier, 0, 8, false, shape) == Algorithm::kDissemination);
-    cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, shape) == Algorithm::kPairwise);
+    cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, shape) == Algorithm::kLinear);
   }
   cr_assert(selector.choose(Kind::kReduce, 16 << 20, 8, false, kNone) == Algorithm::kRing);
   // At 2 ranks a binomial tree's one message at every size.
@@ -80,7 +80,11 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
   cr_assert(selector.choose(Kind::kReduceScatter, 8, 6, false, kLeaders) == Algorithm::kRecursiveHalving);
   cr_assert(selector.choose(Kind::kGather, 8, 5, false, kLeaders) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kReduceScatter, 16 << 20, 5, false, kLeaders) == Algorithm::kRing);
-  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kNone) == Algorithm::kPairwise);
+  // all_to_all: every message at once up to kSmallMessageBytes a peer, one peer a
+  // step past it.
+  cr_assert(selector.choose(Kind::kAllToAll, 8, 8, false, kNone) == Algorithm::kLinear);
+  cr_assert(selector.choose(Kind::kAllToAll, kSmallMessageBytes, 8, false, kNone) == Algorithm::kLinear);
+  cr_assert(selector.choose(Kind::kAllToAll, kSmallMessageBytes + 1, 8, false, kNone) == Algorithm::kPairwise);
   // all_to_allv has no shared-memory form: over the transport everywhere, linear up to
   // kSmallMessageBytes a peer on average (its bytes are all this rank sends), pairwise
   // past it.
