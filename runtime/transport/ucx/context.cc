@@ -1,6 +1,8 @@
 #include "runtime/transport/ucx/context.h"
 
+#include <dirent.h>
 #include <sys/uio.h>
+#include <ucs/config/global_opts.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,6 +65,11 @@ std::string configured_transports(const ucp_config_t* config) {
 }
 
 ucp_context_h create_context() {
+  if (std::getenv("UCX_MODULES") == nullptr && !rdma_devices_present()) {
+    // Before UCX loads its transports' modules, at the first ucp_init in the process.
+    ucs_status_t status = ucs_global_opts_set_value("MODULES", "^ib,rdmacm");
+    if (status != UCS_OK) fail_init("ucs_global_opts_set_value MODULES=^ib,rdmacm", status);
+  }
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_init("ucp_config_read", status);
@@ -104,6 +111,24 @@ ucp_context_h create_context() {
 }
 
 }  // namespace
+
+bool rdma_devices_present() {
+  DIR* devices = ::opendir("/sys/class/infiniband");
+  if (devices == nullptr) {
+    // No such class: no RDMA device, unless sysfs itself is missing (a bare chroot),
+    // which says nothing either way.
+    return ::access("/sys/class", F_OK) != 0;
+  }
+  bool any = false;
+  while (dirent* entry = ::readdir(devices)) {
+    if (entry->d_name[0] != '.') {
+      any = true;
+      break;
+    }
+  }
+  ::closedir(devices);
+  return any;
+}
 
 bool cma_permitted() {
   uint64_t source = 1, target = 0;

@@ -56,6 +56,12 @@
 //                           instead of every 20 s; this is what notices a peer whose
 //                           host vanished without closing its connections (same-host
 //                           peers are watched through pidfds, peer_process.h).
+// And for the whole process, where the machine has no RDMA device (rdma_devices_present)
+// and the user did not set UCX_MODULES: MODULES=^ib,rdmacm. UCX's InfiniBand module
+// links libibverbs, which on its first device query loads every provider library it
+// knows of (17 on Debian 12) to find none; that was a fifth of a rank's init CPU
+// (docs/benchmarks.md). A process has one list of modules, and UCX reads it once, at
+// its first ucp_init; other UCX users in the process would find no RDMA device either.
 // The mm, cma and tcp settings only where UCX_TLS lets those transports in: UCX warns
 // of a setting that no transport it opened reads. UCX_* variables in the environment are
 // read as usual and win over these.
@@ -80,6 +86,10 @@ bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> tr
 // process_vm_readv (a seccomp profile may refuse) and that Yama's ptrace_scope is off
 // or 1 (where UCX lets any process of the user attach, PR_SET_PTRACER_ANY).
 bool cma_permitted();
+
+// Whether the kernel lists an RDMA device (/sys/class/infiniband: InfiniBand, RoCE,
+// iWARP, and the software ones, rxe and siw). True where sysfs is not there to ask.
+bool rdma_devices_present();
 
 class Context {
  public:

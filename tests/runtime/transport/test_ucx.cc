@@ -901,3 +901,53 @@ Test(ucx, same_host_endpoints_read_large_messages_from_the_peer, .timeout = 60) 
   cr_assert(contains(log, "ep_cfg["), "UCX logged no endpoint:\n%s", log.c_str());
   cr_assert_not(contains(log, "cma/memory"), "an endpoint took cma though the user said no:\n%s", log.c_str());
 }
+
+// This process's mapped files, as /proc/self/maps lists them.
+std::string mapped_files() {
+  std::ifstream in("/proc/self/maps");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Where the machine has no RDMA device, UCX's InfiniBand and RDMA-CM modules are never
+// loaded (libibverbs would load every provider library it knows of to find none;
+// context.h). A world of 2 that sends a message has made the process's UCX context.
+Test(ucx, no_rdma_modules_where_the_machine_has_no_rdma_device, .timeout = 30) {
+  if (tutti::transport::ucx::rdma_devices_present()) {
+    std::fprintf(stderr, "SKIPPED: this machine lists RDMA devices, so UCX loads its ib module as usual\n");
+    cr_skip_test("the machine has RDMA devices");
+  }
+  unsetenv("UCX_MODULES");
+  World world(2);
+  char sent[8] = "rdma?", received[8] = {};
+  std::vector<Posted> posted = {{&world[1], world[1].post_recv(0, collective(1), received, sizeof received)},
+                                {&world[0], world[0].post_send(1, collective(1), sent, sizeof sent)}};
+  finish(world, posted);
+  release_all(posted);
+  std::string maps = mapped_files();
+  cr_assert(contains(maps, "libucp.so"), "UCX is not mapped at all:\n%s", maps.c_str());
+  cr_assert_not(contains(maps, "libuct_ib.so") || contains(maps, "libuct_rdmacm.so") || contains(maps, "libibverbs"),
+                "UCX loaded its RDMA modules on a machine without RDMA devices:\n%s", maps.c_str());
+}
+
+// UCX_MODULES in the environment is the user's word: UCX loads what it names, its ib
+// module included where UCX has one installed.
+Test(ucx, ucx_modules_from_the_user_are_left_alone, .timeout = 30) {
+  std::string maps = mapped_files();
+  size_t name = maps.find("/libucp.so");
+  cr_assert(name != std::string::npos, "UCX is not mapped at all:\n%s", maps.c_str());
+  size_t start = maps.rfind(' ', name) + 1;
+  std::string ib_module = maps.substr(start, name - start) + "/ucx/libuct_ib.so.0";
+  if (access(ib_module.c_str(), F_OK) != 0) {
+    std::fprintf(stderr, "SKIPPED: this UCX has no ib module (%s) to load\n", ib_module.c_str());
+    cr_skip_test("no ib module installed");
+  }
+  // UCX read its own options when it was loaded, before this; what the test checks is
+  // that tutti, seeing the variable, sets no list of its own (and UCX, which never
+  // read it, is asked not to warn of it).
+  setenv("UCX_MODULES", "all", 1);
+  cr_assert_eq(ucs_global_opts_set_value("WARN_UNUSED_ENV_VARS", "n"), UCS_OK);
+  World world(2);
+  cr_assert(contains(mapped_files(), "libuct_ib.so"), "UCX_MODULES=all, yet UCX did not load %s", ib_module.c_str());
+}
