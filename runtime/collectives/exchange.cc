@@ -79,6 +79,20 @@ void Exchange::wait() {
   release_all();
 }
 
+void Exchange::wait_first(size_t n) {
+  const size_t later = count_ - n;
+  count_ = n;
+  try {
+    wait();
+  } catch (...) {
+    // Nothing was released: the destructor releases all of them.
+    count_ = n + later;
+    throw;
+  }
+  std::move(posted_ + n, posted_ + n + later, posted_);
+  count_ = later;
+}
+
 const Exchange::Posted* Exchange::first_incomplete() {
   const Posted* first = nullptr;
   for (const Posted& posted : *this) {

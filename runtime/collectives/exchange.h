@@ -34,6 +34,10 @@ class Exchange {
   // Waits for everything posted since the last wait(). Throws Error (kTimeout,
   // kAborted, kMismatch, kPeerLost, kTransport) naming the operation and the peer.
   void wait();
+  // Waits for the first n requests posted since the last wait, leaving the later ones
+  // in flight: a pipeline posts its next receive before it works on this one's data,
+  // so that the next message lands in place instead of in the transport's buffers.
+  void wait_first(size_t n);
 
  private:
   struct Posted {

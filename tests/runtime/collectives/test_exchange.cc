@@ -149,6 +149,42 @@ Test(exchange, what_is_posted_is_released_even_without_wait, .timeout = 10) {
   cr_assert_eq(one.world.live_requests(), 0, "~Exchange left requests posted");
 }
 
+// wait_first(n) waits for the n requests posted first and leaves the later ones in
+// flight, for the next wait; after a failure, the destructor still releases them all.
+Test(exchange, wait_first_leaves_the_later_requests_posted, .timeout = 10) {
+  Single one(1);
+  {
+    Exchange x(one.transport, one.context);
+    char first[2] = {}, second[2] = {};
+    x.recv(0, first, sizeof(first));
+    x.recv(0, second, sizeof(second));
+    x.send(0, "a", 2);
+    x.wait_first(1);
+    cr_assert_str_eq(first, "a");
+    cr_assert_eq(one.world.live_requests(), 2, "the later receive and the send should still be posted");
+    x.send(0, "b", 2);
+    x.wait();
+    cr_assert_str_eq(second, "b");
+    cr_assert_eq(one.world.live_requests(), 0, "wait() left requests posted");
+  }
+  thread_transport::World world(2);
+  LosingTransport losing(world, 0);
+  {
+    Exchange x(losing, one.context);
+    int32_t values[2] = {};
+    x.recv(1, &values[0], sizeof(int32_t));
+    x.recv(1, &values[1], sizeof(int32_t));
+    try {
+      x.wait_first(1);
+      cr_assert_fail("wait_first() did not rethrow the transport's failure");
+    } catch (const tutti::Error& e) {
+      cr_assert_eq(e.status(), Status::kPeerLost);
+    }
+    cr_assert_eq(world.live_requests(), 2);
+  }
+  cr_assert_eq(world.live_requests(), 0, "~Exchange left requests posted after wait_first failed");
+}
+
 Test(exchange, a_transport_failure_names_the_operation_and_the_peer, .timeout = 10) {
   thread_transport::World world(2);
   LosingTransport transport(world, 0);
