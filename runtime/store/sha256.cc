@@ -73,6 +73,7 @@ void Hash::compress(const unsigned char* block) {
 }
 
 void Hash::update(std::string_view bytes) {
+  if (bytes.empty()) return;  // an empty view's data() may be null, which memcpy may not take
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t left = bytes.size();
   total_bytes_ += left;

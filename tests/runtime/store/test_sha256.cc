@@ -32,6 +32,9 @@ std::string pattern(size_t n) {
 
 Test(sha256, digests_match_the_standards_examples, .timeout = 10) {
   cr_assert_eq(hex(sha256::digest("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  sha256::Hash nothing;
+  nothing.update(std::string_view());  // data() null: hashed as nothing, not read
+  cr_assert_eq(hex(nothing.finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   cr_assert_eq(hex(sha256::digest("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   cr_assert_eq(hex(sha256::digest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
