@@ -13,7 +13,7 @@
 //   MM_RX_BUFS_GROW=128     each shared-memory transport a worker opens (sysv, posix)
 //                           sets up its receive buffers, 8 KiB each, this many at a
 //                           time; UCX's 512 made it map and touch 4 MiB twice in every
-//                           worker's creation, a third of a one-node rank's init CPU
+//                           worker's creation, a quarter of a one-node rank's init CPU
 //                           (a worker per communicator). Its FIFO needs 65 at once;
 //                           more come as received messages are held, 128 at a time.
 //   tcp's TX_SEG_SIZE=64K   (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) UCX copies
