@@ -39,6 +39,7 @@ void Exchange::send(int peer, const void* data, size_t bytes) {
   make_room();
   transport::Request* request = transport_.post_send(
       peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
+  if (request == nullptr) return;  // it completed as it was posted: nothing to wait for
   posted_[count_++] = Posted{request, peer, bytes, false};
 }
 
@@ -64,7 +65,7 @@ void Exchange::wait() {
   // a small send, are done when posted, and a progress that finds nothing costs as
   // much as the rest of a small message's path.
   for (;;) {
-    const Posted* incomplete = first_incomplete();
+    const Posted* incomplete = finish_completed();
     if (incomplete == nullptr) break;
     // Naming the peer takes a string; build it only when check() has something to
     // do, so that the waiting loop itself never allocates.
@@ -75,8 +76,7 @@ void Exchange::wait() {
     }
     waiting.step();
   }
-  check_received_sizes();
-  release_all();
+  count_ = 0;
 }
 
 void Exchange::wait_first(size_t n) {
@@ -93,42 +93,43 @@ void Exchange::wait_first(size_t n) {
   count_ = later;
 }
 
-const Exchange::Posted* Exchange::first_incomplete() {
+const Exchange::Posted* Exchange::finish_completed() {
   const Posted* first = nullptr;
-  for (const Posted& posted : *this) {
+  for (Posted* posted = posted_; posted != posted_ + count_; ++posted) {
+    if (posted->request == nullptr) continue;  // finished on an earlier turn
+    size_t got = 0;
     bool done = false;
     try {
-      done = transport_.done(posted.request);
+      done = transport_.finish(posted->request, posted->is_recv ? &got : nullptr);
     } catch (const Error& e) {
       // A message longer than the receive buffer can only mean the peer was called
       // with a larger count: report it as the disagreement it is.
-      if (posted.is_recv && e.status() == Status::kInvalidArgument) {
+      if (posted->is_recv && e.status() == Status::kInvalidArgument) {
         fail(Status::kMismatch,
-             concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent more than the ",
-                    posted.bytes, " bytes this rank expected (", e.what(), "): ", how_to_fix(context_)));
+             concat(context_.label(), ": rank ", transport_.communicator_rank(posted->peer), " sent more than the ",
+                    posted->bytes, " bytes this rank expected (", e.what(), "): ", how_to_fix(context_)));
       }
-      fail(e.status(), concat(context_.label(), ": ", posted.is_recv ? "receiving from" : "sending to", " rank ",
-                              transport_.communicator_rank(posted.peer), ": ", e.what()));
+      fail(e.status(), concat(context_.label(), ": ", posted->is_recv ? "receiving from" : "sending to", " rank ",
+                              transport_.communicator_rank(posted->peer), ": ", e.what()));
     }
-    if (!done && first == nullptr) first = &posted;
+    if (!done) {
+      if (first == nullptr) first = posted;
+      continue;
+    }
+    posted->request = nullptr;
+    if (posted->is_recv && got != posted->bytes) {
+      fail(Status::kMismatch,
+           concat(context_.label(), ": rank ", transport_.communicator_rank(posted->peer), " sent ", got,
+                  " bytes where this rank expected ", posted->bytes, ": ", how_to_fix(context_)));
+    }
   }
   return first;
 }
 
-void Exchange::check_received_sizes() {
-  for (const Posted& posted : *this) {
-    if (!posted.is_recv) continue;
-    size_t got = transport_.received_bytes(posted.request);
-    if (got != posted.bytes) {
-      fail(Status::kMismatch,
-           concat(context_.label(), ": rank ", transport_.communicator_rank(posted.peer), " sent ", got,
-                  " bytes where this rank expected ", posted.bytes, ": ", how_to_fix(context_)));
-    }
-  }
-}
-
 void Exchange::release_all() {
-  for (const Posted& posted : *this) transport_.release(posted.request);
+  for (const Posted& posted : *this) {
+    if (posted.request != nullptr) transport_.release(posted.request);
+  }
   count_ = 0;
 }
 

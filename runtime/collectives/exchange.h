@@ -34,24 +34,26 @@ class Exchange {
   // Waits for everything posted since the last wait(). Throws Error (kTimeout,
   // kAborted, kMismatch, kPeerLost, kTransport) naming the operation and the peer.
   void wait();
-  // Waits for the first n requests posted since the last wait, leaving the later ones
-  // in flight: a pipeline posts its next receive before it works on this one's data,
-  // so that the next message lands in place instead of in the transport's buffers.
+  // Waits for the first n requests posted since the last wait (a send that completed
+  // as it was posted holds none, and does not count), leaving the later ones in
+  // flight: a pipeline posts its next receive before it works on this one's data, so
+  // that the next message lands in place instead of in the transport's buffers.
   void wait_first(size_t n);
 
  private:
   struct Posted {
-    transport::Request* request;
-    int peer;  // the transport's; messages name transport_.communicator_rank(peer)
+    transport::Request* request;  // null once finished
+    int peer;                     // the transport's; messages name transport_.communicator_rank(peer)
     size_t bytes;
     bool is_recv;
   };
 
-  // Polls every posted request; returns the first one not yet done, or null when all
-  // are. Rethrows a request's failure with the operation and the peer named.
-  const Posted* first_incomplete();
-  // Throws kMismatch when a receive got fewer bytes than it was posted for.
-  void check_received_sizes();
+  // Polls every posted request, giving back those that completed (their request
+  // becomes null); returns the first one not yet done, or null when all are.
+  // Rethrows a request's failure with the operation and the peer named, and throws
+  // kMismatch when a receive got fewer bytes than it was posted for.
+  const Posted* finish_completed();
+  // Gives back (cancels) what is still held.
   void release_all();
   // Room for one more request, made before posting so that a posted request is never
   // lost to a failing allocation.

@@ -26,6 +26,7 @@ class SubsetTransport final : public transport::Transport {
   bool done(transport::Request* request) override { return whole_.done(request); }
   size_t received_bytes(transport::Request* request) override { return whole_.received_bytes(request); }
   void release(transport::Request* request) override { whole_.release(request); }
+  bool finish(transport::Request* request, size_t* received) override { return whole_.finish(request, received); }
   bool wait_for_activity(int timeout_ms) override { return whole_.wait_for_activity(timeout_ms); }
   void interrupt() override { whole_.interrupt(); }
   const char* describe() const override { return whole_.describe(); }

@@ -44,7 +44,10 @@ class Transport {
 
   // Start sending `bytes` bytes to `peer` / receiving at most `bytes` bytes from
   // `peer`. Never block. The buffer belongs to the transport until the request is done
-  // or released. peer may be this rank (a message to itself).
+  // or released. peer may be this rank (a message to itself). post_send returns null
+  // for a send that completed as it was posted (its buffer is the caller's again):
+  // there is nothing to wait for, done(nullptr) is true and release(nullptr) does
+  // nothing.
   virtual Request* post_send(int peer, Tag tag, const void* data, size_t bytes) = 0;
   virtual Request* post_recv(int peer, Tag tag, void* data, size_t bytes) = 0;
 
@@ -60,6 +63,16 @@ class Transport {
   virtual size_t received_bytes(Request* request) = 0;
   // Gives the request back, cancelling it if it has not completed. Safe on any state.
   virtual void release(Request* request) = 0;
+  // done(), then for a completed request received_bytes() and release() in one call,
+  // as a step's wait needs them: true when it completed, its bytes in *received (pass
+  // null for a send) and the request given back. Throws as done() does, leaving the
+  // request to the caller to release.
+  virtual bool finish(Request* request, size_t* received) {
+    if (!done(request)) return false;
+    if (received != nullptr) *received = received_bytes(request);
+    release(request);
+    return true;
+  }
 
   // Blocks until the transport may have something new (an arriving message, a
   // completion) or timeout_ms passes, whichever is first, without burning the core

@@ -83,6 +83,7 @@ class WorkerTransport final : public Transport {
   bool done(Request* request) override;
   size_t received_bytes(Request* request) override;
   void release(Request* request) override;
+  bool finish(Request* request, size_t* received) override;
   // Returns after at most 1 s whatever timeout_ms says: UCX runs its keepalive checks
   // only while it is progressed, so the caller must come back to progress().
   bool wait_for_activity(int timeout_ms) override;
@@ -140,6 +141,8 @@ class WorkerTransport final : public Transport {
   // Whether peer's card is known; if not, asks the directory (once).
   bool card_known(Peer& peer);
   void take_answers();
+  // Sends a small message at once, without an Operation: true if UCX took all of it.
+  bool sent_at_once(ucp_ep_h endpoint, const void* data, size_t bytes, Tag tag);
   void send_now(ucp_ep_h endpoint, Operation* operation);
   ucp_ep_h endpoint_of(Peer& peer, Operation* operation);
   void watch_peer_process(Peer& peer);

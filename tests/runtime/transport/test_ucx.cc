@@ -192,6 +192,52 @@ Test(ucx, every_pair_including_self, .timeout = 60) {
   }
 }
 
+Test(ucx, a_small_send_to_a_connected_peer_completes_as_it_is_posted, .timeout = 30) {
+  World world(2);
+  // The first send finds no endpoint yet (the peer's card is being read): a request.
+  const std::string first = "connect";
+  char landing[16];
+  Request* connecting = world[0].post_send(1, user(1), first.data(), first.size());
+  cr_assert_not_null(connecting, "a send before the endpoint exists must be a request");
+  Request* received = world[1].post_recv(0, user(1), landing, sizeof(landing));
+  finish(world, {{&world[0], connecting}, {&world[1], received}});
+  release_all({{&world[0], connecting}, {&world[1], received}});
+
+  // Connected: small messages leave at once, as a null request (transport.h), and still
+  // arrive whole and in order under one tag.
+  const std::vector<std::string> small = {"a", "bb", std::string(64, 'c')};
+  for (const std::string& text : small) {
+    Request* send = world[0].post_send(1, user(2), text.data(), text.size());
+    cr_assert_null(send, "a %zu-byte send to a connected peer should complete as it is posted", text.size());
+    cr_assert(world[0].done(send));
+    size_t ignored = 0;
+    cr_assert(world[0].finish(send, &ignored));
+    world[0].release(send);
+  }
+  std::vector<std::string> buffers(small.size(), std::string(128, '\0'));
+  std::vector<Posted> posted;
+  for (std::string& buffer : buffers) posted.push_back({&world[1], world[1].post_recv(0, user(2), buffer.data(), 128)});
+  finish(world, posted);
+  for (size_t i = 0; i < small.size(); ++i) {
+    size_t got = 0;
+    cr_assert(world[1].finish(posted[i].request, &got));
+    cr_assert_eq(buffers[i].substr(0, got), small[i], "message %zu out of order or damaged", i);
+  }
+
+  // A large one cannot leave at once: a request, finished like any other.
+  const std::vector<uint8_t> large = pattern(1 << 20, 7);
+  std::vector<uint8_t> into(large.size());
+  Request* send = world[0].post_send(1, user(3), large.data(), large.size());
+  cr_assert_not_null(send, "a 1 MiB send cannot complete as it is posted");
+  Request* recv = world[1].post_recv(0, user(3), into.data(), into.size());
+  finish(world, {{&world[0], send}, {&world[1], recv}});
+  size_t got = 0;
+  cr_assert(world[1].finish(recv, &got));
+  cr_assert(world[0].finish(send, nullptr));
+  cr_assert_eq(got, large.size());
+  cr_assert(into == large);
+}
+
 Test(ucx, zero_byte_messages, .timeout = 30) {
   World world(2);
   char sink[4] = {'x', 'x', 'x', 'x'};
