@@ -208,18 +208,29 @@ bool repeats(const Call& call, const Call& last) {
 }  // namespace
 
 const Engine::Plan& Engine::plan_for(const Call& call, const char* api) {
-  if (has_last_plan_ && repeats(call, last_plan_.call)) return last_plan_;
-  has_last_plan_ = false;
+  // Newest first: a loop that repeats one call finds it at the first look.
+  for (size_t looked = 0, at = newest_plan_; looked < plans_held_; ++looked, at = (at + kPlansKept - 1) % kPlansKept) {
+    if (repeats(call, plans_[at].call)) return plans_[at];
+  }
+  // Worked out apart, so that a call refused here leaves the plans kept as they were.
+  Plan plan;
   validate(call, setup_.rank, setup_.size, api);
   const size_t block = call.count * dtype_size(static_cast<Dtype>(call.dtype));
-  last_plan_.algorithm = selector_.choose(call.kind, block, setup_.size, shm_ != nullptr,
-                                          hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone,
-                                          hierarchy_ && hierarchy_->core_per_rank());
-  last_plan_.call = call;
-  last_plan_.call_check = folded_fingerprint(call);
-  last_plan_.facts = facts_of(call);
-  has_last_plan_ = true;
-  return last_plan_;
+  plan.algorithm = selector_.choose(call.kind, block, setup_.size, shm_ != nullptr,
+                                    hierarchy_ ? hierarchy_->shape() : HierarchyShape::kNone,
+                                    hierarchy_ && hierarchy_->core_per_rank());
+  plan.call = call;
+  plan.call_check = folded_fingerprint(call);
+  plan.facts = facts_of(call);
+  if (call.kind == Kind::kAllToAllV) {
+    // Never found again: kept apart, so that it pushes out none of the others.
+    unkept_plan_ = plan;
+    return unkept_plan_;
+  }
+  newest_plan_ = (newest_plan_ + 1) % kPlansKept;
+  plans_[newest_plan_] = plan;
+  plans_held_ = std::min(plans_held_ + 1, kPlansKept);
+  return plans_[newest_plan_];
 }
 
 std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, bool async) {

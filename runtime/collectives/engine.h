@@ -4,6 +4,7 @@
 // that tag its operations. Comm owns one.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -83,12 +84,13 @@ class Engine {
   };
 
   Engine() = default;
-  // The plan of a collective call. A call that repeats the last one planned (the same
-  // collective, buffers, count, dtype, op and root, as a training loop's all_reduce)
-  // gets its plan again, since the checks and the choice depend on nothing else; they
-  // were a quarter of a small call's own time (1 rank, 8 bytes: 71-82 ns a call
-  // against 56-60). all_to_allv is planned afresh every time: its counts are arrays
-  // that the caller may rewrite in place. Throws what validate() does, or the
+  // The plan of a collective call. A call that repeats one of the last kPlansKept
+  // planned (the same collective, buffers, count, dtype, op and root: a training loop's
+  // all_reduce, DDP's buckets in turn, a broadcast from each rank in turn) gets its
+  // plan again, since the checks and the choice depend on nothing else; they were a
+  // quarter of a small call's own time (1 rank, 8 bytes: 71-82 ns a call against
+  // 56-60). all_to_allv is planned afresh every time: its counts are arrays that the
+  // caller may rewrite in place. Throws what validate() does, or the
   // selector's refusal of an algorithm TUTTI_ALGO forces where it cannot run. User
   // thread.
   const Plan& plan_for(const Call& call, const char* api);
@@ -149,8 +151,11 @@ class Engine {
   // thread, or with the executor's run lock), and the engine's part of it (fault,
   // names, scratch, reports) is set once, at creation, rather than for every call.
   OpContext running_;
-  Plan last_plan_;                            // plan_for's; user thread only
-  bool has_last_plan_ = false;                // whether last_plan_ holds one
+  static constexpr size_t kPlansKept = 8;
+  std::array<Plan, kPlansKept> plans_;  // plan_for's, a ring; user thread only
+  size_t plans_held_ = 0;
+  size_t newest_plan_ = 0;                    // where in plans_ the last one planned is
+  Plan unkept_plan_;                          // all_to_allv's, which is planned afresh every time
   uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;                     // sends and receives, for messages
   std::vector<InFlight> in_flight_;           // run lock held

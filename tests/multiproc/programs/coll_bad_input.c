@@ -184,8 +184,8 @@ static void case_arguments(void) {
   expect_invalid("all_to_all recv=send+1", tutti_all_to_all(comm, a, a + 1, N, i32, NULL), "tutti_all_to_all",
                  "recv|receive");
 
-  /* Each again straight after the same call made right: a call that repeats the last
-   * one is not checked again (plan_for, runtime/collectives/engine.h), so one that
+  /* Each again straight after the same call made right: a call that repeats one of the
+   * last few is not checked again (plan_for, runtime/collectives/engine.h), so one that
    * differs from it in a single argument must be. */
   tutti_status good = tutti_all_reduce(comm, a, b, N, i32, sum, NULL);
   invalid_after_good(good, "all_reduce recv=send+1 after a good one",
@@ -202,6 +202,17 @@ static void case_arguments(void) {
   good = tutti_broadcast(comm, a, b, N, i32, 0, NULL);
   invalid_after_good(good, "broadcast root=size after a good one", tutti_broadcast(comm, a, b, N, i32, size, NULL),
                      "tutti_broadcast", "root");
+  /* The same with other calls in between, whose plans are kept too: the bad call is
+   * compared with each of them, and differs from the one of its shape in one field. */
+  good = tutti_all_reduce(comm, a, b, N, i32, sum, NULL);
+  if (good == TUTTI_OK) good = tutti_broadcast(comm, a, b, N, i32, size - 1, NULL);
+  if (good == TUTTI_OK) good = tutti_all_gather(comm, a, b, N, i32, NULL);
+  invalid_after_good(good, "all_reduce recv=send+1 after good calls of three kinds",
+                     tutti_all_reduce(comm, a, a + 1, N, i32, sum, NULL), "tutti_all_reduce", "recv|receive");
+  good = tutti_broadcast(comm, a, b, N, i32, 0, NULL);
+  if (good == TUTTI_OK) good = tutti_all_reduce(comm, a, b, N, i32, sum, NULL);
+  invalid_after_good(good, "broadcast root=-1 after a good one and an all_reduce",
+                     tutti_broadcast(comm, a, b, N, i32, -1, NULL), "tutti_broadcast", "root");
 
   /* all_to_allv: its count and offset arrays, blocks that overlap, a block past the
    * address space. Blocks of N elements for every peer, packed unless said. */
