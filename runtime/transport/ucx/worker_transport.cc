@@ -77,6 +77,12 @@ ucp_tag_t ucx_tag(int source, Tag tag) {
 
 uint16_t check_of(ucp_tag_t tag) { return static_cast<uint16_t>((tag >> kCheckShift) & kCheckMask); }
 
+// Whether a completed operation carried what it should: a receive, a message of the
+// same call (its sender's fingerprint).
+bool carried_the_right_call(const Operation& operation) {
+  return !operation.is_recv || check_of(operation.info.sender_tag) == (operation.tag.check & kCheckMask);
+}
+
 std::string describe_tag(Tag tag) {
   return concat(tag.space == TagSpace::kUser ? "user" : "collective", " tag ", tag.value);
 }
@@ -274,7 +280,7 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   // peer would never see it die. A message that arrived before the peer was lost is
   // still delivered, so the receive is posted either way.
   if (!from.lost && card_known(from)) endpoint_of(from, nullptr);
-  ucp_request_param_t param{};
+  ucp_request_param_t param;  // UCX reads only what op_attr_mask names (send_now)
   // No immediate completion: UCX 1.13 leaves recv_info unwritten when a receive
   // completes at once (its message was waiting), so the length would be lost. Denied
   // that, UCX calls on_recv_done inside ucp_tag_recv_nbx instead, with the length.
@@ -426,7 +432,7 @@ bool WorkerTransport::done(Request* request) {
   const Operation& operation = *operation_of(request);
   if (operation.completed) {
     if (operation.status != UCS_OK) fail_operation(operation);
-    if (operation.is_recv && check_of(operation.info.sender_tag) != (operation.tag.check & kCheckMask)) {
+    if (!carried_the_right_call(operation)) {
       fail(Status::kMismatch,
            concat("rank ", operation.peer, " sent a message for another call (", describe_tag(operation.tag), " on ",
                   where_, ": its call fingerprint ", check_of(operation.info.sender_tag), ", this rank's ",
@@ -516,11 +522,16 @@ void WorkerTransport::release(Request* request) {
 }
 
 bool WorkerTransport::finish(Request* request, size_t* received) {
-  // One call where a step's wait made three, each through the vtable.
-  if (!done(request)) return false;
+  // One call where a step's wait made three, each through the vtable; done() only for
+  // what is not done, or not right.
   if (request == nullptr) return true;
-  if (received != nullptr) *received = operation_of(request)->info.length;
-  release(request);
+  Operation* operation = operation_of(request);
+  const bool done_right = operation->completed && operation->status == UCS_OK && carried_the_right_call(*operation);
+  if (!done_right && !done(request)) return false;
+  if (received != nullptr) *received = operation->info.length;
+  // What release() does with a completed operation.
+  if (!orphans_.empty()) sweep_orphans();
+  recycle(operation);
   return true;
 }
 
