@@ -90,9 +90,8 @@ class Engine {
   // plan again, since the checks and the choice depend on nothing else; they were a
   // quarter of a small call's own time (1 rank, 8 bytes: 71-82 ns a call against
   // 56-60). all_to_allv is planned afresh every time: its counts are arrays that the
-  // caller may rewrite in place. Throws what validate() does, or the
-  // selector's refusal of an algorithm TUTTI_ALGO forces where it cannot run. User
-  // thread.
+  // caller may rewrite in place. Throws what validate() does, or the selector's
+  // refusal of an algorithm TUTTI_ALGO forces where it cannot run. User thread.
   const Plan& plan_for(const Call& call, const char* api);
   // The context of the operation that starts now (now_ms, a coarse_now_ms() reading):
   // running_, its per-operation fields set. User thread, or the run lock held.
@@ -151,10 +150,11 @@ class Engine {
   // thread, or with the executor's run lock), and the engine's part of it (fault,
   // names, scratch, reports) is set once, at creation, rather than for every call.
   OpContext running_;
+  // plan_for's, a ring, newest at newest_plan_; user thread only.
   static constexpr size_t kPlansKept = 8;
-  std::array<Plan, kPlansKept> plans_;  // plan_for's, a ring; user thread only
+  std::array<Plan, kPlansKept> plans_;
   size_t plans_held_ = 0;
-  size_t newest_plan_ = 0;                    // where in plans_ the last one planned is
+  size_t newest_plan_ = 0;
   Plan unkept_plan_;                          // all_to_allv's, which is planned afresh every time
   uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;                     // sends and receives, for messages

@@ -62,9 +62,9 @@ void Exchange::grow() {
 void Exchange::wait() {
   if (count_ == 0) return;  // a tree's leaf waits on its sends to no children, etc.
   TransportWait waiting(transport_);
-  // Completion is looked at before progress: a receive whose message had arrived, and
-  // a small send, are done when posted, and a progress that finds nothing costs as
-  // much as the rest of a small message's path.
+  // Completion is looked at before progress: a receive whose message had arrived is
+  // done when posted, and a progress that finds nothing costs as much as the rest of a
+  // small message's path.
   for (;;) {
     const Posted* incomplete = finish_completed();
     if (incomplete == nullptr) break;
