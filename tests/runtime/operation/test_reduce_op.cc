@@ -24,9 +24,10 @@ using namespace tutti;
 
 namespace {
 
-// 0 with null pointers, 1, a vector tail, and lengths past one and two 1024-element
-// blocks of the kernels with odd tails.
-constexpr size_t kCounts[] = {0, 1, 7, 8, 9, 1031, 2085, 4099};
+// 0 with null pointers, 1, a vector tail, either side of where two sources stop being
+// combined element by element (32), and lengths past one and two 1024-element blocks of
+// the kernels with odd tails.
+constexpr size_t kCounts[] = {0, 1, 7, 8, 9, 31, 32, 33, 1031, 2085, 4099};
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg};
 // Elements after each dst that a kernel must leave alone.
 constexpr size_t kGuard = 16;
