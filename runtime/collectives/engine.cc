@@ -209,9 +209,7 @@ bool repeats(const Call& call, const Call& last) {
 
 const Engine::Plan& Engine::plan_for(const Call& call, const char* api) {
   // Newest first: a loop that repeats one call finds it at the first look.
-  if (plans_held_ > 0 && repeats(call, plans_[newest_plan_].call)) return plans_[newest_plan_];
-  for (size_t looked = 1, at = newest_plan_; looked < plans_held_; ++looked) {
-    at = (at + kPlansKept - 1) % kPlansKept;
+  for (size_t looked = 0, at = newest_plan_; looked < plans_held_; ++looked, at = (at + kPlansKept - 1) % kPlansKept) {
     if (repeats(call, plans_[at].call)) return plans_[at];
   }
   // Worked out apart, so that a call refused here leaves the plans kept as they were.

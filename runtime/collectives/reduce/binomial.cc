@@ -30,10 +30,8 @@ void reduce_at_root_pipelined(Exchange& x, const BinomialTree& tree, const void*
   char* incoming[2] = {first_incoming,
                        static_cast<char*>(x.context().scratch->get(2, std::min(count, per_chunk) * element))};
   const size_t steps = chunks * static_cast<size_t>(child_count);
-  auto elements_of = [&](size_t step) {
-    const size_t first = step / static_cast<size_t>(child_count) * per_chunk;
-    return std::min(per_chunk, count - first);
-  };
+  auto first_of = [&](size_t step) { return step / static_cast<size_t>(child_count) * per_chunk; };
+  auto elements_of = [&](size_t step) { return std::min(per_chunk, count - first_of(step)); };
   auto post = [&](size_t step) {
     x.recv(children[step % static_cast<size_t>(child_count)], incoming[step % 2], elements_of(step) * element);
   };
@@ -41,7 +39,7 @@ void reduce_at_root_pipelined(Exchange& x, const BinomialTree& tree, const void*
   for (size_t step = 0; step < steps; ++step) {
     if (step + 1 < steps) post(step + 1);
     x.wait_first(1);
-    const size_t first = step / static_cast<size_t>(child_count) * per_chunk;
+    const size_t first = first_of(step);
     void* accumulator = byte_at(recv, first * element);
     const void* result = step % static_cast<size_t>(child_count) == 0 ? byte_at(send, first * element) : accumulator;
     reduce_into(accumulator, result, incoming[step % 2], elements_of(step), dtype, op);
