@@ -29,8 +29,13 @@ struct Operation {
   Tag tag{};
   size_t bytes = 0;                 // the caller's buffer
   const void* send_data = nullptr;  // a send's buffer
+  void* recv_data = nullptr;        // a receive's buffer
   bool awaiting_card = false;       // a send queued in its peer's `waiting`
   ucp_tag_recv_info_t info{};       // for a receive: the arriving message (its length)
+  // A receive's looks for another call's message (due_for_a_look).
+  uint32_t idle_polls = 0;          // done() calls that found it incomplete
+  uint32_t looked_after_sleep = 0;  // the transport's sleeps_ at its last look
+  bool took_another_call = false;   // it now receives that message instead
 };
 
 namespace {
@@ -41,8 +46,19 @@ Operation* operation_of(Request* request) { return reinterpret_cast<Operation*>(
 constexpr int kRankShift = 44;
 constexpr int kSpaceShift = 43;
 constexpr int kCheckShift = 32;
-// A receive matches on everything but the check bits.
-constexpr ucp_tag_t kMatchMask = ~(static_cast<ucp_tag_t>(kCheckMask) << kCheckShift);
+// A receive matches on the whole tag (worker_transport.h says why).
+constexpr ucp_tag_t kWholeTag = ~ucp_tag_t{0};
+// The tag of a step of a call (sender, space, value) without the sender's fingerprint:
+// what a message of another call made in its place still has in common with the
+// receive (look_for_another_call).
+constexpr ucp_tag_t kStepMask = ~(static_cast<ucp_tag_t>(kCheckMask) << kCheckShift);
+// A receive not done looks for another call's message at its kFirstLook-th poll, at
+// twice that, ... up to every kLookEvery-th, and after every sleep on the worker. A look
+// walks UCX's whole list of early messages (a partial mask has no hash to go by), which
+// with ranks running calls ahead holds thousands: spaced out, it stays a small part of a
+// long wait, and a mismatch is still found within milliseconds.
+constexpr uint32_t kFirstLook = 16;
+constexpr uint32_t kLookEvery = 4096;
 
 // What done() gives a lost peer's last messages before it reports the loss. They lie
 // in this process already (this worker's shared-memory FIFO, a socket buffer). Where
@@ -287,8 +303,44 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = &on_recv_done;
   param.user_data = operation;
-  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kMatchMask, &param));
+  operation->recv_data = data;
+  operation->looked_after_sleep = sleeps_;
+  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kWholeTag, &param));
   return handle_of(operation);
+}
+
+bool WorkerTransport::due_for_a_look(Operation& operation) const {
+  if (operation.took_another_call) return false;
+  const uint32_t polls = ++operation.idle_polls;
+  const bool due = polls < kLookEvery ? polls >= kFirstLook && (polls & (polls - 1)) == 0 : polls % kLookEvery == 0;
+  return due || operation.looked_after_sleep != sleeps_;
+}
+
+void WorkerTransport::look_for_another_call(Operation& operation) {
+  operation.looked_after_sleep = sleeps_;
+  const ucp_tag_t tag = ucx_tag(operation.peer, operation.tag);
+  ucp_tag_recv_info_t info;
+  if (ucp_tag_probe_nb(worker_, tag, kStepMask, 0, &info) == nullptr) return;
+  // The same fingerprint: a later message of this very step, for a receive not posted
+  // yet (every message the peer sends for one call carries that call's fingerprint).
+  if (check_of(info.sender_tag) == (operation.tag.check & kCheckMask)) return;
+  // Another call's. The receive has matched nothing (the peer's messages for this step
+  // all carry that other fingerprint), so UCX cancels it at once; the message then
+  // comes into its buffer, as it would have with the check left out of the mask, and
+  // done() reports the mismatch with both fingerprints once it is in.
+  ucp_request_cancel(worker_, operation.ucx);
+  if (!operation.completed) return;  // matched after all: its own message is coming
+  ucp_request_free(operation.ucx);
+  ucp_tag_message_h message = ucp_tag_probe_nb(worker_, tag, kStepMask, 1, &info);
+  operation.ucx = nullptr;
+  operation.completed = false;
+  operation.status = UCS_OK;
+  operation.took_another_call = true;
+  ucp_request_param_t param;  // UCX reads only what op_attr_mask names (send_now)
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = &on_recv_done;
+  param.user_data = &operation;
+  start(&operation, ucp_tag_msg_recv_nbx(worker_, operation.recv_data, operation.bytes, message, &param));
 }
 
 ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
@@ -381,7 +433,14 @@ Operation* WorkerTransport::acquire(bool is_recv, int peer, Tag tag, size_t byte
   } else {
     operation = free_operations_.back();
     free_operations_.pop_back();
-    *operation = Operation{};
+    // What a post does not set itself (ucx is null since recycle()).
+    operation->completed = false;
+    operation->never_started = false;
+    operation->status = UCS_OK;
+    operation->awaiting_card = false;
+    operation->info = {};
+    operation->idle_polls = 0;
+    operation->took_another_call = false;
   }
   operation->is_recv = is_recv;
   operation->peer = peer;
@@ -429,7 +488,7 @@ bool WorkerTransport::progress() {
 
 bool WorkerTransport::done(Request* request) {
   if (request == nullptr) return true;  // a send that completed as it was posted
-  const Operation& operation = *operation_of(request);
+  Operation& operation = *operation_of(request);
   if (operation.completed) {
     if (operation.status != UCS_OK) fail_operation(operation);
     if (!carried_the_right_call(operation)) {
@@ -455,6 +514,10 @@ bool WorkerTransport::done(Request* request) {
     }
     if (operation.completed) return done(request);
     fail_operation(operation);
+  }
+  if (operation.is_recv && due_for_a_look(operation)) {
+    look_for_another_call(operation);
+    if (operation.completed) return done(request);
   }
   return false;
 }
@@ -627,6 +690,7 @@ bool WorkerTransport::sleep_on_worker(int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
     return true;
   }
+  ++sleeps_;
   if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) > 0) reap_ended_processes();
   return true;
 }

@@ -410,46 +410,96 @@ Test(ucx, truncation_names_both_sizes, .timeout = 30) {
   }
 }
 
-// Tag::check is not matched on: a message whose check differs from the receive's is
-// still taken (so nothing hangs), and the receive fails with kMismatch naming the
-// sender; equal checks pass, eager and rendezvous.
+// A receive matches on the whole tag, Tag::check included; a message whose check
+// differs (another call's, from the same rank and step) is still taken, by the
+// receive's look for one (so nothing hangs and its sender completes), and the receive
+// fails with kMismatch naming both fingerprints; equal checks pass. Eager and
+// rendezvous, the receive posted before the message arrives and after.
 Test(ucx, a_differing_check_is_a_mismatch_not_a_hang, .timeout = 30) {
   World world(2);
-  for (size_t bytes : {size_t{8}, size_t{1} << 20}) {
-    for (uint16_t their_check : {uint16_t{5}, uint16_t{6}}) {
-      std::vector<uint8_t> sent(bytes, 3), got(bytes);
-      Request* recv = world[1].post_recv(0, Tag{TagSpace::kCollective, 9, 5}, got.data(), got.size());
-      Request* send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
-      Deadline deadline = Deadline::after_ms(tt_timeout_ms(10000));
-      Status status = Status::kOk;
-      std::string message;
-      bool received = false, delivered = false;
-      while (!received || !delivered) {
-        world[0].progress();
-        world[1].progress();
-        try {
-          if (!received) received = world[1].done(recv);
-        } catch (const tutti::Error& error) {
-          status = error.status();
-          message = error.what();
-          received = true;
+  for (bool message_first : {false, true}) {
+    for (size_t bytes : {size_t{8}, size_t{1} << 20}) {
+      for (uint16_t their_check : {uint16_t{5}, uint16_t{6}}) {
+        std::vector<uint8_t> sent(bytes, 3), got(bytes);
+        Request* send = nullptr;
+        if (message_first) {
+          send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
+          for (int i = 0; i < 100; ++i) {
+            world[0].progress();
+            world[1].progress();
+          }
         }
-        if (!delivered) delivered = world[0].done(send);
-        cr_assert(!deadline.expired(), "%zu bytes, check %u: no completion", bytes, their_check);
+        Request* recv = world[1].post_recv(0, Tag{TagSpace::kCollective, 9, 5}, got.data(), got.size());
+        if (!message_first) {
+          send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
+        }
+        Deadline deadline = Deadline::after_ms(tt_timeout_ms(10000));
+        Status status = Status::kOk;
+        std::string message;
+        bool received = false, delivered = false;
+        while (!received || !delivered) {
+          world[0].progress();
+          world[1].progress();
+          try {
+            if (!received) received = world[1].done(recv);
+          } catch (const tutti::Error& error) {
+            status = error.status();
+            message = error.what();
+            received = true;
+          }
+          if (!delivered) delivered = world[0].done(send);
+          cr_assert(!deadline.expired(), "%zu bytes, check %u, message first %d: no completion", bytes, their_check,
+                    message_first);
+        }
+        if (their_check == 5) {
+          cr_assert_eq(status, Status::kOk, "%s", message.c_str());
+          cr_assert(got == sent);
+        } else {
+          cr_assert_eq(status, Status::kMismatch, "%zu bytes, message first %d: %s", bytes, message_first,
+                       message.c_str());
+          cr_assert(contains(message, "rank 0 sent a message for another call (collective tag 9") &&
+                        contains(message, "its call fingerprint 6, this rank's 5"),
+                    "%s", message.c_str());
+        }
+        world[1].release(recv);
+        world[0].release(send);
       }
-      if (their_check == 5) {
-        cr_assert_eq(status, Status::kOk, "%s", message.c_str());
-        cr_assert(got == sent);
-      } else {
-        cr_assert_eq(status, Status::kMismatch, "%zu bytes: %s", bytes, message.c_str());
-        cr_assert(contains(message, "rank 0 sent a message for another call (collective tag 9") &&
-                      contains(message, "its call fingerprint 6, this rank's 5"),
-                  "%s", message.c_str());
-      }
-      world[1].release(recv);
-      world[0].release(send);
     }
   }
+}
+
+// A receive's look for another call's message passes over a later message of its own
+// call (the same tag, the same check): here a receive whose rendezvous has begun but
+// not finished looks while the step's next message waits for its own receive.
+Test(ucx, a_receive_in_progress_leaves_its_calls_next_message_alone, .timeout = 30) {
+  World world(2);
+  const Tag tag{TagSpace::kCollective, 12, 7};
+  std::vector<uint8_t> large = pattern(1u << 20, 5), small = pattern(64, 9);
+  std::vector<uint8_t> got_large(large.size()), got_small(small.size());
+  // A first message, so that the endpoint exists and the two below leave at once.
+  char hello = 'h', heard = 0;
+  std::vector<Posted> warm_up = {{&world[0], world[0].post_send(1, user(1), &hello, 1)},
+                                 {&world[1], world[1].post_recv(0, user(1), &heard, 1)}};
+  finish(world, warm_up);
+  release_all(warm_up);
+  Request* first = world[0].post_send(1, tag, large.data(), large.size());
+  Request* second = world[0].post_send(1, tag, small.data(), small.size());
+  for (int i = 0; i < 100; ++i) {
+    world[0].progress();
+    world[1].progress();
+  }
+  Request* recv_large = world[1].post_recv(0, tag, got_large.data(), got_large.size());
+  // Without progress the rendezvous cannot finish: every done() finds the receive
+  // incomplete, and the 16th and 32nd look at what else came.
+  for (int i = 0; i < 40; ++i) cr_assert(!world[1].done(recv_large), "the rendezvous finished without progress");
+  Request* recv_small = world[1].post_recv(0, tag, got_small.data(), got_small.size());
+  std::vector<Posted> posted = {
+      {&world[0], first}, {&world[0], second}, {&world[1], recv_large}, {&world[1], recv_small}};
+  finish(world, posted);
+  cr_assert_eq(world[1].received_bytes(recv_large), large.size());
+  cr_assert_eq(world[1].received_bytes(recv_small), small.size());
+  cr_assert(got_large == large && got_small == small);
+  release_all(posted);
 }
 
 Test(ucx, released_requests_are_cancelled_and_reused, .timeout = 30) {
