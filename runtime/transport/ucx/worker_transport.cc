@@ -83,8 +83,11 @@ constexpr int kCloseMs = 1000;
 // Sends up to this size first try UCX's short path, which takes a message whole or not
 // at all without a request (sent_at_once): over TCP it takes up to a segment (8 KiB),
 // over shared memory what fits a FIFO element (about 100 bytes). Past it, the try
-// would only fail.
+// would only fail; each endpoint then learns its own limit (Peer::at_once_max_bytes).
 constexpr size_t kAtOnceMaxBytes = 8192;
+// What every transport's short path takes (UCX's shared memory about 100 bytes, TCP a
+// segment): an endpoint's learned limit never goes below it.
+constexpr size_t kAtOnceFloorBytes = 64;
 
 ucp_tag_t ucx_tag(int source, Tag tag) {
   return static_cast<ucp_tag_t>(source) << kRankShift | static_cast<ucp_tag_t>(tag.space) << kSpaceShift |
@@ -248,9 +251,8 @@ void WorkerTransport::refuse_peer(int peer, const char* call) const {
 
 Request* WorkerTransport::post_send(int peer, Tag tag, const void* data, size_t bytes) {
   Peer& to = peer_at(peer, "post_send");
-  if (bytes <= kAtOnceMaxBytes && to.endpoint != nullptr && !to.lost && sent_at_once(to.endpoint, data, bytes, tag)) {
-    return nullptr;
-  }
+  const bool tried_at_once = bytes <= to.at_once_max_bytes && to.endpoint != nullptr && !to.lost;
+  if (tried_at_once && sent_at_once(to.endpoint, data, bytes, tag)) return nullptr;
   Operation* operation = acquire(false, peer, tag, bytes);
   if (to.lost) {
     operation->completed = true;
@@ -265,6 +267,16 @@ Request* WorkerTransport::post_send(int peer, Tag tag, const void* data, size_t 
   }
   ucp_ep_h endpoint = endpoint_of(to, operation);
   if (endpoint != nullptr) send_now(endpoint, operation);
+  if (operation->completed && operation->status == UCS_OK) {
+    // UCX sent it inside the call (a shared-memory message past what the short path
+    // takes goes whole into the peer's queue), so there is nothing to wait for. Had the
+    // short path been tried and refused it, the refusal was for its size, not for a
+    // full queue (unless the peer emptied the queue in between, which the floor keeps
+    // from costing small sends their short path): sizes from this one up skip the try.
+    if (tried_at_once) to.at_once_max_bytes = std::max(bytes - 1, kAtOnceFloorBytes);
+    recycle(operation);
+    return nullptr;
+  }
   return handle_of(operation);
 }
 
@@ -376,6 +388,7 @@ ucp_ep_h WorkerTransport::endpoint_of(Peer& peer, Operation* operation) {
     return nullptr;
   }
   note_transports(peer.endpoint);
+  peer.at_once_max_bytes = kAtOnceMaxBytes;
   return peer.endpoint;
 }
 

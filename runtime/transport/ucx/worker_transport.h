@@ -113,6 +113,9 @@ class WorkerTransport final : public Transport {
     PeerCard card;
     std::vector<Operation*> waiting;  // sends posted before its card came, in order
     ucp_ep_h endpoint = nullptr;
+    // Sends up to this size try UCX's short path first (sent_at_once); lowered below a
+    // size it refused that UCX then sent at once all the same. Reset with the endpoint.
+    size_t at_once_max_bytes = 0;
     bool watched = false;  // whether its process has been looked at
     int process_fd = -1;   // pidfd of a same-host peer's process, or -1
     bool lost = false;
