@@ -16,8 +16,10 @@ namespace tutti::transport {
 // point-to-point (tutti_send/tutti_recv) with the user's tag. The two never match.
 enum class TagSpace : uint8_t { kCollective = 0, kUser = 1 };
 
-// check is not matched on: a receive takes the next message of its (source, space,
-// value) whatever the sender's check, and fails with kMismatch when the two differ.
+// A receive takes the next message of its (source, space, value) whatever the sender's
+// check, and fails with kMismatch when the two differ (UCX's transport matches on the
+// check too, and takes a message with another one when it has waited a while for its
+// own: worker_transport.h).
 // Collectives carry their call's folded fingerprint there, so that ranks that disagree
 // on a call are told so by the very messages the algorithm sends, at no cost.
 constexpr int kCheckBits = 11;
