@@ -307,7 +307,7 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   // only through an endpoint to it: without one, a rank that only receives from a
   // peer would never see it die. A message that arrived before the peer was lost is
   // still delivered, so the receive is posted either way.
-  if (!from.lost && card_known(from)) endpoint_of(from, nullptr);
+  if (from.endpoint == nullptr && !from.lost && card_known(from)) endpoint_of(from, nullptr);
   ucp_request_param_t param;  // UCX reads only what op_attr_mask names (send_now)
   // No immediate completion: UCX 1.13 leaves recv_info unwritten when a receive
   // completes at once (its message was waiting), so the length would be lost. Denied
