@@ -15,6 +15,15 @@ SCRIPTS="$TUTTI_SOURCE_DIR/tests/slurm/scripts"
 # shows tutti's message rather than a killed test.
 export TUTTI_INIT_TIMEOUT_MS=30000 TUTTI_OP_TIMEOUT_MS=30000
 
+# A free loopback port below Linux's ephemeral range (tests/bindings/python/ports.py),
+# which a process binding port 0 (an outgoing connection, UCX's listeners) cannot take
+# before the job binds it; a port the kernel handed out for port 0 can be, and CI saw
+# EADDRINUSE that way.
+free_port() {
+  /usr/bin/python3 -c "import sys; sys.path.insert(0, '$TUTTI_SOURCE_DIR/tests/bindings/python')
+from ports import free_port; print(free_port())"
+}
+
 fail() {
   echo "FAIL: $*" >&2
   [ -z "${SLURM_CONF:-}" ] || echo "(Slurm's own logs are in $(dirname "$SLURM_CONF")/log)" >&2

@@ -37,7 +37,6 @@ expect_count 4 "^Rank: [0-3], the model was identical on every rank after each o
 # Rank 2 dies at step 40, killed, then frozen; the survivors (ranks 0, 1 and 3, then 0,
 # 1 and 2) shrink and grow back with the spare, which joins as rank 3; every rank ends
 # with the same weights. The frozen rank, woken at the end, says it was declared lost.
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 expect_healed() {
   expect_count 4 "^rank [0-3] of 4: training, 120 steps$"
   # Step 39 for a survivor still finishing step 39's all_reduce when the loss arrives

@@ -6,9 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 export PYTHONPATH="$TUTTI_BIN_DIR/../python"
 example="$TUTTI_SOURCE_DIR/examples/torch/ddp_train.py"
-# A port below the ephemeral range, which a process binding port 0 cannot take meanwhile.
-free_port() { /usr/bin/python3 -c "import sys; sys.path.insert(0, '$TUTTI_SOURCE_DIR/tests/bindings/python')
-from ports import free_port; print(free_port())"; }
 export MASTER_ADDR=127.0.0.1
 unset RANK WORLD_SIZE LOCAL_RANK TUTTI_ADDR
 
