@@ -308,17 +308,22 @@ Request* WorkerTransport::post_recv(int peer, Tag tag, void* data, size_t bytes)
   // peer would never see it die. A message that arrived before the peer was lost is
   // still delivered, so the receive is posted either way.
   if (from.endpoint == nullptr && !from.lost && card_known(from)) endpoint_of(from, nullptr);
+  operation->recv_data = data;
+  operation->looked_after_sleep = sleeps_;
+  const ucp_request_param_t param = receive_param(operation);
+  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kWholeTag, &param));
+  return handle_of(operation);
+}
+
+ucp_request_param_t WorkerTransport::receive_param(Operation* operation) {
   ucp_request_param_t param;  // UCX reads only what op_attr_mask names (send_now)
   // No immediate completion: UCX 1.13 leaves recv_info unwritten when a receive
   // completes at once (its message was waiting), so the length would be lost. Denied
-  // that, UCX calls on_recv_done inside ucp_tag_recv_nbx instead, with the length.
+  // that, UCX calls on_recv_done inside the receive call instead, with the length.
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = &on_recv_done;
   param.user_data = operation;
-  operation->recv_data = data;
-  operation->looked_after_sleep = sleeps_;
-  start(operation, ucp_tag_recv_nbx(worker_, data, bytes, ucx_tag(peer, tag), kWholeTag, &param));
-  return handle_of(operation);
+  return param;
 }
 
 bool WorkerTransport::due_for_a_look(Operation& operation) const {
@@ -348,10 +353,7 @@ void WorkerTransport::look_for_another_call(Operation& operation) {
   operation.completed = false;
   operation.status = UCS_OK;
   operation.took_another_call = true;
-  ucp_request_param_t param;  // UCX reads only what op_attr_mask names (send_now)
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  param.cb.recv = &on_recv_done;
-  param.user_data = &operation;
+  const ucp_request_param_t param = receive_param(&operation);
   start(&operation, ucp_tag_msg_recv_nbx(worker_, operation.recv_data, operation.bytes, message, &param));
 }
 

@@ -127,6 +127,8 @@ class WorkerTransport final : public Transport {
   static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);
   static void on_send_done(void* ucx_request, ucs_status_t status, void* user_data);
   static void on_recv_done(void* ucx_request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
+  // What every receive of an operation (posted, or of a probed message) asks of UCX.
+  static ucp_request_param_t receive_param(Operation* operation);
 
   // The directory's answers, which come on another thread; progress() takes them in.
   struct Answer {

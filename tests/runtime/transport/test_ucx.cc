@@ -205,8 +205,9 @@ Test(ucx, a_small_send_to_a_connected_peer_completes_as_it_is_posted, .timeout =
 
   // Connected: small messages leave at once, as a null request (transport.h), and still
   // arrive whole and in order under one tag: those UCX's short path takes, and those it
-  // sends whole inside the call (over shared memory, past about 100 bytes), sizes the
-  // short path refused skipping it after the first.
+  // sends whole inside the call (over shared memory, past about 100 bytes), sizes
+  // repeated and mixed after the short path has refused one (what the endpoint learns
+  // from a refusal must change neither the result nor the order).
   const std::vector<std::string> small = {"a",
                                           std::string(512, 'd'),
                                           "bb",
