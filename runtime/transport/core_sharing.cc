@@ -1,6 +1,7 @@
 #include "runtime/transport/core_sharing.h"
 
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,15 +17,29 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A yield with nothing else to run is a syscall, well under a microsecond; one that
-// took longer than this ran another thread or process on this core. On this project's
-// VM (far state, 2026-11-28) a bare yield took 0.3-0.4 us, and one that switched to a
-// rank that yielded straight back 1.7-2.6 us: two context switches, which no core
-// state makes shorter. The bound used to be 3 us, which counted those quick switches
-// as "ran nobody", so 4 ranks on the 2 cores kept finding their core unshared and spun
-// 5 us at a time: 8-byte all_reduce on 2 emulated nodes over UCX's shared memory then
-// took 16-105 us a call in half the runs (7-10 in the others); with 1 us, 6-16.
-constexpr auto kYieldRanOthers = std::chrono::microseconds(1);
+// A yield with nothing else to run is a bare system call; one that takes much longer ran
+// another thread or process on this core. What a system call costs depends on the
+// machine, not on the core state, so the bound is measured, once per process:
+// kRanOthersOverSyscall times the fastest of kSyscallSamples system calls that never
+// switch, and never below kYieldRanOthersFloor.
+//   - On this project's VM (far state, 2026-11-28) a bare yield took 0.3-0.4 us, and
+//     one that switched to a rank that yielded straight back 1.7-2.6 us: two context
+//     switches, which no core state makes shorter. The bound used to be 3 us, which
+//     counted those quick switches as "ran nobody", so 4 ranks on the 2 cores kept
+//     finding their core unshared and spun 5 us at a time: 8-byte all_reduce on 2
+//     emulated nodes over UCX's shared memory then took 16-105 us a call in half the
+//     runs (7-10 in the others); with 1 us, 6-16.
+//     There a system call took well under 0.3 us, and the floor keeps the bound at 1 us.
+//   - On a later machine of the same kind (a PVM guest, Linux 6.18, 2026-11-28) every
+//     system call went through the hypervisor: 1.0-1.1 us for getppid, 1.2-1.4 for a
+//     bare yield, about 10 us for one that switched. With the fixed 1 us bound every
+//     yield "ran others", so every wait yielded at once instead of spinning: 2 ranks
+//     with a core each took 2.3-2.4 us for an 8-byte all_gather between emulated nodes
+//     over UCX's shared memory, against Open MPI's 0.78-0.84; with the measured bound
+//     (3.0-3.3 us there), 0.80.
+constexpr auto kYieldRanOthersFloor = std::chrono::nanoseconds(1000);
+constexpr int kRanOthersOverSyscall = 3;
+constexpr int kSyscallSamples = 16;
 
 // The core counts as shared while at least kSharedWhen of the last kRemembered yields
 // ran someone else. By the last yield alone it flipped back with every yield that did
@@ -120,16 +135,27 @@ void after_shared_yield(int64_t now_ns) {
 }  // namespace
 
 void yield_core() {
+  static const Clock::duration ran_others_after = yield_ran_others_after();
   const auto before = Clock::now();
   sched_yield();
   const auto after = Clock::now();
-  const bool ran_others = after - before > kYieldRanOthers;
+  const bool ran_others = after - before > ran_others_after;
   note_yield(ran_others);
   if (!ran_others) {
     mover.run.store(0, std::memory_order_relaxed);
     return;
   }
   after_shared_yield(std::chrono::duration_cast<std::chrono::nanoseconds>(after.time_since_epoch()).count());
+}
+
+std::chrono::nanoseconds yield_ran_others_after() {
+  auto fastest = Clock::duration::max();
+  for (int i = 0; i < kSyscallSamples; ++i) {
+    const auto before = Clock::now();
+    ::syscall(SYS_getppid);  // not cached by the C library, and never switches
+    fastest = std::min(fastest, Clock::now() - before);
+  }
+  return std::max<std::chrono::nanoseconds>(kYieldRanOthersFloor, kRanOthersOverSyscall * fastest);
 }
 
 void note_yield(bool ran_others) {

@@ -63,6 +63,27 @@ Test(core_sharing, half_of_the_last_eight_yields_decide, .timeout = 10) {
   cr_assert(!core_shared(), "eight yields alone after eight that ran others");
 }
 
+// A yield with nothing else to run on its CPU is a bare system call, whatever one costs
+// here: on a VM whose system calls go through the hypervisor (1.0-1.4 us), a fixed 1 us
+// bound counted every yield as having run someone else. The test runs on the last CPU
+// of its affinity (the others here pin to the first) and gives a busy moment a few
+// rounds: the core must be found unshared in one of them.
+Test(core_sharing, yields_alone_on_a_cpu_find_the_core_unshared, .timeout = 30) {
+  const std::vector<int> cpus = tutti::allowed_cpus();
+  pin_to_cpu(cpus.back());
+  const auto bound = tutti::transport::yield_ran_others_after();
+  cr_assert_geq(bound.count(), 1000, "the bound is %lld ns, under the 1 us floor",
+                static_cast<long long>(bound.count()));
+  bool unshared = false;
+  for (int round = 0; round < 50 && !unshared; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 16; ++i) yield_core();
+    unshared = !core_shared();
+  }
+  cr_assert(unshared, "in 50 rounds of 16 yields on CPU %d, at least half of the last 8 took over %lld ns (the bound)",
+            cpus.back(), static_cast<long long>(bound.count()));
+}
+
 // The scheduler runs a busy thread on the yielder's CPU at some yields (a third of
 // them under EEVDF, Linux 6.6 on), which a yield must see as taking longer than a
 // system call.
