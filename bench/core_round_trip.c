@@ -14,10 +14,10 @@
  * any ping (two threads spinning on one core could take minutes).
  *
  * core-round-trip --syscall prints instead what a bare system call takes (getppid,
- * the median of 20000): under 0.3 us on this project's VM of most measurements (a
- * bare yield took 0.3-0.4 us), 1.0-1.1 us on a later one (a PVM guest, Linux 6.18),
- * whose system calls go through the hypervisor, where every yield, every poll of a socket and
- * every context switch costs that much more, and a wait's choices with them
+ * the median of 20000): less than the 0.3-0.4 us of a bare yield on this project's VM
+ * of most measurements, 1.0-1.1 us on a later one (a PVM guest, Linux 6.18), whose
+ * system calls go through the hypervisor, where every yield, every poll of a socket
+ * and every context switch costs that much more, and a wait's choices with them
  * (runtime/transport/core_sharing.cc).
  */
 #define _GNU_SOURCE

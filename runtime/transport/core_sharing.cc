@@ -29,7 +29,8 @@ using Clock = std::chrono::steady_clock;
 //     finding their core unshared and spun 5 us at a time: 8-byte all_reduce on 2
 //     emulated nodes over UCX's shared memory then took 16-105 us a call in half the
 //     runs (7-10 in the others); with 1 us, 6-16.
-//     There a system call took well under 0.3 us, and the floor keeps the bound at 1 us.
+//     A bare system call took less than that yield there, and the floor keeps the
+//     bound at 1 us.
 //   - On a later machine of the same kind (a PVM guest, Linux 6.18, 2026-11-28) every
 //     system call went through the hypervisor: 1.0-1.1 us for getppid, 1.2-1.4 for a
 //     bare yield, about 10 us for one that switched. With the fixed 1 us bound every

@@ -1,7 +1,8 @@
 // Whether this process's cores are shared with what its waits wait for, as the waits
 // themselves learn it: a sched_yield that takes several times as long as a bare system
-// call of this machine ran another thread or process on this core. Every wait of every transport (shared
-// memory's, the collectives' waits on UCX) yields through here and reads the answer:
+// call of this machine ran another thread or process on this core. Every wait of every
+// transport (shared memory's, the collectives' waits on UCX) yields through here and
+// reads the answer:
 // while the core is shared they yield at once instead of spinning first, since a spin
 // would keep the core from the rank it waits for (more ranks than cores, emulated
 // nodes that share one machine's cores, another job on the node).
