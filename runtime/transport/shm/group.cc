@@ -32,6 +32,21 @@ constexpr WaitPolicy kSharedCore{0, 200'000, 4};
 // on a core the awaited rank needs, would cost far more.
 int usable_cpus() { return std::max(1, static_cast<int>(allowed_cpus().size())); }
 
+// A group's segment is mapped whole at init up to this size (a 2-rank group's, 8.03
+// MiB), larger ones as the collectives use them: most of a larger group's segment
+// (slots for large messages, per-rank cells) is never used by a job of small calls,
+// and reading a byte of every page costs each rank a page-table entry per page, in a
+// VM far more than on bare metal: 1.4-1.8 us a page on this project's VMs with one
+// process at it, and about 9 us of CPU a page with 64 ranks mapping the same segment
+// at once on a PVM guest (2026-11-28), where `tutti launch -n 64` of tutti-init-bench
+// took 5.25 s and 115 ms of init CPU a rank (touch_every_page 63% of the job's time
+// under perf), and 1.83 s and 18 ms mapped as used. The bound used to be 64 MiB in
+// groups of up to 256 ranks: 14 MiB at 4 ranks, 26 MiB at 8, about 48 MiB from 16 to
+// 1,500 ranks. At 512 ranks mapping 145 MiB each had been half of each rank's init CPU
+// on the earlier VM (30-35 ms a rank and 13-15 s for the job, against 16-18 ms and
+// 8.6-9.5 s mapped as used).
+constexpr size_t kMapGroupAtOnceBytes = size_t{9} << 20;
+
 }  // namespace
 
 std::unique_ptr<Group> Group::create(store::Client& store, const std::string& prefix, int rank, int size,
@@ -42,7 +57,8 @@ std::unique_ptr<Group> Group::create(store::Client& store, const std::string& pr
   }
   Layout layout = Layout::for_size(size, slot_bytes);
   try {
-    Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes,
+    const Mapping mapping = layout.total_bytes <= kMapGroupAtOnceBytes ? Mapping::kAtOnce : Mapping::kAsUsed;
+    Segment segment = Segment::share(store, prefix, rank, size, layout.total_bytes, mapping,
                                      "run the same tutti build on every rank", deadline);
     return std::make_unique<SegmentGroup>(std::move(segment), layout, rank, size);
   } catch (const Error& e) {

@@ -19,6 +19,13 @@ constexpr size_t kReadInPlaceFromBytes = size_t{64} << 10;
 
 std::string tebibytes(size_t bytes) { return concat(bytes >> 40, " TiB"); }
 
+// Regions of up to this size, in groups of up to this many ranks, are mapped whole by
+// tutti_mem_alloc (each rank pays a page-table entry per page of every rank's part:
+// ranks x bytes for the group); larger ones as the collectives use them. The bound a
+// group's own segment had until 2026-11-28 (group.cc).
+constexpr size_t kMapRegionAtOnceBytes = size_t{64} << 20;
+constexpr int kMapRegionAtOnceRanks = 256;
+
 }  // namespace
 
 std::string shared_size_error(size_t bytes, int ranks) {
@@ -40,7 +47,13 @@ void* SegmentGroup::allocate_shared(store::Client& store, const std::string& pre
     Segment::refuse(store, key_prefix, rank_, refusal, deadline);
   }
   const size_t stride = Layout::round_up(std::max<size_t>(bytes, 1), Layout::kPage);
-  Segment segment = Segment::share(store, key_prefix, rank_, size_, stride * size_,
+  // The caller's buffers, whose every page its collectives will read: mapped whole now,
+  // where the first touches cost least, unless the group would map so much in all that
+  // tutti_mem_alloc itself stalls (as a group's segment did, group.cc).
+  const size_t region_bytes = stride * size_;
+  const Mapping mapping =
+      region_bytes <= kMapRegionAtOnceBytes && size_ <= kMapRegionAtOnceRanks ? Mapping::kAtOnce : Mapping::kAsUsed;
+  Segment segment = Segment::share(store, key_prefix, rank_, size_, region_bytes, mapping,
                                    "pass the same bytes to tutti_mem_alloc on every rank", deadline);
   regions_.push_back(SharedRegion{id, std::move(segment), stride, bytes});
   ++regions_changes_;

@@ -75,20 +75,6 @@ void touch_every_page(const unsigned char* base, size_t bytes) {
   }
 }
 
-// Segments of up to this size (a 2-rank group's, 8.03 MiB) are mapped whole at once in
-// every rank; larger ones page by page as the collectives first use them. Mapping all
-// of a segment costs each rank a page-table entry per page, paid for the pages no
-// collective of the job ever uses too, and in a VM far more than on bare metal: 1.4-1.8
-// us a page on this project's VMs with one process at it, and about 9 us of CPU a page
-// with 64 ranks mapping the same segment at once on a PVM guest (2026-11-28), where
-// `tutti launch -n 64` of tutti-init-bench took 5.25 s and 115 ms of init CPU a rank
-// (touch_every_page 63% of the job's time under perf), and 1.83 s and 18 ms mapped as
-// used. The bound used to be 64 MiB in groups of up to 256 ranks: 14 MiB at 4 ranks,
-// 26 MiB at 8, about 48 MiB from 16 to 1,500 ranks. At 512 ranks mapping 145 MiB each
-// had been half of each rank's init CPU on the earlier VM (30-35 ms a rank and 13-15 s
-// for the job, against 16-18 ms and 8.6-9.5 s mapped as used).
-constexpr size_t kMapAtOnceBytes = size_t{9} << 20;
-
 unsigned char* map(int fd, const std::string& name, size_t bytes, bool at_once) {
   // MAP_POPULATE maps every page now, so that no collective takes page faults later.
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at_once ? MAP_POPULATE : 0), fd, 0);
@@ -249,8 +235,8 @@ size_t remove_abandoned_segments() {
 }
 
 Segment Segment::share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
-                       const char* size_remedy, Deadline deadline) {
-  const bool at_once = bytes <= kMapAtOnceBytes;
+                       Mapping mapping, const char* size_remedy, Deadline deadline) {
+  const bool at_once = mapping == Mapping::kAtOnce;
   if (rank == 0) return lead(store, prefix, size, bytes, at_once, deadline);
   return follow(store, prefix, rank, bytes, at_once, size_remedy, deadline);
 }

@@ -23,6 +23,13 @@
 
 namespace tutti::transport::shm {
 
+// When a rank's mapping of a segment gets its page-table entries: all at once (every
+// page read once before share returns, so that no collective later waits on a first
+// touch), or each as the collectives first use its page (only the pages used cost
+// anything). The callers choose, since only they know how much of the segment will be
+// used (segment.cc says what a first touch costs).
+enum class Mapping { kAtOnce, kAsUsed };
+
 class Segment {
  public:
   // Collective over `size` ranks; keys under `prefix` ("<prefix>name",
@@ -32,7 +39,7 @@ class Segment {
   // naming the segment and the errno when it cannot be created or mapped, kTimeout
   // naming the ranks that did not map it in time.
   static Segment share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
-                       const char* size_remedy, Deadline deadline);
+                       Mapping mapping, const char* size_remedy, Deadline deadline);
   // For a rank that cannot take part in share (its own arguments are wrong): tells the
   // others under the same keys, so that they fail at once with `error` too, and throws
   // it.
@@ -50,7 +57,7 @@ class Segment {
 
  private:
   Segment(std::string name, unsigned char* base, size_t bytes) : name_(std::move(name)), base_(base), bytes_(bytes) {}
-  // at_once: map every page now (segment.cc's kMapAtOnceBytes), else as first used.
+  // at_once: Mapping::kAtOnce.
   static Segment lead(store::Client& store, const std::string& prefix, int size, size_t bytes, bool at_once,
                       Deadline deadline);
   static Segment follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, bool at_once,
