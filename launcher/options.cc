@@ -293,7 +293,7 @@ const char* usage() {
          "           makes up for its failure\n"
          "  2        bad usage, or the program cannot be found or run\n"
          "  124      --timeout passed\n"
-         "  127      a rank could not be started (fork or exec failed)\n"
+         "  127      a rank could not be started (its process not made, or exec failed)\n"
          "  129/130/143  the launcher got SIGHUP/SIGINT/SIGTERM and passed it on\n";
 }
 

@@ -1,11 +1,11 @@
-// One rank of a local job: the child process, started with fork and exec, and the two
+// One rank of a local job: the child process, started with clone and exec, and the two
 // pipes its stdout and stderr come back through. All of it runs on the launcher's main
 // thread and its uv loop.
 //
-// Why fork and exec rather than uv_spawn: the child must set PR_SET_PDEATHSIG before
-// exec, so that ranks die with a SIGKILLed launcher, and uv_spawn has no hook for it.
-// The death signal fires when the forking *thread* exits, so ranks are forked from the
-// main thread, which lives until the launcher exits. The ranks' own children are
+// Why clone and exec rather than uv_spawn or posix_spawn: the child must set
+// PR_SET_PDEATHSIG before exec, so that ranks die with a SIGKILLed launcher, and neither
+// has a hook for it. The death signal fires when the starting *thread* exits, so ranks
+// are started from the main thread, which lives until the launcher exits. The ranks' own children are
 // covered by orphan_guard.h.
 #pragma once
 
@@ -23,8 +23,8 @@
 
 namespace tutti::launcher {
 
-// What every fork needs, prepared once, so that the child runs only async-signal-safe
-// calls between fork and exec (the launcher has threads: the store's loop runs on one).
+// What every start needs, prepared once, so that the child runs only async-signal-safe
+// calls between clone and exec (the launcher has threads: the store's loop runs on one).
 struct ExecPlan {
   std::string path;  // resolved, for execve
   std::vector<std::string> argv;
@@ -57,9 +57,9 @@ class RankProcess {
   RankProcess(const RankProcess&) = delete;
   RankProcess& operator=(const RankProcess&) = delete;
 
-  // Forks and execs the rank in a process group of its own, with plan.env plus
+  // Starts the rank in a process group of its own, with plan.env plus
   // rank_env, on CPU `cpu` alone unless it is -1, and returns once exec has happened.
-  // Returns "" on success, else what failed (fork, pipe, the binding or exec, with the
+  // Returns "" on success, else what failed (clone, pipe, the binding or exec, with the
   // reason); nothing is left running then.
   // on_terminal: the rank keeps the launcher's stdin, stdout, stderr and process group
   // instead (--interactive's rank 0), so that it can read the terminal, which stops

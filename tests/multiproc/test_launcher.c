@@ -809,6 +809,29 @@ Test(launcher, bad_usage_exits_2_before_starting_anything, .timeout = 60) {
   unlink(path);
 }
 
+/* A program that passes the checks but that execve refuses (its interpreter is
+ * missing): the child reports execve's reason through its status pipe before it
+ * exits, while the launcher waits for its exec (rank_process.cc). */
+Test(launcher, a_program_execve_refuses_is_named_with_the_reason, .timeout = 60) {
+  char path[] = "/tmp/tutti-test-badinterp-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  const char script[] = "#!/no/such/interpreter-tutti\necho never\n";
+  cr_assert_eq(write(fd, script, sizeof script - 1), (ssize_t)(sizeof script - 1));
+  close(fd);
+  chmod(path, 0755);
+  const char* args[] = {"launch", "-n", "2", path, NULL};
+  tt_process* process = new_process();
+  char* output = run_tutti(process, args, 10000);
+  unlink(path);
+  cr_assert_eq(process->exit_code, 127, "want 127 (cannot start); got %d:\n%s", process->exit_code, output);
+  cr_assert(strstr(output, "cannot start rank 0: execve ") != NULL, "%s", output);
+  cr_assert(strstr(output, ": No such file or directory") != NULL, "%s", output);
+  cr_assert_eq(tt_count(output, "never"), 0, "%s", output);
+  free(output);
+  tt_cleanup(process);
+}
+
 Test(launcher, options_after_the_program_belong_to_it, .timeout = 60) {
   const char* args[] = {"launch", "-n", "1", "/bin/echo", "-n", "5", "--timeout", NULL};
   tt_process* process = new_process();
