@@ -74,11 +74,15 @@ ucp_context_h create_context() {
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_init("ucp_config_read", status);
   try {
-    const std::string transports = configured_transports(config);
+    std::string transports = configured_transports(config);
+    if (transports == "all" && std::getenv("UCX_TLS") == nullptr) {
+      set_default(config, "TLS", "^sysv", {});
+      transports = "^sysv";
+    }
     if (tls_allows(transports, {"posix", "sysv"}, {"sm", "shm", "mm"})) {
       set_default(config, "MM_ERROR_HANDLING", "y",
                   {"UCX_MM_ERROR_HANDLING", "UCX_POSIX_ERROR_HANDLING", "UCX_SYSV_ERROR_HANDLING"});
-      set_default(config, "MM_RX_BUFS_GROW", "128",
+      set_default(config, "MM_RX_BUFS_GROW", "65",
                   {"UCX_MM_RX_BUFS_GROW", "UCX_POSIX_RX_BUFS_GROW", "UCX_SYSV_RX_BUFS_GROW"});
     }
     if (tls_allows(transports, {"tcp"}, {})) {

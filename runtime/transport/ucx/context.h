@@ -10,12 +10,20 @@
 //                           this they advertise it, so same-host peers talk through
 //                           shared memory instead of TCP loopback (0.8 us and 12 GB/s
 //                           instead of 8.4 us and under 5 GB/s between two processes).
-//   MM_RX_BUFS_GROW=128     each shared-memory transport a worker opens (sysv, posix)
-//                           sets up its receive buffers, 8 KiB each, this many at a
-//                           time; UCX's 512 made it map and touch 4 MiB twice in every
-//                           worker's creation, a quarter of a one-node rank's init CPU
-//                           (a worker per communicator). Its FIFO needs 65 at once;
-//                           more come as received messages are held, 128 at a time.
+//   TLS=^sysv               where UCX_TLS is not set (UCX's all): sysv and posix are
+//                           one transport over two kinds of shared memory, and UCX
+//                           gives an endpoint one of them, but every worker set both
+//                           up (3.3 of a worker's 10.7 ms of creation CPU here, on a
+//                           VM where each first touch of a page costs microseconds).
+//                           posix stays: it maps /dev/shm, as tutti's own shared
+//                           memory does, so that where one works so does the other.
+//   MM_RX_BUFS_GROW=65      the shared-memory transport a worker opens sets up its
+//                           receive buffers, 8 KiB each, this many at a time; UCX's
+//                           512 made it map and touch 4 MiB in every worker's creation
+//                           (a worker per communicator). Its FIFO takes 64 and one is
+//                           spare (mm_iface.c), 65 at once; more come, 65 at a time,
+//                           only as received messages are held. 65 instead of 128 took
+//                           a worker's creation from 7.4 to 5.8 ms of CPU here.
 //   tcp's TX_SEG_SIZE=64K   (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) UCX copies
 //   and RX_SEG_SIZE=256K    messages up to 8 KiB into its TCP send segments and reads
 //                           64 KiB at a time by default. Endpoints that ask to be told

@@ -957,6 +957,43 @@ Test(ucx, transport_settings_only_where_ucx_tls_lets_them_in, .timeout = 10) {
   for (const char* no : {"sm", "posix,sysv,cma", "^tcp", "^sm,tcp", "^all"}) cr_assert_not(tcp(no), "%s", no);
 }
 
+// The transports the process's UCP context offers its workers, one "tcp/lo"-like entry
+// each, as ucp_context_print_info lists its resources.
+std::string context_resources() {
+  auto context = tutti::transport::ucx::Context::shared();
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  cr_assert(stream != nullptr);
+  ucp_context_print_info(context->get(), stream);
+  std::fclose(stream);
+  std::string printed(text, length);
+  std::free(text);
+  std::string resources;
+  std::istringstream lines(printed);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find("flags -- ");
+    if (line.find("resource") != std::string::npos && at != std::string::npos) resources += line.substr(at + 9) + " ";
+  }
+  return resources;
+}
+
+// UCX_TLS unset: posix is set up and sysv, the same transport over System V shared
+// memory, is not (context.h); UCX_TLS set by the user is theirs, sysv included.
+Test(ucx, shared_memory_through_posix_alone_unless_ucx_tls_asks_for_sysv, .timeout = 30) {
+  unsetenv("UCX_TLS");
+  std::string resources = context_resources();
+  cr_assert(resources.find("posix/") != std::string::npos, "%s", resources.c_str());
+  cr_assert(resources.find("tcp/") != std::string::npos, "%s", resources.c_str());
+  cr_assert(resources.find("sysv/") == std::string::npos, "%s", resources.c_str());
+  // Context::shared() let go of the first context, so this one reads UCX_TLS afresh.
+  setenv("UCX_TLS", "sysv,posix,tcp", 1);
+  resources = context_resources();
+  unsetenv("UCX_TLS");
+  cr_assert(resources.find("sysv/") != std::string::npos, "%s", resources.c_str());
+  cr_assert(resources.find("posix/") != std::string::npos, "%s", resources.c_str());
+}
+
 // What UCX logs at level info (to this process's stdout) while a world of 2 sends one
 // 1 MiB message, past the rendezvous size, from rank 0 to rank 1.
 std::string ucx_info_log_of_a_large_message() {
