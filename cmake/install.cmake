@@ -101,6 +101,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/lib)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libuv1 (>= 1.44), python3 (>= 3.9)")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "lua5.4, python3-numpy")
+# Opened at run time, by ranks under mpirun or srun that were given no rendezvous
+# address (runtime/rendezvous/pmix_exchange.h), so dpkg-shlibdeps does not see it.
+if(PMIX_FOUND)
+  string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", libpmix2")
+endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -1,8 +1,10 @@
 #include "runtime/rendezvous/pmix_exchange.h"
 
+#include <dlfcn.h>
 #include <pmix.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -10,16 +12,71 @@
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
 #include "runtime/common/log.h"
+#include "runtime/common/shared_library.h"
 #include "runtime/rendezvous/host_port.h"
 
 namespace tutti::rendezvous {
 namespace {
 
 constexpr const char* kKey = "tutti.store";
+constexpr const char* kPmixName = "libpmix.so.2";
+
+// libpmix, opened at the first exchange (dlopen) rather than linked: it brings five
+// libraries of its own (libevent twice, hwloc, udev, munge), 2.9 ms of every process's
+// start where page-table changes are costly (a PVM guest), and only this path uses it.
+// Only functions: PMIx's macros that call into the library are written out below.
+struct PmixApi {
+  decltype(&::PMIx_Init) Init;
+  decltype(&::PMIx_Finalize) Finalize;
+  decltype(&::PMIx_Error_string) Error_string;
+  decltype(&::PMIx_Fence_nb) Fence_nb;
+  decltype(&::PMIx_Put) Put;
+  decltype(&::PMIx_Commit) Commit;
+  decltype(&::PMIx_Get) Get;
+  decltype(&::PMIx_Value_destruct) Value_destruct;
+};
+
+// First from the directory pkg-config named at build time (TUTTI_PMIX_LIBRARY; Debian
+// keeps libpmix off the loader's path, in pmix2/lib), then wherever the loader finds
+// it. Never closed: PMIx may keep a thread, and a program's MPI may use it too.
+PmixApi load_pmix() {
+  void* library = nullptr;
+  std::string why;
+  for (const char* path : {TUTTI_PMIX_LIBRARY, kPmixName}) {
+    library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (library != nullptr) break;
+    why += concat(why.empty() ? "" : "; ", dlerror());
+  }
+  PmixApi api{};
+  const char* hint = "a PMIx older than the one tutti was built against?";
+  bool bound = library != nullptr && bind_symbol(library, kPmixName, "PMIx_Init", hint, &api.Init, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Finalize", hint, &api.Finalize, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Error_string", hint, &api.Error_string, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Fence_nb", hint, &api.Fence_nb, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Put", hint, &api.Put, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Commit", hint, &api.Commit, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Get", hint, &api.Get, &why) &&
+               bind_symbol(library, kPmixName, "PMIx_Value_destruct", hint, &api.Value_destruct, &why);
+  if (!bound) {
+    fail(Status::kInvalidArgument,
+         concat("tutti_comm_init: this process runs under a PMIx server (PMIX_NAMESPACE is set) and no rendezvous "
+                "address was given, but PMIx could not be loaded (",
+                why,
+                "); install the PMIx library (Debian: libpmix2), or set MASTER_ADDR and MASTER_PORT (or "
+                "TUTTI_ADDR=HOST:PORT) to where rank 0 should serve the store"));
+  }
+  return api;
+}
+
+// Loaded once; a failed load throws, and the next call tries again.
+const PmixApi& pmix() {
+  static const PmixApi api = load_pmix();
+  return api;
+}
 
 [[noreturn]] void fail_call(const char* call, pmix_status_t status) {
   fail(Status::kTransport,
-       concat("tutti_comm_init: ", call, " failed: ", PMIx_Error_string(status), " (PMIx status ", status,
+       concat("tutti_comm_init: ", call, " failed: ", pmix().Error_string(status), " (PMIx status ", status,
               "); check that the launcher's PMIx server is running "
               "(mpirun, srun --mpi=pmix), or set MASTER_ADDR and MASTER_PORT"));
 }
@@ -49,13 +106,14 @@ void on_fence(pmix_status_t status, void* data) {
 // left to its callback.
 void fence(Deadline deadline) {
   auto done = std::make_shared<FenceDone>();
+  // PMIX_INFO_LOAD of a bool, written out (it calls into libpmix); nothing to destruct.
   pmix_info_t info;
-  PMIX_INFO_CONSTRUCT(&info);
-  bool collect = true;
-  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+  std::memset(&info, 0, sizeof info);
+  std::strncpy(info.key, PMIX_COLLECT_DATA, PMIX_MAX_KEYLEN);
+  info.value.type = PMIX_BOOL;
+  info.value.data.flag = true;
   auto* data = new std::shared_ptr<FenceDone>(done);
-  pmix_status_t status = PMIx_Fence_nb(nullptr, 0, &info, 1, on_fence, data);
-  PMIX_INFO_DESTRUCT(&info);
+  pmix_status_t status = pmix().Fence_nb(nullptr, 0, &info, 1, on_fence, data);
   if (status != PMIX_SUCCESS) {
     delete data;
     fail_call("PMIx_Fence_nb", status);
@@ -76,13 +134,15 @@ bool pmix_built() { return true; }
 
 StoreAddress exchange_store_address(bool serving, const StoreAddress& served, Deadline deadline) {
   pmix_proc_t me;
-  pmix_status_t status = PMIx_Init(&me, nullptr, 0);
+  const PmixApi& api = pmix();
+  pmix_status_t status = api.Init(&me, nullptr, 0);
   if (status != PMIX_SUCCESS) fail_call("PMIx_Init", status);
   // PMIx counts its initialisations, so this leaves a program's own use of PMIx (an
   // MPI library, say) as it was.
   struct Finalize {
-    ~Finalize() { PMIx_Finalize(nullptr, 0); }
-  } finalize;
+    const PmixApi& api;
+    ~Finalize() { api.Finalize(nullptr, 0); }
+  } finalize{api};
 
   if (serving) {
     if (me.rank != 0) {
@@ -92,23 +152,26 @@ StoreAddress exchange_store_address(bool serving, const StoreAddress& served, De
     }
     std::string text = join_host_port(served.host, served.port);
     pmix_value_t value;
-    PMIX_VALUE_CONSTRUCT(&value);
+    std::memset(&value, 0, sizeof value);
     value.type = PMIX_STRING;
     value.data.string = text.data();
-    status = PMIx_Put(PMIX_GLOBAL, kKey, &value);
+    status = api.Put(PMIX_GLOBAL, kKey, &value);
     if (status != PMIX_SUCCESS) fail_call("PMIx_Put", status);
-    status = PMIx_Commit();
+    status = api.Commit();
     if (status != PMIX_SUCCESS) fail_call("PMIx_Commit", status);
   }
   fence(deadline);
 
   pmix_proc_t server;
-  PMIX_PROC_LOAD(&server, me.nspace, 0);
+  std::memset(&server, 0, sizeof server);
+  std::memcpy(server.nspace, me.nspace, sizeof server.nspace);
+  server.rank = 0;
   pmix_value_t* value = nullptr;
-  status = PMIx_Get(&server, kKey, nullptr, 0, &value);
+  status = api.Get(&server, kKey, nullptr, 0, &value);
   if (status != PMIX_SUCCESS) fail_call("PMIx_Get of rank 0's store address", status);
   std::string text = value->type == PMIX_STRING && value->data.string != nullptr ? value->data.string : "";
-  PMIX_VALUE_RELEASE(value);
+  api.Value_destruct(value);  // PMIX_VALUE_RELEASE, written out
+  std::free(value);
 
   StoreAddress found;
   std::string port;

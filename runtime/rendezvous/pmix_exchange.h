@@ -24,8 +24,9 @@ struct StoreAddress {
 // must be PMIx rank 0) passes the address its store listens at; the others pass
 // nothing, and every process gets that address back. Throws Error: kTimeout when the
 // fence does not complete by the deadline (a process of the job never got here);
-// kInvalidArgument when the serving process is not PMIx rank 0 or, in a build without
-// PMIx, always, saying what to set instead; kTransport naming the PMIx call and its
+// kInvalidArgument when the serving process is not PMIx rank 0, when libpmix cannot be
+// loaded (it is opened here, not linked) or, in a build without PMIx, always, saying
+// what to set instead; kTransport naming the PMIx call and its
 // status when the PMIx server cannot be reached or refuses; kInternal when rank 0
 // published something that is not host:port.
 StoreAddress exchange_store_address(bool serving, const StoreAddress& served, Deadline deadline);

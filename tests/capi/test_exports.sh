@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fails when libtutti.so exports any symbol not named tutti_* (STYLE G9), lacks one of the
-# device-buffer calls, needs CUDA or NCCL to load, or holds more than 1 KiB of
+# device-buffer calls, needs CUDA, NCCL or PMIx to load, or holds more than 1 KiB of
 # thread-local storage.
 # Usage: test_exports.sh PATH/TO/libtutti.so
 set -eu
@@ -18,9 +18,11 @@ for symbol in tutti_comm_set_memory tutti_comm_set_device tutti_comm_set_stream 
     exit 1
   fi
 done
-# Nor does it need CUDA or NCCL to load: both are opened at run time, where present.
-if readelf -d "$library" | grep -E 'NEEDED.*(cudart|nccl|libcuda)'; then
-  echo "libtutti.so links CUDA or NCCL; they must be loaded at run time (runtime/device/nccl/*_api.cc)"
+# Nor does it need CUDA, NCCL or PMIx to load: each is opened at run time, where present
+# and where its path runs.
+if readelf -d "$library" | grep -E 'NEEDED.*(cudart|nccl|libcuda|pmix)'; then
+  echo "libtutti.so links CUDA, NCCL or PMIx; they must be loaded at run time (runtime/device/nccl/*_api.cc," \
+       "runtime/rendezvous/pmix_exchange.cc)"
   exit 1
 fi
 # Nor does every thread of the program pay for it: a library's thread-local storage is

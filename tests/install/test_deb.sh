@@ -31,6 +31,12 @@ for package in "libuv1 (>= 1.44)" libucx0 liblua5.4-0 libedit2 libpng16-16 "pyth
 done
 # The store's handshake carries its own SHA-256 (runtime/store/sha256.h): no libssl.
 ! grep -qF libssl <<<"$depends" || fail "Depends names libssl, which nothing should link: $depends"
+# PMIx is opened at run time, where a rank's path needs it: recommended, not required.
+! grep -qF libpmix <<<"$depends" || fail "Depends names libpmix, which nothing should link: $depends"
+if grep -q "PMIX_FOUND:INTERNAL=1" "$build_dir/CMakeCache.txt"; then
+  recommends=$(sed -n 's/^ Recommends: //p' <<<"$info")
+  grep -qF libpmix2 <<<"$recommends" || fail "Recommends lacks libpmix2: $recommends"
+fi
 contents=$(dpkg-deb -c "$deb")
 for file in ./usr/bin/tutti ./usr/lib/libtutti.so.0.${version#0.} ./usr/include/tutti.h ./usr/include/tutti_float16.h ./usr/include/tutti_float8.h ./usr/include/tutti/tutti.hpp \
             ./usr/lib/pkgconfig/tutti.pc ./usr/lib/cmake/tutti/tuttiConfig.cmake ./usr/lib/lua/5.4/tutti.so \

@@ -4,6 +4,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/shared_library.h"
 
 namespace tutti::device::nccl {
 namespace {
@@ -18,9 +19,7 @@ struct Loaded {
 
 template <typename Fn>
 bool bind(void* library, const char* name, Fn* slot, std::string* why_not) {
-  *slot = reinterpret_cast<Fn>(dlsym(library, name));
-  if (*slot == nullptr) *why_not = concat(kCudartName, " has no ", name, " (a CUDA runtime older than the toolkit's?)");
-  return *slot != nullptr;
+  return bind_symbol(library, kCudartName, name, "a CUDA runtime older than the toolkit's?", slot, why_not);
 }
 
 Loaded load() {

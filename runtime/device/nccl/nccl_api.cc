@@ -4,6 +4,7 @@
 
 #include "runtime/common/concat.h"
 #include "runtime/common/error.h"
+#include "runtime/common/shared_library.h"
 
 namespace tutti::device::nccl {
 namespace {
@@ -17,9 +18,7 @@ struct Loaded {
 
 template <typename Fn>
 bool bind(void* library, const char* name, Fn* slot, std::string* why_not) {
-  *slot = reinterpret_cast<Fn>(dlsym(library, name));
-  if (*slot == nullptr) *why_not = concat(kNcclName, " has no ", name, " (tutti needs NCCL 2.18 or newer)");
-  return *slot != nullptr;
+  return bind_symbol(library, kNcclName, name, "tutti needs NCCL 2.18 or newer", slot, why_not);
 }
 
 Loaded load() {
