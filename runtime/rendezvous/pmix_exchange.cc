@@ -44,7 +44,10 @@ PmixApi load_pmix() {
   std::string why;
   for (const char* path : {TUTTI_PMIX_LIBRARY, kPmixName}) {
     library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (library != nullptr) break;
+    if (library != nullptr) {
+      why.clear();  // the first path's failure says nothing once the second loaded
+      break;
+    }
     why += concat(why.empty() ? "" : "; ", dlerror());
   }
   PmixApi api{};
