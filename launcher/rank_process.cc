@@ -172,9 +172,9 @@ std::string RankProcess::start(const ExecPlan& plan, const std::vector<std::stri
   // tables of the launcher's whole address space, then tear them down at exec, and
   // leave the launcher's own pages copy-on-write, each first write after it a page fault
   // and a TLB flush. Where those are costly (a VM whose page-table updates trap to its
-  // hypervisor), `tutti launch -n 512 /bin/true` took 3.3 s with fork, 1.5 s so. The child
-  // writes nothing of the launcher's but its own stack and errno, which the launcher
-  // does not read unless clone failed.
+  // hypervisor), `tutti launch -n 512 /bin/true` took 3.3 s with fork, 1.5 s with
+  // clone. The child writes nothing of the launcher's but its own stack and errno,
+  // which the launcher does not read unless clone failed.
   std::unique_ptr<char[]> child_stack(new char[kChildStackBytes]);
   ChildStart child{&plan, argv.data(), envp.data(), out_pipe[1], err_pipe[1], status_pipe[1], cpu};
   pid_t pid = clone(start_child, child_stack.get() + kChildStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);

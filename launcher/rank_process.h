@@ -5,8 +5,8 @@
 // Why clone and exec rather than uv_spawn or posix_spawn: the child must set
 // PR_SET_PDEATHSIG before exec, so that ranks die with a SIGKILLed launcher, and neither
 // has a hook for it. The death signal fires when the starting *thread* exits, so ranks
-// are started from the main thread, which lives until the launcher exits. The ranks' own children are
-// covered by orphan_guard.h.
+// are started from the main thread, which lives until the launcher exits. The ranks'
+// own children are covered by orphan_guard.h.
 #pragma once
 
 #include <signal.h>
@@ -57,8 +57,8 @@ class RankProcess {
   RankProcess(const RankProcess&) = delete;
   RankProcess& operator=(const RankProcess&) = delete;
 
-  // Starts the rank in a process group of its own, with plan.env plus
-  // rank_env, on CPU `cpu` alone unless it is -1, and returns once exec has happened.
+  // Starts the rank in a process group of its own, with plan.env plus rank_env, on CPU
+  // `cpu` alone unless it is -1, and returns once exec has happened.
   // Returns "" on success, else what failed (clone, pipe, the binding or exec, with the
   // reason); nothing is left running then.
   // on_terminal: the rank keeps the launcher's stdin, stdout, stderr and process group

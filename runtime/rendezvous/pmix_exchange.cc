@@ -51,15 +51,13 @@ PmixApi load_pmix() {
     why += concat(why.empty() ? "" : "; ", dlerror());
   }
   PmixApi api{};
-  const char* hint = "a PMIx older than the one tutti was built against?";
-  bool bound = library != nullptr && bind_symbol(library, kPmixName, "PMIx_Init", hint, &api.Init, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Finalize", hint, &api.Finalize, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Error_string", hint, &api.Error_string, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Fence_nb", hint, &api.Fence_nb, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Put", hint, &api.Put, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Commit", hint, &api.Commit, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Get", hint, &api.Get, &why) &&
-               bind_symbol(library, kPmixName, "PMIx_Value_destruct", hint, &api.Value_destruct, &why);
+  auto bind = [&](const char* name, auto* slot) {
+    return bind_symbol(library, kPmixName, name, "a PMIx older than the one tutti was built against?", slot, &why);
+  };
+  bool bound = library != nullptr && bind("PMIx_Init", &api.Init) && bind("PMIx_Finalize", &api.Finalize) &&
+               bind("PMIx_Error_string", &api.Error_string) && bind("PMIx_Fence_nb", &api.Fence_nb) &&
+               bind("PMIx_Put", &api.Put) && bind("PMIx_Commit", &api.Commit) && bind("PMIx_Get", &api.Get) &&
+               bind("PMIx_Value_destruct", &api.Value_destruct);
   if (!bound) {
     fail(Status::kInvalidArgument,
          concat("tutti_comm_init: this process runs under a PMIx server (PMIX_NAMESPACE is set) and no rendezvous "

@@ -75,9 +75,10 @@ void touch_every_page(const unsigned char* base, size_t bytes) {
   }
 }
 
-unsigned char* map(int fd, const std::string& name, size_t bytes, bool at_once) {
+unsigned char* map(int fd, const std::string& name, size_t bytes, Mapping mapping) {
   // MAP_POPULATE maps every page now, so that no collective takes page faults later.
-  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at_once ? MAP_POPULATE : 0), fd, 0);
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | (mapping == Mapping::kAtOnce ? MAP_POPULATE : 0), fd, 0);
   if (base == MAP_FAILED) {
     int error = errno;
     close(fd);
@@ -88,7 +89,7 @@ unsigned char* map(int fd, const std::string& name, size_t bytes, bool at_once) 
     fail_errno("map", name, bytes, error);
   }
   close(fd);
-  if (at_once) touch_every_page(static_cast<unsigned char*>(base), bytes);
+  if (mapping == Mapping::kAtOnce) touch_every_page(static_cast<unsigned char*>(base), bytes);
   return static_cast<unsigned char*>(base);
 }
 
@@ -172,7 +173,7 @@ Segment::~Segment() {
   if (base_ != nullptr) munmap(base_, bytes_);
 }
 
-Segment Segment::create(const std::string& name, size_t bytes, bool at_once) {
+Segment Segment::create(const std::string& name, size_t bytes, Mapping mapping) {
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) fail_errno("create", name, bytes, errno);
   // ftruncate only sets the size of a tmpfs file; posix_fallocate reserves its pages,
@@ -186,7 +187,7 @@ Segment Segment::create(const std::string& name, size_t bytes, bool at_once) {
   }
   unsigned char* base;
   try {
-    base = map(fd, name, bytes, at_once);
+    base = map(fd, name, bytes, mapping);
   } catch (...) {
     shm_unlink(name.c_str());
     throw;
@@ -196,7 +197,7 @@ Segment Segment::create(const std::string& name, size_t bytes, bool at_once) {
   return Segment(name, base, bytes);
 }
 
-Segment Segment::open(const std::string& name, size_t bytes, bool at_once, const char* size_remedy) {
+Segment Segment::open(const std::string& name, size_t bytes, Mapping mapping, const char* size_remedy) {
   int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) fail_errno("open", name, bytes, errno);
   struct stat status {};
@@ -210,7 +211,7 @@ Segment Segment::open(const std::string& name, size_t bytes, bool at_once, const
     fail(Status::kTransport, concat(describe(name, bytes), " has ", status.st_size, " bytes, but this rank expects ",
                                     bytes, "; ", size_remedy));
   }
-  Segment segment(name, map(fd, name, bytes, at_once), bytes);
+  Segment segment(name, map(fd, name, bytes, mapping), bytes);
   Stamp stamp;
   std::memcpy(&stamp, segment.base(), sizeof stamp);
   if (stamp.magic != kMagic || stamp.bytes != bytes) {
@@ -236,9 +237,8 @@ size_t remove_abandoned_segments() {
 
 Segment Segment::share(store::Client& store, const std::string& prefix, int rank, int size, size_t bytes,
                        Mapping mapping, const char* size_remedy, Deadline deadline) {
-  const bool at_once = mapping == Mapping::kAtOnce;
-  if (rank == 0) return lead(store, prefix, size, bytes, at_once, deadline);
-  return follow(store, prefix, rank, bytes, at_once, size_remedy, deadline);
+  if (rank == 0) return lead(store, prefix, size, bytes, mapping, deadline);
+  return follow(store, prefix, rank, bytes, mapping, size_remedy, deadline);
 }
 
 void Segment::refuse(store::Client& store, const std::string& prefix, int rank, const Error& error, Deadline deadline) {
@@ -252,7 +252,7 @@ void Segment::refuse(store::Client& store, const std::string& prefix, int rank, 
   throw error;
 }
 
-Segment Segment::follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, bool at_once,
+Segment Segment::follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, Mapping mapping,
                         const char* size_remedy, Deadline deadline) {
   const std::string name_key = prefix + "name";
   std::string name;
@@ -267,7 +267,7 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
   if (is_refusal(name)) throw refused(name, "rank 0 could not make the shared memory");
   std::optional<Segment> segment;
   try {
-    segment.emplace(open(name, bytes, at_once, size_remedy));
+    segment.emplace(open(name, bytes, mapping, size_remedy));
   } catch (const Error& e) {
     refuse(store, prefix, rank, e, deadline);
   }
@@ -290,12 +290,12 @@ Segment Segment::follow(store::Client& store, const std::string& prefix, int ran
   return std::move(*segment);
 }
 
-Segment Segment::lead(store::Client& store, const std::string& prefix, int size, size_t bytes, bool at_once,
+Segment Segment::lead(store::Client& store, const std::string& prefix, int size, size_t bytes, Mapping mapping,
                       Deadline deadline) {
   remove_abandoned_segments();
   std::optional<Segment> segment;
   try {
-    segment.emplace(create(fresh_name(), bytes, at_once));
+    segment.emplace(create(fresh_name(), bytes, mapping));
   } catch (const Error& e) {
     refuse(store, prefix, 0, e, deadline);
   }

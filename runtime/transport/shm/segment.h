@@ -57,13 +57,12 @@ class Segment {
 
  private:
   Segment(std::string name, unsigned char* base, size_t bytes) : name_(std::move(name)), base_(base), bytes_(bytes) {}
-  // at_once: Mapping::kAtOnce.
-  static Segment lead(store::Client& store, const std::string& prefix, int size, size_t bytes, bool at_once,
+  static Segment lead(store::Client& store, const std::string& prefix, int size, size_t bytes, Mapping mapping,
                       Deadline deadline);
-  static Segment follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, bool at_once,
+  static Segment follow(store::Client& store, const std::string& prefix, int rank, size_t bytes, Mapping mapping,
                         const char* size_remedy, Deadline deadline);
-  static Segment create(const std::string& name, size_t bytes, bool at_once);
-  static Segment open(const std::string& name, size_t bytes, bool at_once, const char* size_remedy);
+  static Segment create(const std::string& name, size_t bytes, Mapping mapping);
+  static Segment open(const std::string& name, size_t bytes, Mapping mapping, const char* size_remedy);
 
   std::string name_;
   unsigned char* base_;
