@@ -169,7 +169,7 @@ class Guarded {
     thread_local std::vector<std::vector<unsigned char>> kept;
     return kept;
   }
-  // The largest kept buffer: the sizes of a test's cases only grow and shrink together.
+  // The largest kept buffer, whose memory assign() reuses wherever the case's size fits.
   static std::vector<unsigned char> take() {
     auto& kept = spare();
     if (kept.empty()) return {};
