@@ -146,8 +146,8 @@ bool close_enough(double got, double want, Dtype dtype) {
 // A buffer with guard bytes on both sides: collectives must never write outside.
 // Its memory is kept for the thread's next Guarded: a fresh vector of a few MiB for each
 // of the thousands of cases faulted every page in anew, and on this project's VM, where
-// a page fault traps to the hypervisor, that was half of this program's time (56 s
-// -> 31 s alone, with the C library keeping its memory).
+// a page fault traps to the hypervisor, that was half of this program's time: alone,
+// 56 s before and 31 s after, as with glibc told to keep the memory it is given back.
 class Guarded {
  public:
   explicit Guarded(size_t bytes) : bytes_(bytes), data_(take()) { data_.assign(bytes + 2 * kGuard, 0xA5); }
