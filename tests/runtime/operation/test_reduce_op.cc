@@ -73,12 +73,13 @@ void for_each_type(Fn&& fn) {
   fn(Float8E5m2{});
 }
 
-// Runs fn once with each 16-bit kernel this CPU has, and leaves the fastest selected.
+// Runs fn once with each set of kernels this CPU has (reduce_dispatch.h), and leaves
+// the fastest selected.
 template <class Fn>
 void on_each_path(Fn&& fn) {
-  cr_assert(use_half_kernels(HalfKernels::kPortable));
+  cr_assert(use_kernels(Kernels::kPortable));
   fn("portable");
-  if (use_half_kernels(HalfKernels::kF16cAvx2)) fn("f16c/avx2");
+  if (use_kernels(Kernels::kAvx2)) fn("avx2");
 }
 
 bool is_half_nan(uint16_t bits) { return (bits & 0x7fff) > 0x7c00; }
@@ -952,7 +953,7 @@ void expect_kernels_agree(Dtype dtype, const std::vector<const void*>& sources, 
                           int average_over, const char* what) {
   std::vector<uint16_t> out[2];
   for (int path = 0; path < 2; ++path) {
-    cr_assert(use_half_kernels(path == 0 ? HalfKernels::kPortable : HalfKernels::kF16cAvx2));
+    cr_assert(use_kernels(path == 0 ? Kernels::kPortable : Kernels::kAvx2));
     out[path].assign(count, 0);
     reduce_many(out[path].data(), sources.data(), static_cast<int>(sources.size()), count, dtype, op, average_over);
   }
@@ -967,7 +968,7 @@ void expect_kernels_agree(Dtype dtype, const std::vector<const void*>& sources, 
 }
 
 Test(reduce_op, vector_and_portable_kernels_round_every_pattern_alike, .timeout = 60) {
-  if (!use_half_kernels(HalfKernels::kF16cAvx2)) {
+  if (!use_kernels(Kernels::kAvx2)) {
     std::printf("SKIPPED (no F16C/AVX2 on this CPU)\n");
     return;
   }
@@ -995,7 +996,7 @@ Test(reduce_op, vector_and_portable_kernels_round_every_pattern_alike, .timeout 
 }
 
 Test(reduce_op, vector_and_portable_kernels_agree_on_random_sources, .timeout = 30) {
-  if (!use_half_kernels(HalfKernels::kF16cAvx2)) {
+  if (!use_kernels(Kernels::kAvx2)) {
     std::printf("SKIPPED (no F16C/AVX2 on this CPU)\n");
     return;
   }
