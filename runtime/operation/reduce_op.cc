@@ -83,8 +83,9 @@ constexpr size_t kBlock = 1024;
 // restrict tells the compiler that a buffer written through one pointer is reached
 // through no other, which is what lets it vectorize without run-time overlap checks.
 // dst may be the very buffer of an input, so each way it can be gets its own loop.
-// Always inlined, here and in reduce_native: the loops then take the instruction set of
-// the function they land in, the baseline's or reduce_native_avx2's.
+// Always inlined, these loops and the kernels that use them (reduce_native,
+// reduce_lines_to): each then takes the instruction set of the function it lands in,
+// run_baseline's or run_avx2's.
 #define TUTTI_INLINE [[gnu::always_inline]] inline
 
 template <class Op, class T>
@@ -342,38 +343,31 @@ std::atomic<bool>& avx2_kernels_on() {
   return vector;
 }
 
-#if defined(__x86_64__)
-
-// reduce_native compiled for AVX2: the same loops, inlined here, 32 bytes at a time
-// where x86-64's baseline (SSE2) takes 16, with the integer min and max that SSE2
-// lacks. Each element goes through the same Op::apply in the same order, so the
-// results are the same bits. A 2-rank 512-byte all_reduce between emulated nodes
-// (callgrind, the rank's whole call): the fold of 128 floats took 360 instructions
-// through the baseline loops.
-template <class Op, class T>
-__attribute__((target("avx2"))) void reduce_native_avx2(T* dst, const void* const* sources, int n, size_t first,
-                                                        size_t count, int divisor) {
-  reduce_native<Op>(dst, sources, n, first, count, divisor);
+// Runs kernel(args...) compiled for AVX2 where avx2_kernels_on() says so, and for
+// x86-64's baseline (SSE2) otherwise. kernel is always inlined (TUTTI_INLINE), so each
+// wrapper compiles its loops for its own instruction set: 32 bytes at a time where the
+// baseline takes 16, with the integer min and max that SSE2 lacks. Each element goes
+// through the same Op::apply in the same order, so the results are the same bits.
+// A 2-rank 512-byte all_reduce between emulated nodes (callgrind): the fold of 128
+// floats took 360 instructions through the baseline loops, 267 through AVX2's.
+template <auto kernel, class... Args>
+[[gnu::noinline]] void run_baseline(Args... args) {
+  kernel(args...);
 }
 
-#endif
-
-// reduce_native for the baseline, out of line as reduce_native_avx2 is, so that
-// reduce_native_fastest, choosing, sets up neither's stack block.
-template <class Op, class T>
-[[gnu::noinline]] void reduce_native_baseline(T* dst, const void* const* sources, int n, size_t first, size_t count,
-                                              int divisor) {
-  reduce_native<Op>(dst, sources, n, first, count, divisor);
-}
-
-template <class Op, class T>
-void reduce_native_fastest(T* dst, const void* const* sources, int n, size_t first, size_t count, int divisor) {
 #if defined(__x86_64__)
-  if (avx2_kernels_on().load(std::memory_order_relaxed)) {
-    return reduce_native_avx2<Op>(dst, sources, n, first, count, divisor);
-  }
+template <auto kernel, class... Args>
+__attribute__((target("avx2"))) void run_avx2(Args... args) {
+  kernel(args...);
+}
 #endif
-  reduce_native_baseline<Op>(dst, sources, n, first, count, divisor);
+
+template <auto kernel, class... Args>
+void run_fastest(Args... args) {
+#if defined(__x86_64__)
+  if (avx2_kernels_on().load(std::memory_order_relaxed)) return run_avx2<kernel>(args...);
+#endif
+  run_baseline<kernel>(args...);
 }
 
 // 8-bit floats have no conversion instructions on x86, so only 16-bit ones have a
@@ -473,7 +467,7 @@ bool reduce_few(void* dst, const void* a, const void* b, size_t first, size_t co
         reduce_narrow<Op, Element>(dst, sources, n, first, count, divisor);
       } else if (aligned_for<Element>(dst) &&
                  std::all_of(sources, sources + n, [](const void* source) { return aligned_for<Element>(source); })) {
-        reduce_native_fastest<Op>(static_cast<Element*>(dst), sources, n, first, count, divisor);
+        run_fastest<&reduce_native<Op, Element>>(static_cast<Element*>(dst), sources, n, first, count, divisor);
       } else {
         reduce_native_unaligned<Op, Element>(dst, sources, n, first, count, divisor);
       }
@@ -500,7 +494,7 @@ constexpr size_t kLineBytes = 64;
 // The fold of the sources' elements [at, at + len) into line, which no source aliases,
 // in reduce_native's order, so that the results are the same bits.
 template <class Op, class T>
-void fold_line(T* __restrict line, const void* const* sources, int n, size_t at, size_t len, int divisor) {
+TUTTI_INLINE void fold_line(T* __restrict line, const void* const* sources, int n, size_t at, size_t len, int divisor) {
   const auto source = [&](int k) { return static_cast<const T*>(sources[k]) + at; };
   if (n == 1) {
     std::memcpy(line, source(0), len * sizeof(T));
@@ -512,7 +506,7 @@ void fold_line(T* __restrict line, const void* const* sources, int n, size_t at,
 }
 
 // A whole line into a target that starts on a line, streaming.
-void stream_line(void* dst, const void* line) {
+TUTTI_INLINE void stream_line(void* dst, const void* line) {
 #if defined(__x86_64__)
   const auto* in = static_cast<const __m128i*>(line);
   auto* out = static_cast<__m128i*>(dst);
@@ -526,8 +520,8 @@ void stream_line(void* dst, const void* line) {
 // its elements and every target at the same distance from a line boundary: elements up
 // to the targets' first line boundary, then whole lines, then the rest.
 template <class Op, class T>
-void reduce_lines_to(void* const* targets, int target_count, const void* const* sources, int n, size_t count,
-                     int divisor) {
+TUTTI_INLINE void reduce_lines_to(void* const* targets, int target_count, const void* const* sources, int n,
+                                  size_t count, int divisor) {
   constexpr size_t kPerLine = kLineBytes / sizeof(T);
   alignas(kLineBytes) T line[kPerLine];
   const auto target = [&](int t, size_t at) { return static_cast<T*>(targets[t]) + at; };
@@ -615,7 +609,7 @@ void reduce_many_to(void* const* targets, int target_count, const void* const* s
       if constexpr (!kIsNarrowFloat<Element>) {
         if (std::all_of(sources, sources + n, aligned) && std::all_of(targets, targets + target_count, aligned) &&
             share_line_offset(targets, target_count)) {
-          reduce_lines_to<Op, Element>(targets, target_count, sources, n, count, divisor);
+          run_fastest<&reduce_lines_to<Op, Element>>(targets, target_count, sources, n, count, divisor);
           return;
         }
       }
