@@ -1,7 +1,8 @@
-// The choice between two sets of reduction kernels: AVX2 (with F16C for 16-bit floats,
-// eight at a time), or portable: x86-64's baseline, SSE2, for the dtypes combined as
-// stored, and one value at a time through half.cc for float16 and bfloat16. Both give
-// bitwise the same results. Internal to runtime/collectives/ and its tests.
+// The choice between two sets of reduction kernels: AVX2 (with F16C; the 16- and 8-bit
+// floats eight at a time), or portable: x86-64's baseline, SSE2, for the dtypes combined as
+// stored, and one value at a time through half.cc and float8.cc for the 16- and 8-bit
+// floats. Both give bitwise the same results, but for which NaN a result of two NaNs
+// is. Internal to runtime/collectives/ and its tests.
 #pragma once
 
 namespace tutti {

@@ -2,9 +2,9 @@
 // of `reduce`: a single pass that folds n sources, in order, into dst, instantiated for
 // each (dtype, op) pair; reduce_many_to folds a cache line at a time in the same order. Integers and float32/64 run
 // through plain loops over restrict-qualified pointers, which GCC vectorizes at -O3 (runtime/CMakeLists.txt compiles
-// this file so). 16-bit and 8-bit floats are widened to float32, combined and rounded back once: 16-bit ones eight at a
-// time with F16C/AVX2 where the CPU has them, else one at a time with half.cc's or float8.cc's conversions, which
-// define the results.
+// this file so), for AVX2 too where the CPU has it. 16-bit and 8-bit floats are widened to float32, combined and
+// rounded back once: eight at a time with F16C/AVX2 where the CPU has them, else one at a time with half.cc's or
+// float8.cc's conversions, which define the results.
 #include "runtime/operation/reduce_op.h"
 
 #include <algorithm>
@@ -204,9 +204,8 @@ using Float8E4m3 = NarrowFloat<uint8_t, float8_e4m3_to_float, float_to_float8_e4
 using Float8E5m2 = NarrowFloat<uint8_t, float8_e5m2_to_float, float_to_float8_e5m2>;
 
 template <class T>
-constexpr bool kIs16BitFloat = std::is_same_v<T, Float16> || std::is_same_v<T, Bfloat16>;
-template <class T>
-constexpr bool kIsNarrowFloat = kIs16BitFloat<T> || std::is_same_v<T, Float8E4m3> || std::is_same_v<T, Float8E5m2>;
+constexpr bool kIsNarrowFloat = std::is_same_v<T, Float16> || std::is_same_v<T, Bfloat16> ||
+                                std::is_same_v<T, Float8E4m3> || std::is_same_v<T, Float8E5m2>;
 
 // Element i of a buffer of Bits at any address (aligned_for above says why not through
 // a Bits*); the compiler makes each a plain load or store.
@@ -272,8 +271,93 @@ struct Bfloat16x8 {
   }
 };
 
+// Eight 8-bit floats <-> eight float32 lanes, exactly as float8.cc converts one. e5m2
+// is the upper byte of a binary16, so F16C widens it; e4m3 is widened by its fields
+// (normal: rebiased; subnormal: mantissa x 2^-9; NaN: quiet, signed). Rounding back
+// follows float8.cc in AVX2 integer operations: to nearest even, saturating at
+// kLargest (infinity included), NaN to 0x7f (e5m2: quiet, with the top of the payload).
+template <int kMantissa, int kBias, uint32_t kLargest, bool kIsE5m2>
+struct Float8x8 {
+  TUTTI_F16C_AVX2 static __m256 load(const uint8_t* src) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
+    if constexpr (kIsE5m2) {
+      return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(bytes), 8));
+    } else {
+      const __m256i bits = _mm256_cvtepu8_epi32(bytes);
+      const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x80)), 24);
+      const __m256i low = _mm256_and_si256(bits, _mm256_set1_epi32(0x7f));
+      const __m256i normal = _mm256_add_epi32(_mm256_slli_epi32(low, 20), _mm256_set1_epi32(120 << 23));
+      const __m256 subnormal =
+          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(bits, _mm256_set1_epi32(7))), _mm256_set1_ps(0x1p-9f));
+      const __m256i is_subnormal = _mm256_cmpeq_epi32(_mm256_srli_epi32(low, 3), _mm256_setzero_si256());
+      __m256i magnitude = _mm256_blendv_epi8(normal, _mm256_castps_si256(subnormal), is_subnormal);
+      magnitude = _mm256_blendv_epi8(magnitude, _mm256_set1_epi32(0x7fc00000),
+                                     _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x7f)));
+      return _mm256_castsi256_ps(_mm256_or_si256(magnitude, sign));
+    }
+  }
+  TUTTI_F16C_AVX2 static void store(__m256 value, uint8_t* dst) {
+    constexpr int kDropped = 23 - kMantissa;
+    const __m256i bits = _mm256_castps_si256(value);
+    const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(bits, 24), _mm256_set1_epi32(0x80));
+    const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+    // Normal in fp8: rebias, round the dropped bits to nearest even, saturate.
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(magnitude, kDropped), _mm256_set1_epi32(1));
+    const __m256i biased = _mm256_add_epi32(
+        _mm256_sub_epi32(magnitude, _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(127 - kBias) << 23))),
+        _mm256_add_epi32(_mm256_set1_epi32((1 << (kDropped - 1)) - 1), odd));
+    const __m256i normal =
+        _mm256_min_epu32(_mm256_srli_epi32(biased, kDropped), _mm256_set1_epi32(static_cast<int>(kLargest)));
+    // Subnormal in fp8: the significand shifted down, rounded to nearest even; a shift
+    // past 24 leaves nothing and rounds to zero, which 25 does as well.
+    const __m256i exponent = _mm256_srli_epi32(magnitude, 23);
+    const __m256i shift =
+        _mm256_min_epi32(_mm256_sub_epi32(_mm256_set1_epi32(151 - kBias - kMantissa), exponent), _mm256_set1_epi32(25));
+    const __m256i significand =
+        _mm256_or_si256(_mm256_and_si256(magnitude, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i kept = _mm256_srlv_epi32(significand, shift);
+    const __m256i rest = _mm256_and_si256(significand, _mm256_sub_epi32(_mm256_sllv_epi32(one, shift), one));
+    const __m256i halfway = _mm256_sllv_epi32(one, _mm256_sub_epi32(shift, one));
+    const __m256i up = _mm256_or_si256(
+        _mm256_cmpgt_epi32(rest, halfway),
+        _mm256_and_si256(_mm256_cmpeq_epi32(rest, halfway), _mm256_cmpeq_epi32(_mm256_and_si256(kept, one), one)));
+    const __m256i subnormal = _mm256_sub_epi32(kept, up);  // up is -1 where it rounds up
+    const __m256i is_normal = _mm256_cmpgt_epi32(
+        magnitude, _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(127 + 1 - kBias) << 23) - 1)));
+    __m256i code = _mm256_blendv_epi8(subnormal, normal, is_normal);
+    __m256i nan = _mm256_set1_epi32(0x7f);
+    if constexpr (kIsE5m2) {
+      nan = _mm256_or_si256(_mm256_set1_epi32(0x7e), _mm256_and_si256(_mm256_srli_epi32(magnitude, 21), one));
+    }
+    code = _mm256_blendv_epi8(code, nan, _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000)));
+    code = _mm256_or_si256(code, sign);
+    // Eight codes of 0..255 in 32-bit lanes to eight bytes.
+    const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packus_epi16(words, words));
+  }
+};
+
 template <class Format>
-using Lanes8 = std::conditional_t<std::is_same_v<Format, Float16>, Float16x8, Bfloat16x8>;
+struct LanesOf;
+template <>
+struct LanesOf<Float16> {
+  using Type = Float16x8;
+};
+template <>
+struct LanesOf<Bfloat16> {
+  using Type = Bfloat16x8;
+};
+template <>
+struct LanesOf<Float8E4m3> {
+  using Type = Float8x8<3, 7, 0x7e, false>;
+};
+template <>
+struct LanesOf<Float8E5m2> {
+  using Type = Float8x8<2, 15, 0x7b, true>;
+};
+template <class Format>
+using Lanes8 = typename LanesOf<Format>::Type;
 
 // Op on eight float32 lanes, each lane exactly as Op::apply.
 template <class Op>
@@ -309,12 +393,14 @@ struct Vector<Max> {
 // rest one at a time, so nothing past the caller's buffers is read. Each group of every
 // source is loaded before dst's group is stored, so dst may be any source.
 template <class Op, class Format>
-TUTTI_F16C_AVX2 size_t reduce_16bit_avx2(uint16_t* dst, const void* const* sources, int n, size_t first, size_t count,
-                                         int divisor) {
+TUTTI_F16C_AVX2 size_t reduce_narrow_avx2(void* destination, const void* const* sources, int n, size_t first,
+                                          size_t count, int divisor) {
   using Lanes = Lanes8<Format>;
+  using Bits = typename Format::Bits;
+  auto* dst = static_cast<Bits*>(destination);
   const __m256 by = _mm256_set1_ps(static_cast<float>(divisor));
   const size_t whole = count - count % 8;
-  const auto source = [&](int k) { return static_cast<const uint16_t*>(sources[k]) + first; };
+  const auto source = [&](int k) { return static_cast<const Bits*>(sources[k]) + first; };
   for (size_t i = 0; i < whole; i += 8) {
     __m256 acc = Lanes::load(source(0) + i);
     for (int k = 1; k < n; ++k) acc = Vector<Op>::apply(acc, Lanes::load(source(k) + i));
@@ -370,16 +456,12 @@ void run_fastest(Args... args) {
   run_baseline<kernel>(args...);
 }
 
-// 8-bit floats have no conversion instructions on x86, so only 16-bit ones have a
-// vector kernel.
 template <class Op, class Format>
 void reduce_narrow(void* dst, const void* const* sources, int n, size_t first, size_t count, int divisor) {
   size_t done = 0;
 #if defined(__x86_64__)
-  if constexpr (kIs16BitFloat<Format>) {
-    if (avx2_kernels_on().load(std::memory_order_relaxed)) {
-      done = reduce_16bit_avx2<Op, Format>(static_cast<uint16_t*>(dst), sources, n, first, count, divisor);
-    }
+  if (avx2_kernels_on().load(std::memory_order_relaxed)) {
+    done = reduce_narrow_avx2<Op, Format>(dst, sources, n, first, count, divisor);
   }
 #endif
   reduce_narrow_portable<Op, Format>(dst, sources, n, first, done, count, divisor);

@@ -945,24 +945,39 @@ Test(reduce_op, fp8_reductions_saturate_and_round_once_in_reduce_many, .timeout 
   cr_assert_eq(float8_e4m3_to_float(out[0]), 1.375f);
 }
 
-// ---- the two 16-bit kernels ----
+// ---- the two kernels of the narrow floats ----
 
-// Runs reduce_many with each 16-bit kernel and fails on the first element where they
-// differ in any bit.
+// Whether bits are a NaN of the narrow float dtype.
+bool is_nan_of(Dtype dtype, unsigned bits) {
+  switch (dtype) {
+    case Dtype::kFloat16: return is_half_nan(static_cast<uint16_t>(bits));
+    case Dtype::kBfloat16: return is_bfloat16_nan(static_cast<uint16_t>(bits));
+    case Dtype::kFloat8E4m3: return is_e4m3_nan(static_cast<uint8_t>(bits));
+    case Dtype::kFloat8E5m2: return is_e5m2_nan(static_cast<uint8_t>(bits));
+    default: return false;
+  }
+}
+
+// Runs reduce_many with each set of kernels and fails on the first element where they
+// differ in any bit, but for which NaN a NaN is: of two NaN inputs, x86's adds and
+// multiplies return the first operand's, and the compiler may order a vector's
+// operands otherwise than a scalar's. Bits: uint16_t for the 16-bit floats, uint8_t for
+// the 8-bit ones.
+template <class Bits>
 void expect_kernels_agree(Dtype dtype, const std::vector<const void*>& sources, size_t count, ReduceOp op,
                           int average_over, const char* what) {
-  std::vector<uint16_t> out[2];
+  std::vector<Bits> out[2];
   for (int path = 0; path < 2; ++path) {
     cr_assert(use_kernels(path == 0 ? Kernels::kPortable : Kernels::kAvx2));
     out[path].assign(count, 0);
     reduce_many(out[path].data(), sources.data(), static_cast<int>(sources.size()), count, dtype, op, average_over);
   }
   for (size_t i = 0; i < count; ++i) {
-    if (out[0][i] != out[1][i]) {
+    if (out[0][i] != out[1][i] && !(is_nan_of(dtype, out[0][i]) && is_nan_of(dtype, out[1][i]))) {
       std::vector<unsigned> inputs;
-      for (const void* s : sources) inputs.push_back(static_cast<const uint16_t*>(s)[i]);
-      cr_assert_fail("%s %s %s of 0x%04x, 0x%04x: portable 0x%04x, f16c/avx2 0x%04x", dtype_name(dtype),
-                     reduce_op_name(op), what, inputs[0], inputs.size() > 1 ? inputs[1] : 0u, out[0][i], out[1][i]);
+      for (const void* s : sources) inputs.push_back(static_cast<const Bits*>(s)[i]);
+      cr_assert_fail("%s %s %s of 0x%04x, 0x%04x: portable 0x%04x, avx2 0x%04x", dtype_name(dtype), reduce_op_name(op),
+                     what, inputs[0], inputs.size() > 1 ? inputs[1] : 0u, unsigned{out[0][i]}, unsigned{out[1][i]});
     }
   }
 }
@@ -980,8 +995,8 @@ Test(reduce_op, vector_and_portable_kernels_round_every_pattern_alike, .timeout 
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
   for (const Dtype dtype : {Dtype::kFloat16, Dtype::kBfloat16}) {
     const auto narrow = dtype == Dtype::kFloat16 ? float_to_half : float_to_bfloat16;
-    expect_kernels_agree(dtype, {all.data()}, all.size(), ReduceOp::kSum, 1, "widened and rounded back");
-    expect_kernels_agree(dtype, {all.data()}, all.size(), ReduceOp::kAvg, 3, "divided by 3");
+    expect_kernels_agree<uint16_t>(dtype, {all.data()}, all.size(), ReduceOp::kSum, 1, "widened and rounded back");
+    expect_kernels_agree<uint16_t>(dtype, {all.data()}, all.size(), ReduceOp::kAvg, 3, "divided by 3");
     std::vector<float> partners = {0.5f, 3.0f, -1.0f, 65504.0f, 0x1p-24f, 0x1p-133f};
     for (int e = -12; e <= 12; ++e) {
       partners.push_back(std::ldexp(1.0f, e));
@@ -990,7 +1005,9 @@ Test(reduce_op, vector_and_portable_kernels_round_every_pattern_alike, .timeout 
     for (const float partner : partners) {
       // Partners outside a format's range just round to its nearest value.
       const std::vector<uint16_t> other(all.size(), narrow(partner));
-      for (ReduceOp op : kOps) expect_kernels_agree(dtype, {all.data(), other.data()}, all.size(), op, 3, "pair");
+      for (ReduceOp op : kOps) {
+        expect_kernels_agree<uint16_t>(dtype, {all.data(), other.data()}, all.size(), op, 3, "pair");
+      }
     }
   }
 }
@@ -1010,7 +1027,45 @@ Test(reduce_op, vector_and_portable_kernels_agree_on_random_sources, .timeout = 
     for (int n = 1; n <= 5; ++n) {
       std::vector<const void*> pointers;
       for (int k = 0; k < n; ++k) pointers.push_back(sources[k].data());
-      for (ReduceOp op : kOps) expect_kernels_agree(dtype, pointers, count, op, n, "random");
+      for (ReduceOp op : kOps) expect_kernels_agree<uint16_t>(dtype, pointers, count, op, n, "random");
+    }
+  }
+}
+
+// Every pair of 8-bit patterns (65,536, each pattern against each), alone (widened and
+// rounded back), divided by 3, and in threes with a third source that pushes sums past
+// the largest value and onto ties; then random sources, one to five.
+Test(reduce_op, vector_and_portable_kernels_agree_on_every_8bit_pair, .timeout = 60) {
+  if (!use_kernels(Kernels::kAvx2)) {
+    std::printf("SKIPPED (no F16C/AVX2 on this CPU)\n");
+    return;
+  }
+  std::vector<uint8_t> left(65536), right(65536);
+  for (size_t i = 0; i < left.size(); ++i) {
+    left[i] = static_cast<uint8_t>(i >> 8);
+    right[i] = static_cast<uint8_t>(i);
+  }
+  for (const Dtype dtype : {Dtype::kFloat8E4m3, Dtype::kFloat8E5m2}) {
+    const auto narrow = dtype == Dtype::kFloat8E4m3 ? float_to_float8_e4m3 : float_to_float8_e5m2;
+    expect_kernels_agree<uint8_t>(dtype, {right.data()}, 256, ReduceOp::kSum, 1, "widened and rounded back");
+    expect_kernels_agree<uint8_t>(dtype, {right.data()}, 256, ReduceOp::kAvg, 3, "divided by 3");
+    for (ReduceOp op : kOps) {
+      expect_kernels_agree<uint8_t>(dtype, {left.data(), right.data()}, left.size(), op, 3, "pair");
+      for (const float third : {0.75f, -3.0f, 448.0f, 0x1p-10f}) {
+        const std::vector<uint8_t> other(left.size(), narrow(third));
+        expect_kernels_agree<uint8_t>(dtype, {left.data(), right.data(), other.data()}, left.size(), op, 3, "three");
+      }
+    }
+    std::mt19937_64 rng(8);
+    const size_t count = 3001;
+    std::vector<std::vector<uint8_t>> sources(5, std::vector<uint8_t>(count));
+    for (auto& source : sources) {
+      for (auto& v : source) v = static_cast<uint8_t>(rng());
+    }
+    for (int n = 1; n <= 5; ++n) {
+      std::vector<const void*> pointers;
+      for (int k = 0; k < n; ++k) pointers.push_back(sources[k].data());
+      for (ReduceOp op : kOps) expect_kernels_agree<uint8_t>(dtype, pointers, count, op, n, "random");
     }
   }
 }
