@@ -20,10 +20,13 @@ namespace tutti {
 
 namespace {
 
-// |value| (float32 bits `magnitude`, not NaN) as an fp8 of kMantissa bits and kBias,
-// rounded to nearest even and saturated at kLargest (the largest finite code).
-template <int kMantissa, int kBias, uint32_t kLargest>
+// |value| (float32 bits `magnitude`, not NaN) as an fp8 of Layout's kMantissa bits and
+// kBias, rounded to nearest even and saturated at kLargest (the largest finite code).
+template <class Layout>
 uint8_t narrow_magnitude(uint32_t magnitude) {
+  constexpr int kMantissa = Layout::kMantissa;
+  constexpr int kBias = Layout::kBias;
+  constexpr uint32_t kLargest = Layout::kLargest;
   constexpr int kDropped = 23 - kMantissa;
   constexpr uint32_t kSmallestNormal = static_cast<uint32_t>(127 + 1 - kBias) << 23;
   if (magnitude >= kSmallestNormal) {
@@ -69,7 +72,7 @@ uint8_t float_to_float8_e4m3(float value) {
   const auto sign = static_cast<uint8_t>((bits >> 24) & 0x80);
   const uint32_t magnitude = bits & ~kFloatSignBit;
   if (magnitude > kFloatInf) return static_cast<uint8_t>(sign | 0x7f);
-  return static_cast<uint8_t>(sign | narrow_magnitude<3, 7, 0x7e>(magnitude));
+  return static_cast<uint8_t>(sign | narrow_magnitude<Float8E4m3Layout>(magnitude));
 }
 
 float float8_e5m2_to_float(uint8_t bits) { return half_to_float(static_cast<uint16_t>(bits << 8)); }
@@ -83,7 +86,7 @@ uint8_t float_to_float8_e5m2(float value) {
     // come out as inf.
     return static_cast<uint8_t>(sign | 0x7e | ((magnitude >> 21) & 1));
   }
-  return static_cast<uint8_t>(sign | narrow_magnitude<2, 15, 0x7b>(magnitude));
+  return static_cast<uint8_t>(sign | narrow_magnitude<Float8E5m2Layout>(magnitude));
 }
 
 }  // namespace tutti

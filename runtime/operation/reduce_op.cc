@@ -13,6 +13,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "runtime/operation/float_bits.h"
 #include "runtime/operation/reduce_dispatch.h"
 #include "runtime/operation/stream_store.h"
 
@@ -271,16 +272,21 @@ struct Bfloat16x8 {
   }
 };
 
-// Eight 8-bit floats <-> eight float32 lanes, exactly as float8.cc converts one. e5m2
-// is the upper byte of a binary16, so F16C widens it; e4m3 is widened by its fields
-// (normal: rebiased; subnormal: mantissa x 2^-9; NaN: quiet, signed). Rounding back
-// follows float8.cc in AVX2 integer operations: to nearest even, saturating at
-// kLargest (infinity included), NaN to 0x7f (e5m2: quiet, with the top of the payload).
-template <int kMantissa, int kBias, uint32_t kLargest, bool kIsE5m2>
+// Eight 8-bit floats <-> eight float32 lanes, exactly as float8.cc converts one, for the
+// format Layout (float_bits.h). e5m2 is the upper byte of a binary16, so F16C widens it;
+// e4m3 is widened by its fields (normal: rebiased; subnormal: mantissa x 2^-9; NaN:
+// quiet, signed). Rounding back follows float8.cc in AVX2 integer operations: to
+// nearest even, saturating at kLargest (infinity included), NaN to 0x7f (e5m2: quiet,
+// with the top of the payload).
+template <class Layout>
 struct Float8x8 {
+  static constexpr int kMantissa = Layout::kMantissa;
+  static constexpr int kBias = Layout::kBias;
+  static constexpr uint32_t kLargest = Layout::kLargest;
+
   TUTTI_F16C_AVX2 static __m256 load(const uint8_t* src) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
-    if constexpr (kIsE5m2) {
+    if constexpr (Layout::kHasInfinities) {
       return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(bytes), 8));
     } else {
       const __m256i bits = _mm256_cvtepu8_epi32(bytes);
@@ -291,7 +297,7 @@ struct Float8x8 {
           _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(bits, _mm256_set1_epi32(7))), _mm256_set1_ps(0x1p-9f));
       const __m256i is_subnormal = _mm256_cmpeq_epi32(_mm256_srli_epi32(low, 3), _mm256_setzero_si256());
       __m256i magnitude = _mm256_blendv_epi8(normal, _mm256_castps_si256(subnormal), is_subnormal);
-      magnitude = _mm256_blendv_epi8(magnitude, _mm256_set1_epi32(0x7fc00000),
+      magnitude = _mm256_blendv_epi8(magnitude, _mm256_set1_epi32(static_cast<int>(kFloatInf | kFloatQuietBit)),
                                      _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x7f)));
       return _mm256_castsi256_ps(_mm256_or_si256(magnitude, sign));
     }
@@ -300,7 +306,7 @@ struct Float8x8 {
     constexpr int kDropped = 23 - kMantissa;
     const __m256i bits = _mm256_castps_si256(value);
     const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(bits, 24), _mm256_set1_epi32(0x80));
-    const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+    const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(static_cast<int>(~kFloatSignBit)));
     // Normal in fp8: rebias, round the dropped bits to nearest even, saturate.
     const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(magnitude, kDropped), _mm256_set1_epi32(1));
     const __m256i biased = _mm256_add_epi32(
@@ -327,10 +333,10 @@ struct Float8x8 {
         magnitude, _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(127 + 1 - kBias) << 23) - 1)));
     __m256i code = _mm256_blendv_epi8(subnormal, normal, is_normal);
     __m256i nan = _mm256_set1_epi32(0x7f);
-    if constexpr (kIsE5m2) {
+    if constexpr (Layout::kHasInfinities) {
       nan = _mm256_or_si256(_mm256_set1_epi32(0x7e), _mm256_and_si256(_mm256_srli_epi32(magnitude, 21), one));
     }
-    code = _mm256_blendv_epi8(code, nan, _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000)));
+    code = _mm256_blendv_epi8(code, nan, _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(static_cast<int>(kFloatInf))));
     code = _mm256_or_si256(code, sign);
     // Eight codes of 0..255 in 32-bit lanes to eight bytes.
     const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
@@ -350,11 +356,11 @@ struct LanesOf<Bfloat16> {
 };
 template <>
 struct LanesOf<Float8E4m3> {
-  using Type = Float8x8<3, 7, 0x7e, false>;
+  using Type = Float8x8<Float8E4m3Layout>;
 };
 template <>
 struct LanesOf<Float8E5m2> {
-  using Type = Float8x8<2, 15, 0x7b, true>;
+  using Type = Float8x8<Float8E5m2Layout>;
 };
 template <class Format>
 using Lanes8 = typename LanesOf<Format>::Type;
