@@ -17,6 +17,9 @@
 # shared with other work, a rank that loses its core for a moment stalls its peers, and
 # one run can be many times slower than the next, for either library; the best of a
 # few alternating runs compares the libraries rather than the moments they ran in.
+# BENCH_STAT=median shows each row's typical run instead, what a user meets (the middle
+# run's; of an even number, the slower middle one: give BENCH_REPEAT an odd number),
+# and each library's fastest and slowest run beside it.
 # BENCH_NODES=K runs tutti's ranks on K emulated nodes (tutti launch --nodes K: shared
 # memory only within a node, UCX between them), and Open MPI's over its UCX PML (--mca
 # pml ucx), whose point-to-point then goes wholly through UCX; BENCH_UCX_TLS sets UCX_TLS
@@ -34,6 +37,11 @@ bench_args=("$@")
 [ ${#bench_args[@]} -gt 0 ] || bench_args=(-b 8 -e 64M -f 4)
 timeout_s="${BENCH_TIMEOUT:-300}"
 repeat="${BENCH_REPEAT:-1}"
+stat="${BENCH_STAT:-best}"
+case "$stat" in
+  best | median) ;;
+  *) echo "BENCH_STAT=$stat: give best or median" >&2 && exit 2 ;;
+esac
 read -r -a bench_env <<<"${BENCH_ENV:-}"
 nodes="${BENCH_NODES:-1}"
 bind="${BENCH_BIND:-none}"
@@ -108,32 +116,50 @@ ceiling() {
 
 # Rows are: size count type redop root time algbw busbw #wrong iters. Both rows of a
 # size moved the same bytes, so the busbw ratio is the inverse of the time ratio (taken
-# from the times, which keep more digits than small busbw values). Of several runs, the
-# fastest row of each size is shown, with the most wrong elements of any run.
+# from the times, which keep more digits than small busbw values). Of several runs,
+# each size shows the fastest run's row (BENCH_STAT=best) or the middle one's (median,
+# with the range of every run's time beside it), and the most wrong elements of any run.
 merge() {
-  awk -v title="$1" '
+  awk -v title="$1" -v stat="$stat" '
     function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0 || a + 0 == 0) ? "-" : sprintf("%.3g", a / b) }
     function cell(v) { return v == "" ? "-" : v }
+    # The run of (w, s) that the statistic picks, by time: runs are sorted in place.
+    function pick(w, s,    k, j, t, b, chosen) {
+      for (k = 2; k <= runs[w, s]; k++)
+        for (j = k; j > 1 && times[w, s, j - 1] + 0 > times[w, s, j] + 0; j--) {
+          t = times[w, s, j]; times[w, s, j] = times[w, s, j - 1]; times[w, s, j - 1] = t
+          b = bws[w, s, j]; bws[w, s, j] = bws[w, s, j - 1]; bws[w, s, j - 1] = b
+        }
+      chosen = stat == "median" ? int(runs[w, s] / 2) + 1 : 1
+      us[w, s] = times[w, s, chosen]; bw[w, s] = bws[w, s, chosen]
+      spread[w, s] = runs[w, s] > 1 ? times[w, s, 1] "-" times[w, s, runs[w, s]] : "-"
+    }
     which == "c" && NF >= 2 { ceil[$1] = $2; next }
     /^#/ || NF < 10 { next }
     {
       if (!($1 in seen)) { seen[$1] = 1; sizes[++n] = $1 }
-      if (!((which, $1) in us) || $6 + 0 < us[which, $1] + 0) { bw[which, $1] = $8; us[which, $1] = $6 }
+      k = ++runs[which, $1]; times[which, $1, k] = $6; bws[which, $1, k] = $8
       if (!((which, $1) in wrong) || $9 + 0 > wrong[which, $1] + 0) wrong[which, $1] = $9
     }
     END {
       for (i = 2; i <= n; i++)
         for (j = i; j > 1 && sizes[j - 1] + 0 > sizes[j] + 0; j--) { t = sizes[j]; sizes[j] = sizes[j - 1]; sizes[j - 1] = t }
+      for (i = 1; i <= n; i++) for (w = 0; w < 2; w++) if ((substr("tm", w + 1, 1), sizes[i]) in runs) pick(substr("tm", w + 1, 1), sizes[i])
       print "## " title
-      printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", "size", "tutti busbw", "MPI busbw", "ratio",
+      printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s", "size", "tutti busbw", "MPI busbw", "ratio",
         "tutti time", "MPI time", "ratio", "#wrong", "ceiling", "ratio"
-      printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", "(B)", "(GB/s)", "(GB/s)", "t/M", "(us)", "(us)", "t/M",
+      if (stat == "median") printf " %21s %21s", "tutti runs", "MPI runs"
+      printf "\n# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s", "(B)", "(GB/s)", "(GB/s)", "t/M", "(us)", "(us)", "t/M",
         "tutti/MPI", "(us)", "t/c"
+      if (stat == "median") printf " %21s %21s", "(us, min-max)", "(us, min-max)"
+      printf "\n"
       for (i = 1; i <= n; i++) {
         s = sizes[i]
-        printf "  %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s\n", s, cell(bw["t", s]), cell(bw["m", s]),
+        printf "  %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s", s, cell(bw["t", s]), cell(bw["m", s]),
           s + 0 == 0 ? "-" : ratio(us["m", s], us["t", s]), cell(us["t", s]), cell(us["m", s]), ratio(us["t", s], us["m", s]),
           cell(wrong["t", s]) "/" cell(wrong["m", s]), cell(ceil[s]), ratio(us["t", s], ceil[s])
+        if (stat == "median") printf " %21s %21s", cell(spread["t", s]), cell(spread["m", s])
+        printf "\n"
       }
     }' which=t "$2" which=m "$3" which=c "$4"
 }
@@ -142,7 +168,7 @@ echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d
   "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); a bare system call: $("$bin/core-round-trip" --syscall 2>/dev/null || echo '?')"
 echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -1)," \
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
-echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; best of $repeat alternating runs")"
+echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; $([ "$stat" = median ] && echo "the middle" || echo best) of $repeat alternating runs")"
 [ "$nodes" -eq 1 ] || echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
 [ "$bind" = none ] || echo "# ranks bound: a CPU each (tutti launch --bind cpu; Open MPI: --bind-to $mpi_bind)"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti); t/c: tutti / the machine's"
