@@ -130,6 +130,10 @@ class Hierarchy {
                                   const OpContext& context);
   void broadcast_through_leaders(void* buffer, size_t bytes, int root, const OpContext& context);
 
+  // Whether all_gather and reduce_scatter of blocks of block_bytes work on each node's
+  // run in place (numbered_by_node_) rather than on a reordered copy, which small
+  // arrays take even where they could (kReorderedUpToBytes, hierarchy.cc).
+  bool works_in_place(size_t block_bytes) const;
   // Blocks of `bytes` from [node][local rank] order into rank order, and back (where
   // the ranks are numbered otherwise than node by node).
   void to_rank_order(const char* by_node, char* ranked, size_t bytes) const;
