@@ -366,7 +366,7 @@ Test(launcher, each_job_gets_a_fresh_secret_unless_the_user_set_one, .timeout = 
     cr_assert(at != NULL && sscanf(at, "[0] secret=%79s", secrets[job]) == 1, "%s", output);
     cr_assert(strlen(secrets[job]) == 64 && strspn(secrets[job], "0123456789abcdef") == 64,
               "want 64 hex digits, got \"%s\"", secrets[job]);
-    char rank1[sizeof "[1] secret=\n" + sizeof secrets]; /* room for any row, as -O1 cannot tell which */
+    char rank1[sizeof "[1] secret=\n" + sizeof secrets]; /* room for any row of secrets */
     snprintf(rank1, sizeof rank1, "[1] secret=%s\n", secrets[job]);
     cr_assert(strstr(output, rank1) != NULL, "ranks 0 and 1 were given different secrets:\n%s", output);
     free(output);
