@@ -57,12 +57,12 @@ void all_reduce_across(Exchange& cross, void* data, size_t count, Dtype dtype, R
 // meeting of the node's ranks; the reordered form takes one step over a copy of the
 // whole array. Up to this many bytes of array the copy costs less than the meetings it
 // saves, where both collectives won. 4 ranks on 2 emulated nodes over UCX's shared
-// memory, far state (615-685 ns), three rounds alternating, µs, by the whole array's
+// memory, far state (619-685 ns), three rounds alternating, µs, by the whole array's
 // size, in place / reordered (2026-11-29): all_gather at 64 B
 // 21.2-22.6 / 15.0-23.1, 4 KiB 23.8-29.7 / 17.4-21.7, 16 KiB 25.0-35.5 / 16.0-24.5,
-// but 32 KiB 25.9-32.4 / 30.7-41.0 and level at 256 KiB; reduce_scatter at 64 B
+// but 32 KiB 25.9-36.6 / 30.6-41.0 and level at 256 KiB; reduce_scatter at 64 B
 // 16.4-23.1 / 15.0-17.5, 4 KiB 22.8-32.3 / 16.9-20.8, 16 KiB 25.8-34.7 / 18.2-25.9,
-// 32 KiB 26.4-32.8 / 19.8-36.0, and 58.5-76.6 / 64.6-75.0 at 256 KiB.
+// 32 KiB 25.9-32.8 / 19.8-36.0, and 58.5-76.6 / 64.6-75.0 at 256 KiB.
 constexpr size_t kReorderedUpToBytes = 16 << 10;
 
 }  // namespace
