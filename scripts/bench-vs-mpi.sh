@@ -144,7 +144,10 @@ merge() {
     END {
       for (i = 2; i <= n; i++)
         for (j = i; j > 1 && sizes[j - 1] + 0 > sizes[j] + 0; j--) { t = sizes[j]; sizes[j] = sizes[j - 1]; sizes[j - 1] = t }
-      for (i = 1; i <= n; i++) for (w = 0; w < 2; w++) if ((substr("tm", w + 1, 1), sizes[i]) in runs) pick(substr("tm", w + 1, 1), sizes[i])
+      for (i = 1; i <= n; i++) {
+        if (("t", sizes[i]) in runs) pick("t", sizes[i])
+        if (("m", sizes[i]) in runs) pick("m", sizes[i])
+      }
       print "## " title
       printf "# %10s %12s %12s %7s %13s %13s %7s %11s %10s %7s", "size", "tutti busbw", "MPI busbw", "ratio",
         "tutti time", "MPI time", "ratio", "#wrong", "ceiling", "ratio"

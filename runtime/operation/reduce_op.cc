@@ -276,14 +276,10 @@ struct Bfloat16x8 {
 // format Layout (float_bits.h). e5m2 is the upper byte of a binary16, so F16C widens it;
 // e4m3 is widened by its fields (normal: rebiased; subnormal: mantissa x 2^-9; NaN:
 // quiet, signed). Rounding back follows float8.cc in AVX2 integer operations: to
-// nearest even, saturating at kLargest (infinity included), NaN to 0x7f (e5m2: quiet,
+// nearest even, saturating at Layout::kLargest (infinity included), NaN to 0x7f (e5m2: quiet,
 // with the top of the payload).
 template <class Layout>
 struct Float8x8 {
-  static constexpr int kMantissa = Layout::kMantissa;
-  static constexpr int kBias = Layout::kBias;
-  static constexpr uint32_t kLargest = Layout::kLargest;
-
   TUTTI_F16C_AVX2 static __m256 load(const uint8_t* src) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src));
     if constexpr (Layout::kHasInfinities) {
@@ -303,22 +299,23 @@ struct Float8x8 {
     }
   }
   TUTTI_F16C_AVX2 static void store(__m256 value, uint8_t* dst) {
-    constexpr int kDropped = 23 - kMantissa;
+    constexpr int kDropped = 23 - Layout::kMantissa;
     const __m256i bits = _mm256_castps_si256(value);
     const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(bits, 24), _mm256_set1_epi32(0x80));
     const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(static_cast<int>(~kFloatSignBit)));
     // Normal in fp8: rebias, round the dropped bits to nearest even, saturate.
     const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(magnitude, kDropped), _mm256_set1_epi32(1));
     const __m256i biased = _mm256_add_epi32(
-        _mm256_sub_epi32(magnitude, _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(127 - kBias) << 23))),
+        _mm256_sub_epi32(magnitude,
+                         _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(127 - Layout::kBias) << 23))),
         _mm256_add_epi32(_mm256_set1_epi32((1 << (kDropped - 1)) - 1), odd));
     const __m256i normal =
-        _mm256_min_epu32(_mm256_srli_epi32(biased, kDropped), _mm256_set1_epi32(static_cast<int>(kLargest)));
+        _mm256_min_epu32(_mm256_srli_epi32(biased, kDropped), _mm256_set1_epi32(static_cast<int>(Layout::kLargest)));
     // Subnormal in fp8: the significand shifted down, rounded to nearest even; a shift
     // past 24 leaves nothing and rounds to zero, which 25 does as well.
     const __m256i exponent = _mm256_srli_epi32(magnitude, 23);
-    const __m256i shift =
-        _mm256_min_epi32(_mm256_sub_epi32(_mm256_set1_epi32(151 - kBias - kMantissa), exponent), _mm256_set1_epi32(25));
+    const __m256i shift = _mm256_min_epi32(
+        _mm256_sub_epi32(_mm256_set1_epi32(151 - Layout::kBias - Layout::kMantissa), exponent), _mm256_set1_epi32(25));
     const __m256i significand =
         _mm256_or_si256(_mm256_and_si256(magnitude, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
     const __m256i one = _mm256_set1_epi32(1);
@@ -330,7 +327,7 @@ struct Float8x8 {
         _mm256_and_si256(_mm256_cmpeq_epi32(rest, halfway), _mm256_cmpeq_epi32(_mm256_and_si256(kept, one), one)));
     const __m256i subnormal = _mm256_sub_epi32(kept, up);  // up is -1 where it rounds up
     const __m256i is_normal = _mm256_cmpgt_epi32(
-        magnitude, _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(127 + 1 - kBias) << 23) - 1)));
+        magnitude, _mm256_set1_epi32(static_cast<int>((static_cast<uint32_t>(127 + 1 - Layout::kBias) << 23) - 1)));
     __m256i code = _mm256_blendv_epi8(subnormal, normal, is_normal);
     __m256i nan = _mm256_set1_epi32(0x7f);
     if constexpr (Layout::kHasInfinities) {
