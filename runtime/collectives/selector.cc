@@ -292,6 +292,25 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // do not.
   if (shm_available && size > 1 && !is_point_to_point(kind) && kind != Kind::kAllToAllV) return Algorithm::kShm;
   if (takes_hierarchy(kind, bytes, size, hierarchy, core_per_rank)) return Algorithm::kHierarchical;
+  // A communicator of 2 ranks: the ring's all_reduce moves the same bytes each way as
+  // recursive doubling's one swap, in two steps instead of one, and reduces half the
+  // vector instead of all of it. Where the two ranks share a machine and UCX copies
+  // between the processes (emulated nodes over its shared memory), the second step
+  // costs more than the half reduction saves: each rank reads the block its peer has
+  // just written, and the next call writes the block its peer has just read, so each
+  // cache line crosses the cores twice. 2 ranks on 2 emulated nodes, far state
+  // (607-670 ns), rounds alternating both forced and Open MPI (2026-11-29), us, ring /
+  // recursive doubling (Open MPI): over UCX's shared memory 256 KiB 53-70 / 30-38
+  // (42-54), 1 MiB 193-229 / 140-157 (183-225), 4 MiB 749-878 / 479-735 (669-850),
+  // 16 MiB 3114-3363 / 3280-4778 (3462-4532); over TCP, four rounds, 256 KiB 109-207 /
+  // 114-182 (343-349), 512 KiB 218-282 / 238-411 (336-344), 1 MiB 350-426 / 470-801
+  // (458-623). Blind to the transport, the selector takes recursive doubling up to
+  // kTwoRankDoublingBytes (one chunk, one swap), where both won or drew. The
+  // hierarchy's step between 2 nodes keeps flat_choice's: there every local rank's pair
+  // steps at once, and where ranks share cores, recursive doubling's whole-vector
+  // reductions double the cores' work (4 ranks on 2 emulated nodes over UCX's shared
+  // memory, the same day, it from 256 KiB to 4 MiB: 1.2-1.6x the ring's time).
+  if (kind == Kind::kAllReduce && size == 2 && bytes <= kTwoRankDoublingBytes) return Algorithm::kRecursiveDoubling;
   return flat_choice(kind, bytes, size);
 }
 

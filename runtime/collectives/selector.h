@@ -39,6 +39,9 @@ constexpr size_t kSmallMessageBytes = 64 * 1024;
 // Up to this many bytes (from kSmallMessageBytes), all_reduce on a power of two of
 // ranks takes Rabenseifner's algorithm; beyond, the ring.
 constexpr size_t kRabenseifnerBytes = 256 * 1024;
+// Up to this many bytes, all_reduce on a communicator of 2 ranks keeps recursive
+// doubling (Selector::choose says why); beyond, the ring.
+constexpr size_t kTwoRankDoublingBytes = 256 * 1024;
 // Up to this many bytes a rank, all_gather on a power of two of ranks takes recursive
 // doubling; beyond, or on other rank counts past kSmallMessageBytes, the ring.
 constexpr size_t kRecursiveAllGatherBytes = 256 * 1024;
@@ -62,8 +65,9 @@ enum class HierarchyShape { kNone, kInPlace, kReordering, kLeaders };
 const char* algorithm_name(Algorithm algorithm);
 
 // The point-to-point algorithm the selector takes where there is neither shared memory
-// nor a hierarchy, and that the hierarchy takes between its nodes: by `bytes` (as
-// choose() counts them) and the number of ranks that talk.
+// nor a hierarchy (but for a 2-rank communicator's all_reduce, which choose() takes
+// itself), and that the hierarchy takes between its nodes: by `bytes` (as choose()
+// counts them) and the number of ranks that talk.
 Algorithm flat_choice(Kind kind, size_t bytes, int size);
 
 class Selector {

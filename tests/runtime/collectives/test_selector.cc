@@ -132,9 +132,16 @@ Test(selector, picks_shared_memory_on_one_node_and_by_size_elsewhere, .timeout =
     cr_assert(selector.choose(Kind::kAllReduce, kSmallMessageBytes, size, false, kNone) ==
               Algorithm::kRecursiveDoubling);
   }
-  for (int size : {2, 3, 5, 6, 12}) {
+  for (int size : {3, 5, 6, 12}) {
     cr_assert(selector.choose(Kind::kAllReduce, above_small, size, false, kNone) == Algorithm::kRing, "%d", size);
   }
+  // A communicator of 2 ranks keeps recursive doubling up to kTwoRankDoublingBytes, the
+  // ring beyond it; a hierarchy's step between 2 nodes (flat_choice) takes the ring
+  // past kSmallMessageBytes.
+  cr_assert(selector.choose(Kind::kAllReduce, above_small, 2, false, kNone) == Algorithm::kRecursiveDoubling);
+  cr_assert(selector.choose(Kind::kAllReduce, kTwoRankDoublingBytes, 2, false, kNone) == Algorithm::kRecursiveDoubling);
+  cr_assert(flat_choice(Kind::kAllReduce, above_small, 2) == Algorithm::kRing);
+  cr_assert(selector.choose(Kind::kAllReduce, kTwoRankDoublingBytes + 4, 2, false, kNone) == Algorithm::kRing);
   // Broadcast keeps its binomial tree below 8 ranks, whatever the size.
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 7, false, kNone) == Algorithm::kBinomial);
   cr_assert(selector.choose(Kind::kBroadcast, 16 << 20, 8, false, kNone) == Algorithm::kScatterAllGather);
