@@ -1,9 +1,7 @@
 #include "launcher/launcher.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -14,12 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -27,6 +23,7 @@
 #include "launcher/orphan_guard.h"
 #include "launcher/rank_list.h"
 #include "launcher/rank_process.h"
+#include "launcher/torch_port.h"
 #include "observe/job_file.h"
 #include "observe/trace_merge.h"
 #include "runtime/common/concat.h"
@@ -78,39 +75,6 @@ void say(const std::string& message) {
 
 void say_info(const std::string& message) {
   if (log::enabled(log::Level::kInfo)) say(message);
-}
-
-// Whether port (0: any) can be bound on loopback now; the one bound, or 0.
-uint16_t bind_probe(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  socklen_t length = sizeof(address);
-  uint16_t bound = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    bound = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return bound;
-}
-
-// A loopback port free now, for torch's store (MASTER_PORT), which rank 0 of a
-// torch.distributed script binds; 0 if none could be found. The launcher's own store
-// listens elsewhere (TUTTI_ADDR, which tutti reads first), so the two never collide.
-// As torchrun's 29500, it lies below Linux's ephemeral range (32768 and up), where no
-// outgoing connection takes it in the second before rank 0 binds it; it is free when
-// chosen, not reserved.
-uint16_t free_loopback_port() {
-  std::mt19937 random(static_cast<unsigned>(getpid()) ^ static_cast<unsigned>(time(nullptr)));
-  std::uniform_int_distribution<int> below_ephemeral(20000, 32767);
-  for (int tries = 0; tries < 100; ++tries) {
-    if (uint16_t port = bind_probe(static_cast<uint16_t>(below_ephemeral(random))); port != 0) return port;
-  }
-  return bind_probe(0);
 }
 
 // pipe2 could otherwise hand out 0, 1 or 2 when the launcher was started with one
@@ -181,6 +145,7 @@ class Job {
   OutputWriter stdout_{STDOUT_FILENO};
   OutputWriter stderr_{STDERR_FILENO};
   std::string secret_;                               // the job's: the user's TUTTI_SECRET, else a fresh one
+  HeldPort torch_port_;                              // MASTER_PORT, held until the job ends
   ExecPlan plan_;                                    // how every rank is started, restarts included
   std::vector<std::unique_ptr<RankProcess>> ranks_;  // the processes started: ranks in order, then restarts
   std::vector<int> restarts_of_;                     // per rank, how many times it was started again
@@ -289,9 +254,7 @@ ExecPlan Job::make_plan(uint16_t port, int stdin_fd) const {
   plan.env.push_back(concat("TUTTI_SECRET=", secret_));
   plan.env.push_back(concat("WORLD_SIZE=", options_.ranks));
   plan.env.push_back(concat("MASTER_ADDR=", kStoreHost));
-  if (uint16_t torch_port = free_loopback_port(); torch_port != 0) {
-    plan.env.push_back(concat("MASTER_PORT=", torch_port));
-  }
+  if (torch_port_.port() != 0) plan.env.push_back(concat("MASTER_PORT=", torch_port_.port()));
   pthread_sigmask(SIG_SETMASK, nullptr, &plan.child_mask);
   plan.reset_signals.assign(std::begin(kForwardedSignals), std::end(kForwardedSignals));
   plan.reset_signals.push_back(SIGCHLD);
@@ -394,6 +357,7 @@ int Job::run() {
     unsetenv("TUTTI_TRACE");  // one warning here, rather than one per rank
     trace_folder.clear();
   }
+  torch_port_ = HeldPort::for_torch_store();
   plan_ = make_plan(port, stdin_fd);
   std::string job_file = publish_job_file(port);
 
