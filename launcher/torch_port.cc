@@ -40,8 +40,9 @@ HeldPort HeldPort::for_torch_store() {
   std::mt19937 random(static_cast<unsigned>(getpid()) ^ static_cast<unsigned>(time(nullptr)));
   std::uniform_int_distribution<int> below_ephemeral(20000, 32767);
   int fd = -1;
-  for (int tries = 0; tries < 100 && fd < 0; ++tries)
+  for (int tries = 0; tries < 100 && fd < 0; ++tries) {
     fd = bind_loopback(static_cast<uint16_t>(below_ephemeral(random)));
+  }
   if (fd < 0) fd = bind_loopback(0);
   HeldPort held;
   if (fd < 0) return held;

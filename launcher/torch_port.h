@@ -2,8 +2,9 @@
 // job: rank 0 of a torch.distributed script binds it, in its own time, after the
 // launcher chose it. (The launcher's own store listens elsewhere, at TUTTI_ADDR, which
 // tutti reads first.) A port that was only free when chosen could meanwhile be chosen
-// by another launcher started in the same moment (CI ran two torch tests at once, and
-// the ranks of one found the other's store there, which denied them for its secret).
+// by another launcher or test started in the same moment: CI once ran two torch tests
+// at once, and the ranks of one found the other's store on their MASTER_PORT, which
+// denied them for its secret, while their rank 0 could not bind it.
 //
 // So the launcher keeps it bound (not listening), with SO_REUSEADDR set after the
 // bind: another chooser's probe, a bind without SO_REUSEADDR, finds it taken, while
