@@ -300,8 +300,8 @@ Algorithm Selector::choose(Kind kind, size_t bytes, int size, bool shm_available
   // just written, and the next call writes the block its peer has just read, so each
   // cache line crosses the cores twice. 2 ranks on 2 emulated nodes, far state
   // (607-670 ns), rounds alternating both forced and Open MPI (2026-11-29), us, ring /
-  // recursive doubling (Open MPI): over UCX's shared memory 256 KiB 53-70 / 30-38
-  // (42-54), 1 MiB 193-229 / 140-157 (183-225), 4 MiB 749-878 / 479-735 (669-850),
+  // recursive doubling (Open MPI): over UCX's shared memory 256 KiB 53-70 / 30-37
+  // (42-50), 1 MiB 193-229 / 140-157 (183), 4 MiB 749-878 / 479-735 (669-740),
   // 16 MiB 3114-3363 / 3280-4778 (3462-4532); over TCP, four rounds, 256 KiB 109-207 /
   // 114-182 (343-349), 512 KiB 218-282 / 238-411 (336-344), 1 MiB 350-426 / 470-801
   // (458-623). Blind to the transport, the selector takes recursive doubling up to
