@@ -208,9 +208,14 @@ bool repeats(const Call& call, const Call& last) {
 }  // namespace
 
 const Engine::Plan& Engine::plan_for(const Call& call, const char* api) {
-  // Newest first: a loop that repeats one call finds it at the first look.
+  // The last one used first: a loop that repeats one call finds it at the first look,
+  // also when another call (a barrier between timed blocks) was planned after it.
+  if (plans_held_ > 0 && repeats(call, plans_[last_used_plan_].call)) return plans_[last_used_plan_];
   for (size_t looked = 0, at = newest_plan_; looked < plans_held_; ++looked, at = (at + kPlansKept - 1) % kPlansKept) {
-    if (repeats(call, plans_[at].call)) return plans_[at];
+    if (repeats(call, plans_[at].call)) {
+      last_used_plan_ = at;
+      return plans_[at];
+    }
   }
   // Worked out apart, so that a call refused here leaves the plans kept as they were.
   Plan plan;
@@ -228,6 +233,7 @@ const Engine::Plan& Engine::plan_for(const Call& call, const char* api) {
     return unkept_plan_;
   }
   newest_plan_ = (newest_plan_ + 1) % kPlansKept;
+  last_used_plan_ = newest_plan_;
   plans_[newest_plan_] = plan;
   plans_held_ = std::min(plans_held_ + 1, kPlansKept);
   return plans_[newest_plan_];
@@ -453,7 +459,7 @@ void Engine::dispatch(const Plan& plan, OpContext& context) {
 
 transport::Request* Engine::post_point_to_point(const Call& call) {
   size_t bytes = call.count * dtype_size(static_cast<Dtype>(call.dtype));
-  transport::Tag tag{transport::TagSpace::kUser, static_cast<uint32_t>(call.tag)};
+  transport::Tag tag{.value = static_cast<uint32_t>(call.tag), .space = transport::TagSpace::kUser};
   if (call.kind == Kind::kSend) return transport_->post_send(call.root, tag, call.send, bytes);
   return transport_->post_recv(call.root, tag, call.recv, bytes);
 }

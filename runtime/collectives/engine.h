@@ -155,6 +155,7 @@ class Engine {
   std::array<Plan, kPlansKept> plans_;
   size_t plans_held_ = 0;
   size_t newest_plan_ = 0;
+  size_t last_used_plan_ = 0;                 // the plan plan_for found or made last
   Plan unkept_plan_;                          // all_to_allv's, which is planned afresh every time
   uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
   uint64_t next_p2p_ = 1;                     // sends and receives, for messages

@@ -38,7 +38,9 @@ Exchange::~Exchange() { release_all(); }
 void Exchange::send(int peer, const void* data, size_t bytes) {
   make_room();
   transport::Request* request = transport_.post_send(
-      peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
+      peer,
+      transport::Tag{.value = context_.seq, .check = context_.call_check, .space = transport::TagSpace::kCollective},
+      data, bytes);
   if (request == nullptr) return;  // it completed as it was posted: nothing to wait for
   posted_[count_++] = Posted{request, peer, bytes, false};
 }
@@ -46,7 +48,9 @@ void Exchange::send(int peer, const void* data, size_t bytes) {
 void Exchange::recv(int peer, void* data, size_t bytes) {
   make_room();
   transport::Request* request = transport_.post_recv(
-      peer, transport::Tag{transport::TagSpace::kCollective, context_.seq, context_.call_check}, data, bytes);
+      peer,
+      transport::Tag{.value = context_.seq, .check = context_.call_check, .space = transport::TagSpace::kCollective},
+      data, bytes);
   posted_[count_++] = Posted{request, peer, bytes, true};
 }
 

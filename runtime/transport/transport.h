@@ -25,11 +25,16 @@ enum class TagSpace : uint8_t { kCollective = 0, kUser = 1 };
 constexpr int kCheckBits = 11;
 constexpr uint16_t kCheckMask = (1u << kCheckBits) - 1;
 
+// In this order, 8 bytes that the compiler packs into one register when a Tag is passed
+// by value. With space first (12 bytes), GCC wrote the fields to the stack one by one
+// and read them back whole, which the store buffer cannot forward: a stall that took
+// 7% of a small receive's time.
 struct Tag {
-  TagSpace space;
   uint32_t value;
   uint16_t check = 0;  // only the low kCheckBits bits travel
+  TagSpace space;
 };
+static_assert(sizeof(Tag) == 8, "Tag must fit one register");
 
 // A posted send or receive; owned by the transport, handed back with release().
 struct Request;

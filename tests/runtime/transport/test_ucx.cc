@@ -59,8 +59,8 @@ using store_test::Store;
 
 const char* const kWhere = "comm \"test\"";
 
-Tag user(uint32_t value) { return Tag{TagSpace::kUser, value}; }
-Tag collective(uint32_t value) { return Tag{TagSpace::kCollective, value}; }
+Tag user(uint32_t value) { return Tag{.value = value, .space = TagSpace::kUser}; }
+Tag collective(uint32_t value) { return Tag{.value = value, .space = TagSpace::kCollective}; }
 
 // n ranks, connected on n threads (connect is collective), one store client each.
 struct World {
@@ -434,15 +434,18 @@ Test(ucx, a_differing_check_is_a_mismatch_not_a_hang, .timeout = 30) {
         std::vector<uint8_t> sent(bytes, 3), got(bytes);
         Request* send = nullptr;
         if (message_first) {
-          send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
+          send = world[0].post_send(1, Tag{.value = 9, .check = their_check, .space = TagSpace::kCollective},
+                                    sent.data(), sent.size());
           for (int i = 0; i < 100; ++i) {
             world[0].progress();
             world[1].progress();
           }
         }
-        Request* recv = world[1].post_recv(0, Tag{TagSpace::kCollective, 9, 5}, got.data(), got.size());
+        Request* recv =
+            world[1].post_recv(0, Tag{.value = 9, .check = 5, .space = TagSpace::kCollective}, got.data(), got.size());
         if (!message_first) {
-          send = world[0].post_send(1, Tag{TagSpace::kCollective, 9, their_check}, sent.data(), sent.size());
+          send = world[0].post_send(1, Tag{.value = 9, .check = their_check, .space = TagSpace::kCollective},
+                                    sent.data(), sent.size());
         }
         Deadline deadline = Deadline::after_ms(tt_timeout_ms(10000));
         Status status = Status::kOk;
@@ -484,7 +487,7 @@ Test(ucx, a_differing_check_is_a_mismatch_not_a_hang, .timeout = 30) {
 // not finished looks while the step's next message waits for its own receive.
 Test(ucx, a_receive_in_progress_leaves_its_calls_next_message_alone, .timeout = 30) {
   World world(2);
-  const Tag tag{TagSpace::kCollective, 12, 7};
+  const Tag tag{.value = 12, .check = 7, .space = TagSpace::kCollective};
   std::vector<uint8_t> large = pattern(1u << 20, 5), small = pattern(64, 9);
   std::vector<uint8_t> got_large(large.size()), got_small(small.size());
   // A first message, so that the endpoint exists and the two below leave at once.
