@@ -23,7 +23,7 @@
 /* ---------------------------------------------------------------- names */
 
 static const char* const coll_names[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce",
-                                         "gather",     "scatter",   "all_to_all", "barrier"};
+                                         "gather",     "scatter",   "all_to_all", "barrier",        "sendrecv"};
 static const char* const dtype_names[] = {"int8",     "uint8",   "int32",   "int64",       "float16",
                                           "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2"};
 static const size_t dtype_sizes[] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 1};
@@ -103,7 +103,8 @@ static void usage(FILE* to, const char* program) {
           "usage: %s OPERATION [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-w WARMUP] [-n ITERS] [-B BLOCKS]\n"
           "         [-d DTYPE] [-o OP] [-r ROOT] [-c 0|1] [-a 0|1] [-i 0|1] [-m host|shared|device]\n"
           "  OPERATION  all_reduce broadcast all_gather reduce_scatter reduce gather scatter\n"
-          "             all_to_all barrier\n"
+          "             all_to_all barrier; sendrecv, point to point: each rank exchanges\n"
+          "             its buffer with rank ^ 1 (an even number of ranks)\n"
           "  -b, -e     sizes in bytes, suffix K, M or G (default 8 and 64M): one rank's buffer\n"
           "             for all_reduce, broadcast and reduce, the whole array (count per rank x\n"
           "             ranks) for the others, as nccl-tests\n"
@@ -238,6 +239,15 @@ static int parse_options(int argc, char** argv, const bench_backend* b, options*
   }
   o->c.coll = (bench_coll)coll;
   if (!is_rooted(o->c.coll)) o->c.root = -1;
+  o->c.peer = -1;
+  if (o->c.coll == BENCH_SENDRECV) {
+    if (b->size % 2 != 0) {
+      fprintf(stderr, "%s: sendrecv pairs rank r with rank r ^ 1: run an even number of ranks, not %d\n", b->program,
+              b->size);
+      return BENCH_EXIT_USAGE;
+    }
+    o->c.peer = b->rank ^ 1;
+  }
   if (o->shared && !b->shared_alloc) {
     fprintf(stderr, "%s: -m shared: this library has no allocator of its own\n", b->program);
     return BENCH_EXIT_USAGE;
@@ -359,7 +369,8 @@ static void prepare(const bench_case* c, int me, int n, void* send, void* recv, 
     case BENCH_ALL_REDUCE:
     case BENCH_REDUCE:
     case BENCH_ALL_GATHER:
-    case BENCH_GATHER: fill(c, send, me, count); break;
+    case BENCH_GATHER:
+    case BENCH_SENDRECV: fill(c, send, me, count); break;
     case BENCH_REDUCE_SCATTER:
     case BENCH_SCATTER:
     case BENCH_ALL_TO_ALL: fill(c, send, me, count * (size_t)n); break;
@@ -376,7 +387,8 @@ static size_t recv_extent(const bench_case* c, int me, int n, size_t count) {
   switch (c->coll) {
     case BENCH_ALL_REDUCE:
     case BENCH_REDUCE_SCATTER:
-    case BENCH_SCATTER: return count * element;
+    case BENCH_SCATTER:
+    case BENCH_SENDRECV: return count * element;
     case BENCH_ALL_GATHER:
     case BENCH_ALL_TO_ALL: return count * (size_t)n * element;
     case BENCH_REDUCE: return me == c->root ? count * element : 0;
@@ -402,6 +414,7 @@ static size_t count_wrong(const bench_case* c, int me, int n, const void* recv, 
       case BENCH_ALL_GATHER:
       case BENCH_GATHER: want = value_of(c, (int)block, offset); break;
       case BENCH_ALL_TO_ALL: want = value_of(c, (int)block, (size_t)me * count + offset); break;
+      case BENCH_SENDRECV: want = value_of(c, me ^ 1, i); break;
       case BENCH_BARRIER: break;
     }
     double got = load(c->dtype, recv, i);

@@ -19,7 +19,11 @@ typedef enum bench_coll {
   BENCH_GATHER,
   BENCH_SCATTER,
   BENCH_ALL_TO_ALL,
-  BENCH_BARRIER
+  BENCH_BARRIER,
+  /* Not a collective: each rank exchanges count elements with its partner, rank ^ 1
+   * (an even number of ranks), a send and a receive at once (MPI_Sendrecv). The floor
+   * of a 2-rank all_reduce of a few bytes, in each library's own point-to-point. */
+  BENCH_SENDRECV
 } bench_coll;
 
 /* The collectives that reduce (all_reduce, reduce, reduce_scatter), whose dtype must be
@@ -50,6 +54,7 @@ typedef struct bench_case {
   bench_dtype dtype;
   bench_op op;
   int root;  /* -1 for the collectives without one */
+  int peer;  /* sendrecv: this rank's partner, rank ^ 1; else -1 */
   int async; /* issue with a work/request, then wait for it */
   /* all_reduce only: send == recv, as torch's all_reduce and DDP's buckets run, so that
    * every call reads what the one before wrote (MPI_IN_PLACE for MPI) */

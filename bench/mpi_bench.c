@@ -59,6 +59,18 @@ static int failed(const char* what, int error) {
   return -1;
 }
 
+/* sendrecv under -a 1: MPI_Irecv and MPI_Isend, then MPI_Waitall, as tutti-bench posts
+ * a tutti_recv and a tutti_send with works. */
+static int send_and_receive(const bench_case* c, const void* send, void* recv, int count, MPI_Datatype type,
+                            MPI_Comm comm) {
+  MPI_Request requests[2];
+  int error = MPI_Irecv(recv, count, type, c->peer, 0, comm, &requests[0]);
+  if (error == MPI_SUCCESS) error = MPI_Isend(send, count, type, c->peer, 0, comm, &requests[1]);
+  if (error != MPI_SUCCESS) return failed("MPI_Irecv and MPI_Isend", error);
+  error = MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+  return error == MPI_SUCCESS ? 0 : failed("MPI_Waitall", error);
+}
+
 /* With async, the nonblocking call (MPI_Iallreduce, ...) and MPI_Wait: the same
  * issue-then-wait as tutti's work. */
 static int collective(void* self, const bench_case* c, const void* send, void* recv, size_t count_arg) {
@@ -114,6 +126,11 @@ static int collective(void* self, const bench_case* c, const void* send, void* r
     case BENCH_BARRIER:
       what = "MPI_Barrier";
       error = r ? MPI_Ibarrier(comm, r) : MPI_Barrier(comm);
+      break;
+    case BENCH_SENDRECV:
+      what = "MPI_Sendrecv";
+      if (r) return send_and_receive(c, send, recv, count, type, comm);
+      error = MPI_Sendrecv(send, count, type, c->peer, 0, recv, count, type, c->peer, 0, comm, MPI_STATUS_IGNORE);
       break;
   }
   if (error == MPI_SUCCESS && r) error = MPI_Wait(r, MPI_STATUS_IGNORE);

@@ -82,6 +82,7 @@ static const char* unsupported(void* self, const bench_case* c) {
   if (c->coll == BENCH_GATHER || c->coll == BENCH_SCATTER || c->coll == BENCH_ALL_TO_ALL)
     return "NCCL has no such collective (tutti builds it from grouped sends and receives)";
   if (c->coll == BENCH_BARRIER) return "NCCL has no barrier";
+  if (c->coll == BENCH_SENDRECV) return "nccl-bench times collectives only (tutti-bench and mpi-bench time sendrecv)";
   if (!NCCL_HAS_FP8 && (c->dtype == BENCH_FLOAT8_E4M3 || c->dtype == BENCH_FLOAT8_E5M2) && bench_reduces(c->coll))
     return "this NCCL (before 2.24) has no fp8 reductions";
   return NULL;

@@ -23,9 +23,9 @@
 #include "cuda_memory.h"
 #endif
 
-static const char* const coll_functions[] = {"tutti_all_reduce",     "tutti_broadcast",  "tutti_all_gather",
-                                             "tutti_reduce_scatter", "tutti_reduce",     "tutti_gather",
-                                             "tutti_scatter",        "tutti_all_to_all", "tutti_barrier"};
+static const char* const coll_functions[] = {
+    "tutti_all_reduce", "tutti_broadcast", "tutti_all_gather", "tutti_reduce_scatter", "tutti_reduce",
+    "tutti_gather",     "tutti_scatter",   "tutti_all_to_all", "tutti_barrier",        "tutti_send and tutti_recv"};
 
 static int failed(const char* what, tutti_status status) {
   fprintf(stderr, "tutti-bench: %s failed: %s: %s\n", what, tutti_status_name(status), tutti_last_error());
@@ -47,11 +47,31 @@ static tutti_status issue(tutti_comm* comm, const bench_case* c, const void* sen
     case BENCH_SCATTER: return tutti_scatter(comm, send, recv, count, dtype, c->root, work);
     case BENCH_ALL_TO_ALL: return tutti_all_to_all(comm, send, recv, count, dtype, work);
     case BENCH_BARRIER: return tutti_barrier(comm, work);
+    case BENCH_SENDRECV: break; /* collective() sends and receives */
   }
   return TUTTI_ERR_INVALID_ARGUMENT;
 }
 
+/* The receive posted first, with a work, so that two ranks that then both send do not
+ * wait for each other; the send blocking, or with a work of its own under -a 1. */
+static tutti_status send_and_receive(tutti_comm* comm, const bench_case* c, const void* send, void* recv,
+                                     size_t count) {
+  tutti_work *received = NULL, *sent = NULL;
+  tutti_status status = tutti_recv(comm, recv, count, (tutti_dtype)c->dtype, c->peer, 0, &received);
+  if (status != TUTTI_OK) return status;
+  status = tutti_send(comm, send, count, (tutti_dtype)c->dtype, c->peer, 0, c->async ? &sent : NULL);
+  if (status == TUTTI_OK && sent) status = tutti_work_wait(sent, -1);
+  tutti_status waited = tutti_work_wait(received, -1);
+  if (sent) tutti_work_release(sent);
+  tutti_work_release(received);
+  return status != TUTTI_OK ? status : waited;
+}
+
 static int collective(void* self, const bench_case* c, const void* send, void* recv, size_t count) {
+  if (c->coll == BENCH_SENDRECV) {
+    tutti_status status = send_and_receive((tutti_comm*)self, c, send, recv, count);
+    return status == TUTTI_OK ? 0 : failed(coll_functions[c->coll], status);
+  }
   tutti_work* work = NULL;
   tutti_status status = issue((tutti_comm*)self, c, send, recv, count, c->async ? &work : NULL);
   if (status == TUTTI_OK && work) {

@@ -53,6 +53,7 @@ esac
 [ -z "${BENCH_UCX_TLS:-}" ] || bench_env+=("UCX_TLS=$BENCH_UCX_TLS")
 
 packages+=(openmpi-bin libopenmpi-dev)
+[ "$nodes" -eq 1 ] || packages+=(ucx-utils)
 install_missing
 build
 bin="$BUILD_DIR/bin"
@@ -90,6 +91,23 @@ round_trip() {
 run_tutti() {
   env "${bench_env[@]}" "$bin/tutti" launch -n "$1" --nodes "$nodes" --bind "$bind" --no-tag-output --timeout "$timeout_s" -- \
     "$bin/tutti-bench" "${@:2}"
+}
+
+# UCX's own floor between emulated nodes: ucx_perftest's 8-byte tag ping-pong over the
+# same UCX_TLS, a server and a client on loopback, half a round trip. Prints "typical
+# µs (average µs)" or "?"; $1 adds perftest's options (-e: failure reports, as tutti's
+# endpoints ask them; UCX's shared memory refuses it). Bounded, and only the server
+# it started is stopped.
+perftest_latency() {
+  local port=$((20000 + RANDOM % 12000)) server line
+  env "${bench_env[@]}" timeout -k 5 60 ucx_perftest -t tag_lat -s 8 -n 20000 -p "$port" $1 >/dev/null 2>&1 &
+  server=$!
+  sleep 0.5
+  line=$(env "${bench_env[@]}" timeout -k 5 60 ucx_perftest 127.0.0.1 -t tag_lat -s 8 -n 20000 -p "$port" $1 2>/dev/null |
+    awk '/^Final:/ {printf "%s µs (average %s)", $3, $4}') || true
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  echo "${line:-?}"
 }
 
 # The machine's ceiling for the reducing collectives on one node, from 1 MiB up (below,
@@ -172,7 +190,11 @@ echo "# machine: $(nproc) cores ($(grep -m1 '^model name' /proc/cpuinfo | cut -d
 echo "# $("$bin/tutti" version 2>&1 | head -1), $(mpirun --version 2>&1 | head -1)," \
   "UCX $(pkg-config --modversion ucx 2>/dev/null || echo '?'), $(gcc --version | head -1)"
 echo "# arguments: ${bench_args[*]}${bench_env[*]:+; rank environment: ${bench_env[*]}}$([ "$repeat" -gt 1 ] && echo "; $([ "$stat" = median ] && echo "the middle" || echo best) of $repeat alternating runs")"
-[ "$nodes" -eq 1 ] || echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
+if [ "$nodes" -gt 1 ]; then
+  echo "# emulated nodes: $nodes (tutti launch --nodes $nodes; Open MPI: --mca pml ucx)"
+  echo "# UCX's floor between them, ucx_perftest -t tag_lat -s 8, one way: $(perftest_latency "");" \
+    "with -e (failure reports, as tutti's endpoints ask): $(perftest_latency -e)"
+fi
 [ "$bind" = none ] || echo "# ranks bound: a CPU each (tutti launch --bind cpu; Open MPI: --bind-to $mpi_bind)"
 echo "# ratio t/M: tutti / MPI (busbw above 1 and time below 1 favour tutti); t/c: tutti / the machine's"
 echo "#   ceiling (reduction-ceiling: one pass over the same bytes, one node, 1 MiB up)"

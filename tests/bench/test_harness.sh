@@ -1,6 +1,6 @@
 #!/bin/sh
 # tutti-bench's harness (bench/harness.c), through tutti launch at 2 ranks: all_reduce
-# out of place and in place (-i 1), each checked against values computed locally
+# out of place and in place (-i 1), and sendrecv, each checked against values computed locally
 # (-c 1, its exit status 1 on a wrong element), and -i 1 refused for an operation it
 # does not apply to; -B's median of timed blocks, and a -B past its bound refused. Each
 # run is bounded by tutti launch --timeout.
@@ -30,6 +30,19 @@ for in_place in 0 1; do
     fi
   done
 done
+# sendrecv: each rank's buffer reaches its partner, checked, from 8 bytes past UCX's
+# rendezvous sizes, blocking and with works (-a 1).
+for async in 0 1; do
+  out=$(run sendrecv -b 8 -e 1M -f 32 -a $async) || {
+    echo "sendrecv -a $async failed:"
+    echo "$out"
+    exit 1
+  }
+  case "$out" in
+    *"# wrong elements: 0"*) ;;
+    *) echo "sendrecv -a $async did not report 0 wrong elements:"; echo "$out"; exit 1 ;;
+  esac
+done
 # -B: the median of several timed blocks, said in the header, every call still checked.
 out=$(run broadcast -b 8 -e 8 -n 50 -B 5) || {
   echo "broadcast -B 5 failed:"
@@ -54,4 +67,4 @@ case "$out" in
   *"-i 1 runs all_reduce in place"*) ;;
   *) echo "broadcast -i 1 was refused without saying why:"; echo "$out"; exit 1 ;;
 esac
-echo "test_harness: all_reduce out of place and in place, host and shared memory, checked; -B blocks"
+echo "test_harness: all_reduce out of place and in place, host and shared memory, sendrecv, checked; -B blocks"
