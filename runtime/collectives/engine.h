@@ -66,13 +66,17 @@ class Engine {
   struct InFlight {
     transport::Request* request;
     std::shared_ptr<work::Work> work;
-    std::string label;
+    const char* api;    // "tutti_send", for its label
     Deadline deadline;  // the op timeout, from when it was posted
     int64_t timeout_ms;
     Kind kind;  // kSend or kRecv
     int peer;
+    int tag;
     uint64_t number;  // of the communicator's sends and receives
   };
+  // What a waiter on a send's or receive's Work drives (work/work.h): this engine, while
+  // it lives.
+  class WaiterDriver;
 
   // A collective call as it will run: validated, its algorithm chosen, and the
   // fingerprint its messages carry and its entry in the history worked out.
@@ -113,13 +117,26 @@ class Engine {
   // per kLingerProgressNs: the shared-memory waits and the executor's idle turns call
   // it, so that bytes UCX holds back reach their peer while this rank waits elsewhere.
   bool progress_in_flight();
+  // Completes entry's Work if its request is done, failed, stopped or timed out, and
+  // says whether it did; the caller then releases the request.
+  bool settle(InFlight& entry);
+  // Posts an isend or irecv into in_flight_, completing its Work at once if it is done
+  // as posted (as a small send is); returns whether the executor's thread should move
+  // it while nobody waits on it.
+  bool post_in_flight(const Call& call, const char* api, uint64_t number, work::Work& work);
+  // WaiterDriver's drive (work.h's Driver::drive), run inline on the waiter's thread;
+  // it ends its turn early once `leave` is set (the engine is going).
+  bool drive_point_to_point(const work::Work& work, int64_t timeout_ms, const std::atomic<bool>& leave);
   // After a blocking call: has the executor's thread progress a transport whose sends
   // may linger while this rank waits elsewhere.
   void keep_lingering_sends_moving();
   // Blocks until a blocking send or receive completes; number names it in messages.
   void wait_point_to_point(transport::Request* request, const Call& call, const char* api, uint64_t number);
   // "tutti_send #3 (peer 1, tag 7) on comm ...", built only when a message needs it.
-  std::string p2p_label(const char* api, uint64_t number, const Call& call) const;
+  std::string p2p_label(const char* api, uint64_t number, int peer, int tag) const;
+  std::string p2p_label(const InFlight& entry) const {
+    return p2p_label(entry.api, entry.number, entry.peer, entry.tag);
+  }
   // The message of a send or receive that timed out, e.g. "... timed out after 300 ms:
   // rank 1 did not send it; check ...".
   static std::string p2p_timed_out(const std::string& label, int64_t timeout_ms, Kind kind, int peer);
@@ -139,6 +156,10 @@ class Engine {
   // How often progress_in_flight progresses a transport with nothing in flight: a wait
   // in shared memory calls it on every turn, and a TCP progress is a system call.
   static constexpr int64_t kLingerProgressNs = 20'000;
+  // The smallest receive that UCX may take by rendezvous, below its thresholds over
+  // shared memory and TCP (UCX_RNDV_THRESH set lower moves it too): from here on the
+  // sender's completion needs this rank's progress.
+  static constexpr size_t kReceiveMovedAloneBytes = 2048;
   // allocate_shared's memory where there is no shared-memory group, page-aligned as the
   // shared kind is: freed with the engine.
   static constexpr std::align_val_t kPrivateAlignment{4096};
@@ -155,11 +176,12 @@ class Engine {
   std::array<Plan, kPlansKept> plans_;
   size_t plans_held_ = 0;
   size_t newest_plan_ = 0;
-  size_t last_used_plan_ = 0;                 // the plan plan_for found or made last
-  Plan unkept_plan_;                          // all_to_allv's, which is planned afresh every time
-  uint32_t next_seq_ = 1;                     // collectives, in issue order; user thread only
-  uint64_t next_p2p_ = 1;                     // sends and receives, for messages
-  std::vector<InFlight> in_flight_;           // run lock held
+  size_t last_used_plan_ = 0;        // the plan plan_for found or made last
+  Plan unkept_plan_;                 // all_to_allv's, which is planned afresh every time
+  uint32_t next_seq_ = 1;            // collectives, in issue order; user thread only
+  uint64_t next_p2p_ = 1;            // sends and receives, for messages
+  std::vector<InFlight> in_flight_;  // run lock held
+  std::shared_ptr<WaiterDriver> waiter_driver_;
   int64_t lingering_progressed_ns_ = 0;       // when progress_in_flight last did; run lock held
   std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
 };

@@ -1,5 +1,6 @@
 #include "runtime/work/executor.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "runtime/common/error.h"
@@ -14,7 +15,6 @@ Executor::~Executor() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (hooks_.interrupt_transport) hooks_.interrupt_transport();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -39,6 +39,7 @@ void Executor::execute(Item& item) {
 void Executor::start_thread_locked() {
   if (thread_.joinable()) return;
   has_thread_.store(true, std::memory_order_release);
+  locking_.store(true, std::memory_order_release);
   thread_ = std::thread([this] { thread_main(); });
 }
 
@@ -48,39 +49,32 @@ void Executor::keep_progressing() {
   start_thread_locked();
 }
 
-void Executor::update_wanted_locked() { wanted_.store(!queue_.empty() || busy_, std::memory_order_seq_cst); }
+void Executor::update_queued_locked() { queued_.store(!queue_.empty(), std::memory_order_relaxed); }
 
-void Executor::wake_from_transport() {
-  // The thread says it is asleep in the transport before it reads wanted_, and the
-  // callers set wanted_ before they read this: one of the two sees the other.
-  if (asleep_in_transport_.load(std::memory_order_seq_cst) && hooks_.interrupt_transport) hooks_.interrupt_transport();
+void Executor::poke() {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  start_thread_locked();
+  if (moving_) return;  // it looks again within kMovingMs
+  poked_ = true;
+  changed_.notify_all();
 }
 
-std::shared_ptr<Work> Executor::submit(Job job) {
-  auto work = std::make_shared<Work>();
+std::shared_ptr<Work> Executor::submit(Job job, std::shared_ptr<Work> work) {
+  if (!work) work = std::make_shared<Work>();
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     queue_.push_back(Item{std::move(job), work});
-    update_wanted_locked();
+    update_queued_locked();
     start_thread_locked();
   }
   changed_.notify_all();
-  wake_from_transport();
   return work;
 }
 
 bool Executor::enter_inline() {
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (!queue_.empty() || busy_) return false;
-    busy_ = true;
-    update_wanted_locked();
-  }
-  // The thread may be asleep in the transport holding the run lock; wake it so it
-  // lets go at once. Only then: the wake-up is a system call, and the woken thread
-  // takes a core, which made every blocking call 4-12 us slower once an asynchronous
-  // one had started the thread.
-  wake_from_transport();
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  if (!queue_.empty() || busy_) return false;
+  busy_ = true;
   return true;
 }
 
@@ -89,7 +83,7 @@ void Executor::leave_inline() {
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy_ = false;
-    update_wanted_locked();
+    left_inline_ = std::chrono::steady_clock::now();
     wake = !queue_.empty() || locked_out_;
   }
   // Only the thread waits on changed_: for a job it may run, or for this call to let
@@ -99,46 +93,49 @@ void Executor::leave_inline() {
 
 void Executor::thread_main() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
+  int moving_looks_left = 0;
   while (true) {
     if (!queue_.empty() && !busy_) {
       Item item = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
-      update_wanted_locked();
+      update_queued_locked();
       lock.unlock();
       execute(item);
       lock.lock();
       busy_ = false;
-      update_wanted_locked();
       changed_.notify_all();
       continue;
     }
     if (stopping_) return;
-    lock.unlock();
-    bool in_flight = false;
+    bool in_flight = poked_;  // where this turn does not look: only news of a post
     bool locked_out = false;  // an inline call held the run lock: in flight unknown
-    {
-      std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);
-      locked_out = !run.owns_lock();
-      if (run.owns_lock() && hooks_.progress_in_flight) {
-        in_flight = hooks_.progress_in_flight();
-        if (in_flight) {
-          asleep_in_transport_.store(true, std::memory_order_seq_cst);
-          if (!wanted_.load(std::memory_order_seq_cst)) hooks_.sleep_in_transport(1);
-          asleep_in_transport_.store(false, std::memory_order_relaxed);
-        }
+    // While the user's thread uses the communicator, its calls and waits move what is
+    // in flight: look only once it has left the communicator alone for kMovingMs, so
+    // as never to hold the transport when that thread wants it (a thread that lost its
+    // core holding it kept a waiter out for milliseconds).
+    if (std::chrono::steady_clock::now() - left_inline_ >= std::chrono::milliseconds(kMovingMs)) {
+      lock.unlock();
+      {
+        std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);
+        locked_out = !run.owns_lock();
+        if (run.owns_lock() && hooks_.progress_in_flight) in_flight = hooks_.progress_in_flight();
       }
+      lock.lock();
     }
-    lock.lock();
-    if (in_flight) continue;
-    // Nothing in flight: sleep until a job arrives or we stop (every request in flight
-    // was posted by a job of this thread, so nothing else needs a wake-up), or, locked
-    // out by an inline call, until it leaves (leave_inline wakes this thread for that
-    // only), to look again; the timeout is a safety net.
+    // Requests in flight, or some a moment ago: look again in kMovingMs, not holding
+    // the transport meanwhile (a program that posts one send or receive after another
+    // then pokes nobody awake). Otherwise sleep until a job arrives or we stop, poke()
+    // says a send or receive was posted inline, or, locked out by an inline call, until
+    // it leaves (leave_inline wakes this thread for that only), to look again; the
+    // timeout is a safety net.
+    moving_looks_left = in_flight ? kMovingLooks : std::max(moving_looks_left, 1) - 1;
+    moving_ = moving_looks_left > 0;
     locked_out_ = locked_out;
-    changed_.wait_for(lock, std::chrono::milliseconds(50),
-                      [this] { return stopping_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_); });
+    changed_.wait_for(lock, std::chrono::milliseconds(moving_ ? kMovingMs : 50),
+                      [this] { return stopping_ || poked_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_); });
     locked_out_ = false;
+    poked_ = false;
   }
 }
 

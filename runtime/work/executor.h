@@ -6,12 +6,15 @@
 // (started on first use) drains, so it completes while the user's thread computes; a
 // blocking call issued behind queued work waits its turn.
 //
-// Between jobs, while the transport has requests in flight that no job waits for
-// (the isend/irecv of tutti_send/tutti_recv), the thread keeps the transport moving
-// through the hooks it was given, sleeping in the transport when nothing happens.
+// Between jobs, while the transport has requests in flight that nobody waits for (the
+// isend/irecv of tutti_send/tutti_recv, once poke() says so), the thread moves them
+// through the hook it was given every kMovingMs, and holds the transport only while
+// it does: their waiters move them themselves (work.h's Driver), and a thread asleep
+// in the transport had to be woken, by a system call, for each of their turns.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -35,10 +38,6 @@ class Executor {
     // Moves in-flight requests forward and completes their Works; returns whether any
     // are still in flight. Called with the run lock held.
     std::function<bool()> progress_in_flight;
-    // Sleeps until the transport may have news or timeout_ms passes. Run lock held.
-    std::function<void(int timeout_ms)> sleep_in_transport;
-    // Wakes sleep_in_transport from another thread.
-    std::function<void()> interrupt_transport;
   };
 
   explicit Executor(Hooks hooks);
@@ -48,14 +47,30 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Queues job and returns its Work at once.
-  std::shared_ptr<Work> submit(Job job);
+  // Queues job and returns its Work (work, or a new one) at once.
+  std::shared_ptr<Work> submit(Job job, std::shared_ptr<Work> work = nullptr);
   // A blocking call: runs fn() inline when nothing is queued or running, else queues
   // it and waits its turn (every queued job is bounded by its own timeout). Throws
   // what fn throws. Inline, it costs two short critical sections and no allocation:
   // no Work, no std::function, which is most of a small message's latency.
   template <typename Fn>
   void run(Fn&& fn);
+  // run()'s inline path alone: runs fn() and returns true when nothing is queued or
+  // running, else returns false at once. Also for posting a send or receive, and for a
+  // waiter driving one (work.h's Driver), which may be on any thread: see share().
+  template <typename Fn>
+  bool run_if_idle(Fn&& fn);
+  // Says that threads other than the issuing one may now run operations inline (a
+  // waiter driving a send or receive), so that from now on every run takes the locks
+  // it can skip while the issuing thread is the only one. Issuing thread.
+  void share() { locking_.store(true, std::memory_order_release); }
+  // Whether jobs wait in the queue: an inline run that may go on for long (a waiter
+  // driving a receive) ends its turn for them. Any thread.
+  bool has_queued() const { return queued_.load(std::memory_order_relaxed); }
+  // Has the thread (started if need be) move the requests in flight while nobody waits
+  // on them: after a send or receive posted inline that did not complete at once, which
+  // another communicator's wait may depend on. Not from inside run() or run_if_idle().
+  void poke();
 
   // Starts the thread though no job needs it, so that its idle turns (at least every
   // 50 ms) call progress_in_flight: for a transport that needs progress while nobody
@@ -74,10 +89,13 @@ class Executor {
   // The inline path of run(): claims the executor if it is idle, and lets it go.
   bool enter_inline();
   void leave_inline();
-  // wanted_ = whether a job is queued or running (so the run lock is wanted).
-  void update_wanted_locked();
-  // Wakes the thread if it is asleep in the transport (holding the run lock).
-  void wake_from_transport();
+  // queued_ = !queue_.empty().
+  void update_queued_locked();
+
+  // How often the thread moves requests in flight that nobody waits for, and for how
+  // many looks after the last one it goes on looking.
+  static constexpr int kMovingMs = 1;
+  static constexpr int kMovingLooks = 100;
 
   Hooks hooks_;
   std::mutex run_mutex_;  // held while a job runs or the transport is driven
@@ -88,37 +106,44 @@ class Executor {
   bool busy_ = false;        // a job is running; guarded by queue_mutex_
   bool stopping_ = false;    // guarded by queue_mutex_
   bool locked_out_ = false;  // the thread waits for an inline call's run lock; guarded by queue_mutex_
+  bool moving_ = false;      // the thread looks every kMovingMs; guarded by queue_mutex_
+  bool poked_ = false;       // poke() since the thread last looked; guarded by queue_mutex_
+  std::chrono::steady_clock::time_point left_inline_{};  // the last inline run's end; guarded by queue_mutex_
   std::thread thread_;
-  std::atomic<bool> has_thread_{false};           // thread_ was started; set by the issuing thread
-  std::atomic<bool> wanted_{false};               // a job queued or running; written under queue_mutex_
-  std::atomic<bool> asleep_in_transport_{false};  // the thread is in sleep_in_transport
+  std::atomic<bool> has_thread_{false};  // thread_ was started; set by the issuing thread
+  std::atomic<bool> locking_{false};     // runs take the locks: has_thread_, or share()
+  std::atomic<bool> queued_{false};      // !queue_.empty(); written under queue_mutex_
 };
 
 template <typename Fn>
 void Executor::run(Fn&& fn) {
-  // Until an asynchronous call starts the thread, only the issuing thread touches the
-  // executor and the transport (tutti.h: one thread at a time per communicator), so a
-  // blocking call needs no lock at all.
-  if (!has_thread_.load(std::memory_order_acquire)) {
+  if (run_if_idle(fn)) return;
+  // fn outlives the job: this thread waits for it to complete.
+  auto work = submit([&fn](Work&) {
     fn();
-    return;
+    return true;
+  });
+  work->wait_for(-1);
+  if (work->status() != Status::kOk) fail(work->status(), work->message());
+}
+
+template <typename Fn>
+bool Executor::run_if_idle(Fn&& fn) {
+  // Until an asynchronous call starts the thread (or share()), only the issuing thread
+  // touches the executor and the transport (tutti.h: one thread at a time per
+  // communicator), so a blocking call needs no lock at all.
+  if (!locking_.load(std::memory_order_acquire)) {
+    fn();
+    return true;
   }
-  if (!enter_inline()) {
-    // fn outlives the job: this thread waits for it to complete.
-    auto work = submit([&fn](Work&) {
-      fn();
-      return true;
-    });
-    work->wait_for(-1);
-    if (work->status() != Status::kOk) fail(work->status(), work->message());
-    return;
-  }
+  if (!enter_inline()) return false;
   struct Leave {
     Executor* executor;
     ~Leave() { executor->leave_inline(); }
   } leave{this};
   std::lock_guard<std::mutex> running(run_mutex_);
   fn();
+  return true;
 }
 
 }  // namespace tutti::work

@@ -48,6 +48,7 @@ bool Work::wait_untraced(int64_t timeout_ms) {
   // in, so that the wait would end at once.
   if (timeout_ms > kLongestWaitMs) timeout_ms = -1;
   if (fence_) return wait_for_fence(timeout_ms);
+  if (driver_) return wait_driving(timeout_ms);
   std::unique_lock<std::mutex> lock(mutex_);
   auto finished = [this] { return done_.load(std::memory_order_relaxed); };
   if (timeout_ms < 0) {
@@ -55,6 +56,26 @@ bool Work::wait_untraced(int64_t timeout_ms) {
     return true;
   }
   return finished_.wait_for(lock, std::chrono::milliseconds(timeout_ms), finished);
+}
+
+bool Work::wait_driving(int64_t timeout_ms) {
+  // While the communicator runs other operations, the one running them completes this
+  // one too (the executor's thread progresses what is in flight between its jobs):
+  // sleep a millisecond at a time, then try to drive again.
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  while (!done()) {
+    const int64_t left_ms =
+        timeout_ms < 0 ? -1 : std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    if (timeout_ms >= 0 && left_ms <= 0) {
+      driver_->drive(*this, 0);
+      return done();
+    }
+    if (driver_->drive(*this, left_ms)) continue;
+    std::unique_lock<std::mutex> lock(mutex_);
+    finished_.wait_for(lock, std::chrono::milliseconds(1), [this] { return done_.load(std::memory_order_relaxed); });
+  }
+  return true;
 }
 
 bool Work::wait_for_fence(int64_t timeout_ms) {

@@ -149,3 +149,10 @@ Test(work, isend_keeps_moving_while_a_blocking_collective_waits, .timeout = 120)
   run_case("isend_then_blocking", 2, "barrier=dissemination");
   cr_expect_eq(tt_count(job.output, "ISEND_THEN_BLOCKING done\n"), 2, "%s", tt_excerpt(job.output, needles));
 }
+
+/* A large irecv moves while its rank computes without a call (the executor's thread,
+ * poked by the post, moves it): the sender's wait does not wait for the computation. */
+Test(work, irecv_moves_while_its_rank_computes, .timeout = 120) {
+  run_case("irecv_while_computing", 2, NULL);
+  cr_expect_eq(tt_count(job.output, "IRECV_WHILE_COMPUTING done\n"), 2, "%s", tt_excerpt(job.output, needles));
+}

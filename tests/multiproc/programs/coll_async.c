@@ -23,6 +23,10 @@
  *                 the bound; an all_reduce works after.
  *   isend_then_blocking (2 ranks) an isend behind which its sender makes a blocking
  *                 collective while the receiver is still in its blocking recv.
+ *   irecv_while_computing (2 ranks) rank 1 posts a 4 MiB irecv and computes for 2 s
+ *                 without a call; rank 0's isend of it and its wait end long before
+ *                 (the executor's thread, poked by the post, moves the receive, which
+ *                 the sender's rendezvous needs).
  *
  * Prints "<CASE> ..." lines with what it measured, "FAIL rank R <case>: ..." for each
  * failed check, and "coll_async: rank R case NAME, F failures"; exits 1 if F > 0. */
@@ -554,6 +558,42 @@ static void case_isend_then_blocking(void) {
   free(message);
 }
 
+static void case_irecv_while_computing(void) {
+  if (size != 2) {
+    fail("needs exactly 2 ranks, not %d", size);
+    return;
+  }
+  const size_t n = 1 << 20;
+  const int compute_ms = 2000;
+  int32_t* message = fill(TUTTI_DTYPE_INT32, 63, 0, n);
+  int32_t* got = calloc(n, sizeof *got);
+  ok(tutti_barrier(comm, NULL), "tutti_barrier before");
+  if (rank == 0) {
+    long long start = now_ms();
+    tutti_work* send = NULL;
+    if (ok(tutti_send(comm, message, n, TUTTI_DTYPE_INT32, 1, 3, &send), "tutti_send (isend)")) {
+      ok(tutti_work_wait(send, -1), "wait isend");
+    }
+    tutti_work_release(send);
+    long long sent_ms = now_ms() - start;
+    printf("IRECV_WHILE_COMPUTING sent_ms=%lld compute_ms=%d\n", sent_ms, compute_ms);
+    if (sent_ms >= compute_ms / 2)
+      fail("the isend took %lld ms while the receiver computed %d ms", sent_ms, compute_ms);
+  } else {
+    tutti_work* recv = NULL;
+    if (ok(tutti_recv(comm, got, n, TUTTI_DTYPE_INT32, 0, 3, &recv), "tutti_recv (irecv)")) {
+      compute_for(compute_ms);
+      if (ok(tutti_work_wait(recv, -1), "wait irecv"))
+        expect_inputs("irecv while computing", TUTTI_DTYPE_INT32, 63, 0, 0, got, n);
+    }
+    tutti_work_release(recv);
+  }
+  ok(tutti_barrier(comm, NULL), "tutti_barrier after");
+  printf("IRECV_WHILE_COMPUTING done\n");
+  free(got);
+  free(message);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i + 1 < argc; ++i) {
@@ -569,7 +609,8 @@ int main(int argc, char** argv) {
                {"p2p", case_p2p},
                {"p2p_too_small", case_p2p_too_small},
                {"irecv_unanswered", case_irecv_unanswered},
-               {"isend_then_blocking", case_isend_then_blocking}};
+               {"isend_then_blocking", case_isend_then_blocking},
+               {"irecv_while_computing", case_irecv_while_computing}};
   void (*run)(void) = NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     if (strcmp(cases[i].name, case_name) == 0) run = cases[i].run;
@@ -577,7 +618,8 @@ int main(int argc, char** argv) {
   if (run == NULL) {
     fprintf(stderr,
             "usage: coll_async --case "
-            "overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small|irecv_unanswered|isend_then_blocking\n");
+            "overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small|irecv_unanswered|isend_then_blocking|"
+            "irecv_while_computing\n");
     return 2;
   }
   if (!cv_join_world(&comm, &rank, &size)) return 1;

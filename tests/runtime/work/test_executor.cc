@@ -1,6 +1,7 @@
 // The executor: inline runs on an idle communicator, queued runs in issue order on its
-// own thread, failures carried by the Work, and the in-flight hooks driven between jobs
-// and, once asked to keep progressing, while idle.
+// own thread, failures carried by the Work, run_if_idle's refusal while busy, and the
+// in-flight hook driven between jobs, once poked, and, once asked to keep progressing,
+// while idle.
 #include <criterion/criterion.h>
 
 #include <atomic>
@@ -20,8 +21,6 @@ namespace {
 Executor::Hooks no_transport() {
   Executor::Hooks hooks;
   hooks.progress_in_flight = [] { return false; };
-  hooks.sleep_in_transport = [](int) {};
-  hooks.interrupt_transport = [] {};
   return hooks;
 }
 
@@ -137,20 +136,53 @@ Test(executor, destroying_it_finishes_the_queued_jobs, .timeout = 10) {
   cr_assert(queued->done() && queued->status() == Status::kOk);
 }
 
-// Once an asynchronous job has started the thread, a blocking run still costs no
-// wake-up while the thread is not asleep in the transport: neither the transport's
-// interrupt (a system call) nor the thread's condition variable.
-Test(executor, blocking_runs_beside_an_idle_thread_wake_nothing, .timeout = 10) {
-  std::atomic<int> interrupts{0};
-  Executor::Hooks hooks = no_transport();
-  hooks.interrupt_transport = [&] { ++interrupts; };
+// run_if_idle: inline on an idle executor, also once the thread runs; refused at once
+// while a job runs, and while one waits in the queue (has_queued says so), so that a
+// waiter driving its receive lets queued work go first.
+Test(executor, run_if_idle_runs_inline_or_refuses_while_busy, .timeout = 10) {
+  Executor executor(no_transport());
+  std::thread::id ran_on;
+  cr_assert(executor.run_if_idle([&] { ran_on = std::this_thread::get_id(); }));
+  cr_assert(ran_on == std::this_thread::get_id());
+  std::atomic<bool> release{false};
+  auto running = executor.submit([&](Work&) {
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  });
+  auto queued = executor.submit([](Work&) { return true; });
+  cr_assert(executor.has_queued() || queued->done(), "a job waits behind the running one");
+  bool ran = false;
+  cr_assert(!executor.run_if_idle([&] { ran = true; }));
+  cr_assert(!ran, "run_if_idle ran beside a running job");
+  release.store(true);
+  cr_assert(running->wait_for(5000) && queued->wait_for(5000));
+  cr_assert(!executor.has_queued());
+  // Idle again once the thread has let go of the last job (a moment after its Work).
+  auto start = std::chrono::steady_clock::now();
+  while (!executor.run_if_idle([&] { ran = true; }) &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  cr_assert(ran, "run_if_idle still refused 5 s after the jobs ended");
+}
+
+// poke: the thread, started for it, calls the in-flight hook every kMovingMs while it
+// says requests are in flight, with no job and no waiter; then idles.
+Test(executor, poke_has_the_thread_move_requests_in_flight, .timeout = 10) {
+  std::atomic<int> polls{0};
+  Executor::Hooks hooks;
+  hooks.progress_in_flight = [&] { return ++polls < 5; };
   Executor executor(hooks);
-  auto started = executor.submit([](Work&) { return true; });
-  cr_assert(started->wait_for(5000) && started->status() == Status::kOk);
+  executor.share();
+  executor.poke();
+  auto start = std::chrono::steady_clock::now();
+  while (polls.load() < 5 && std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  cr_assert_geq(polls.load(), 5, "the poked thread called the hook %d times in 5 s", polls.load());
   int ran = 0;
-  for (int i = 0; i < 100; ++i) executor.run([&ran] { ++ran; });
-  cr_assert_eq(ran, 100);
-  cr_assert_eq(interrupts.load(), 0, "%d interrupts of a transport nobody slept in", interrupts.load());
+  executor.run([&] { ++ran; });
+  cr_assert_eq(ran, 1);
 }
 
 // keep_progressing starts the thread with no job: its idle turns keep calling the
