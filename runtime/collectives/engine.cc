@@ -546,7 +546,8 @@ bool Engine::settle(InFlight& entry) {
     finished = true;
     entry.work->complete(setup_.fault->status(), concat(p2p_label(entry), " stopped: ", setup_.fault->why()));
   }
-  if (!finished && entry.deadline.expired()) {
+  // The coarse clock: a tick late on a timeout of seconds, and read on every look.
+  if (!finished && entry.deadline.expired_coarse()) {
     finished = true;
     entry.work->complete(Status::kTimeout, p2p_timed_out(p2p_label(entry), entry.timeout_ms, entry.kind, entry.peer));
   }
@@ -578,7 +579,7 @@ bool Engine::post_in_flight(const Call& call, const char* api, uint64_t number, 
 bool Engine::drive_point_to_point(const work::Work& work, int64_t timeout_ms, const std::atomic<bool>& leave) {
   return executor_->run_if_idle([&] {
     // Its own deadline bounds it (settle); timeout_ms is the waiter's.
-    const Deadline until = Deadline::after_ms(timeout_ms < 0 ? 0 : timeout_ms);
+    const Deadline until = timeout_ms > 0 ? Deadline::after_ms(timeout_ms) : Deadline::passed();
     TransportWait waiting(*transport_);
     while (true) {
       progress_in_flight();

@@ -83,7 +83,7 @@ void Executor::leave_inline() {
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     busy_ = false;
-    left_inline_ = std::chrono::steady_clock::now();
+    ++inline_runs_;
     wake = !queue_.empty() || locked_out_;
   }
   // Only the thread waits on changed_: for a job it may run, or for this call to let
@@ -94,6 +94,7 @@ void Executor::leave_inline() {
 void Executor::thread_main() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   int moving_looks_left = 0;
+  uint64_t inline_runs_seen = 0;
   while (true) {
     if (!queue_.empty() && !busy_) {
       Item item = std::move(queue_.front());
@@ -111,10 +112,12 @@ void Executor::thread_main() {
     bool in_flight = poked_;  // where this turn does not look: only news of a post
     bool locked_out = false;  // an inline call held the run lock: in flight unknown
     // While the user's thread uses the communicator, its calls and waits move what is
-    // in flight: look only once it has left the communicator alone for kMovingMs, so
-    // as never to hold the transport when that thread wants it (a thread that lost its
-    // core holding it kept a waiter out for milliseconds).
-    if (std::chrono::steady_clock::now() - left_inline_ >= std::chrono::milliseconds(kMovingMs)) {
+    // in flight: look only once it has left the communicator alone since the last turn
+    // (kMovingMs ago, moving), so as never to hold the transport when that thread wants
+    // it (a thread that lost its core holding it kept a waiter out for milliseconds).
+    const bool left_alone = inline_runs_ == inline_runs_seen;
+    inline_runs_seen = inline_runs_;
+    if (left_alone) {
       lock.unlock();
       {
         std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);

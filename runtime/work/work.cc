@@ -63,7 +63,7 @@ bool Work::wait_driving(int64_t timeout_ms) {
   // one too (the executor's thread progresses what is in flight between its jobs):
   // sleep a millisecond at a time, then try to drive again.
   using Clock = std::chrono::steady_clock;
-  const auto give_up = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  const auto give_up = timeout_ms < 0 ? Clock::time_point() : Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (!done()) {
     const int64_t left_ms =
         timeout_ms < 0 ? -1 : std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
