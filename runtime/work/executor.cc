@@ -54,7 +54,7 @@ void Executor::update_queued_locked() { queued_.store(!queue_.empty(), std::memo
 void Executor::poke() {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   start_thread_locked();
-  if (moving_) return;  // it looks again within kMovingMs
+  if (moving_looks_left_ > 0) return;  // it looks again within kMovingMs
   poked_ = true;
   changed_.notify_all();
 }
@@ -93,7 +93,6 @@ void Executor::leave_inline() {
 
 void Executor::thread_main() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
-  int moving_looks_left = 0;
   uint64_t inline_runs_seen = 0;
   while (true) {
     if (!queue_.empty() && !busy_) {
@@ -132,10 +131,9 @@ void Executor::thread_main() {
     // says a send or receive was posted inline, or, locked out by an inline call, until
     // it leaves (leave_inline wakes this thread for that only), to look again; the
     // timeout is a safety net.
-    moving_looks_left = in_flight ? kMovingLooks : std::max(moving_looks_left, 1) - 1;
-    moving_ = moving_looks_left > 0;
+    moving_looks_left_ = in_flight ? kMovingLooks : std::max(moving_looks_left_, 1) - 1;
     locked_out_ = locked_out;
-    changed_.wait_for(lock, std::chrono::milliseconds(moving_ ? kMovingMs : 50),
+    changed_.wait_for(lock, std::chrono::milliseconds(moving_looks_left_ > 0 ? kMovingMs : 50),
                       [this] { return stopping_ || poked_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_); });
     locked_out_ = false;
     poked_ = false;
