@@ -184,10 +184,6 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
     log::error(setup.where, ": unreadable loss event #", next_event - 1, " in the store: \"", value, "\"");
     return watch_on_loop();
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    lost.push_back(static_cast<int>(event->rank));
-  }
   std::string why;
   if (event->rank == setup.rank) {
     store_lost = true;  // the store closes this rank's connection next: no news
@@ -204,6 +200,12 @@ void Monitor::State::event_on_loop(Status status, const std::string& message, co
   log::warn(setup.where, ": ", why);
   trace::instant(trace::kHealthTrack, "rank lost", "health", concat(setup.where, ": ", why));
   setup.on_failure(Status::kPeerLost, why);
+  // Listed only once the communicator is stopped: a caller that sees the rank in
+  // lost_ranks() then finds every call refused, never one that starts and then fails.
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    lost.push_back(static_cast<int>(event->rank));
+  }
   watch_on_loop();
 }
 
