@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "runtime/common/error.h"
 
@@ -108,7 +109,11 @@ void Executor::thread_main() {
       continue;
     }
     if (stopping_) return;
-    bool in_flight = poked_;  // where this turn does not look: only news of a post
+    // Where this turn does not look, only news of a post says what is in flight. Taken
+    // here, not cleared after the wait: the poke that woke this turn is its news (cleared
+    // there, each poke woke a turn that saw none, and stopped looking: a wake-up for
+    // every post, 2-3x the time of a 4 KiB exchange over TCP).
+    bool in_flight = std::exchange(poked_, false);
     bool locked_out = false;  // an inline call held the run lock: in flight unknown
     // While the user's thread uses the communicator, its calls and waits move what is
     // in flight: look only once it has left the communicator alone since the last turn
@@ -136,7 +141,6 @@ void Executor::thread_main() {
     changed_.wait_for(lock, std::chrono::milliseconds(moving_looks_left_ > 0 ? kMovingMs : 50),
                       [this] { return stopping_ || poked_ || (!queue_.empty() && !busy_) || (locked_out_ && !busy_); });
     locked_out_ = false;
-    poked_ = false;
   }
 }
 
