@@ -103,16 +103,17 @@ class Executor {
   std::mutex queue_mutex_;
   std::condition_variable changed_;
   std::deque<Item> queue_;     // guarded by queue_mutex_
-  bool busy_ = false;          // a job is running; guarded by queue_mutex_
   bool stopping_ = false;      // guarded by queue_mutex_
-  bool locked_out_ = false;    // the thread waits for an inline call's run lock; guarded by queue_mutex_
   int moving_looks_left_ = 0;  // > 0: the thread looks every kMovingMs; guarded by queue_mutex_
   bool poked_ = false;         // poke() since the thread last looked; guarded by queue_mutex_
-  uint64_t inline_runs_ = 0;   // inline runs ended (a count, not a clock: each run read one); guarded by queue_mutex_
   std::thread thread_;
   std::atomic<bool> has_thread_{false};  // thread_ was started; set by the issuing thread
   std::atomic<bool> locking_{false};     // runs take the locks: has_thread_, or share()
   std::atomic<bool> queued_{false};      // !queue_.empty(); written under queue_mutex_
+  // enter_inline and leave_inline take no lock: see there.
+  std::atomic<bool> busy_{false};         // a job or an inline run holds the executor
+  std::atomic<bool> locked_out_{false};   // the thread waits for an inline call's run lock; written under queue_mutex_
+  std::atomic<uint64_t> inline_runs_{0};  // inline runs ended (a count, not a clock: each run read one)
 };
 
 template <typename Fn>
