@@ -122,6 +122,8 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
   engine->executor_ = std::make_unique<work::Executor>(std::move(hooks));
   engine->waiter_driver_ = std::make_shared<WaiterDriver>(self);
+  engine->sent_at_once_ = std::make_shared<work::Work>();
+  engine->sent_at_once_->complete(Status::kOk);
   log::info(setup.where, ": point-to-point over ", engine->transport_->describe(), ", ",
             engine->shm_ ? "collectives through shared memory"
             : engine->hierarchy_
@@ -273,7 +275,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
       // Posted here when the communicator is idle, as MPI's isend is, and queued behind
       // the operations issued before it otherwise. Its waiter moves it (tutti_work_wait
       // and tutti_work_test drive it), and so do this rank's other calls; where a peer
-      // may need it to move meanwhile (post_in_flight), the executor's thread, poked,
+      // may need it to move meanwhile (track_in_flight), the executor's thread, poked,
       // moves it every millisecond. Posted and completed by that thread instead, each
       // message cost a wake-up or two (an 8-byte exchange between 2 ranks took 25-134 us,
       // where Open MPI's over the same UCX takes 1-17).
@@ -281,14 +283,23 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
       // recorded by the waiter (this thread) must not come out before a begin recorded
       // by the executor's, where the post was queued.
       if (trace::on()) trace_p2p_begin(setup_.trace_track, call, number);
-      auto posted = std::make_shared<work::Work>();
-      posted->set_trace_track(setup_.trace_track);
-      posted->set_driver(waiter_driver_);
+      std::shared_ptr<work::Work> posted;
       bool move_alone = false;
-      if (!executor_->run_if_idle([&] { move_alone = post_in_flight(call, api, number, *posted); })) {
+      const bool inline_post = executor_->run_if_idle([&] {
+        transport::Request* request = post_point_to_point(call);
+        if (request == nullptr) {  // a send done as posted
+          if (trace::on()) trace_p2p_end(setup_.trace_track, call.kind, number, Status::kOk, "");
+          posted = sent_at_once_;
+          return;
+        }
+        posted = new_point_to_point_work();
+        move_alone = track_in_flight(request, call, api, number, *posted);
+      });
+      if (!inline_post) {
+        posted = new_point_to_point_work();
         executor_->submit(
             [this, call, api, number](work::Work& work) {
-              post_in_flight(call, api, number, work);
+              track_in_flight(post_point_to_point(call), call, api, number, work);
               return false;
             },
             posted);
@@ -561,10 +572,18 @@ bool Engine::settle(InFlight& entry) {
   return finished;
 }
 
-bool Engine::post_in_flight(const Call& call, const char* api, uint64_t number, work::Work& work) {
+std::shared_ptr<work::Work> Engine::new_point_to_point_work() const {
+  auto work = std::make_shared<work::Work>();
+  work->set_trace_track(setup_.trace_track);
+  work->set_driver(waiter_driver_);
+  return work;
+}
+
+bool Engine::track_in_flight(transport::Request* request, const Call& call, const char* api, uint64_t number,
+                             work::Work& work) {
   // Bounded like a blocking one: from the moment it is posted.
   const int64_t timeout_ms = op_timeout_ms_.load(std::memory_order_relaxed);
-  in_flight_.push_back(InFlight{post_point_to_point(call), work.shared_from_this(), api,
+  in_flight_.push_back(InFlight{request, work.shared_from_this(), api,
                                 Deadline::after_ms_from(coarse_now_ms(), timeout_ms), timeout_ms, call.kind, call.root,
                                 call.tag, number});
   if (settle(in_flight_.back())) {

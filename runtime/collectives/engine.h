@@ -120,10 +120,13 @@ class Engine {
   // Completes entry's Work if its request is done, failed, stopped or timed out, and
   // says whether it did; the caller then releases the request.
   bool settle(InFlight& entry);
-  // Posts an isend or irecv into in_flight_, completing its Work at once if it is done
-  // as posted (as a small send is); returns whether the executor's thread should move
-  // it while nobody waits on it.
-  bool post_in_flight(const Call& call, const char* api, uint64_t number, work::Work& work);
+  // Keeps a posted isend or irecv in in_flight_ with its Work, completing that at once
+  // if it is done as posted; returns whether the executor's thread should move it
+  // while nobody waits on it.
+  bool track_in_flight(transport::Request* request, const Call& call, const char* api, uint64_t number,
+                       work::Work& work);
+  // The Work of an isend or irecv: its waiter drives it.
+  std::shared_ptr<work::Work> new_point_to_point_work() const;
   // WaiterDriver's drive (work.h's Driver::drive), run inline on the waiter's thread;
   // it ends its turn early once `leave` is set (the engine is going).
   bool drive_point_to_point(const work::Work& work, int64_t timeout_ms, const std::atomic<bool>& leave);
@@ -182,6 +185,11 @@ class Engine {
   uint64_t next_p2p_ = 1;            // sends and receives, for messages
   std::vector<InFlight> in_flight_;  // run lock held
   std::shared_ptr<WaiterDriver> waiter_driver_;
+  // The Work of every isend done as posted (a small message, sent eagerly): already
+  // complete and never changed again, it is shared rather than made for each, as Open
+  // MPI hands back a completed request (an allocation, a completion under a lock and a
+  // destruction a call: a fifth of a small isend's instructions).
+  std::shared_ptr<work::Work> sent_at_once_;
   int64_t lingering_progressed_ns_ = 0;       // when progress_in_flight last did; run lock held
   std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
 };

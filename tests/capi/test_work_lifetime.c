@@ -55,6 +55,45 @@ Test(work_lifetime, release_racing_a_wait_on_another_thread, .timeout = 30) {
   cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
 }
 
+/* Sends done as posted (small, sent eagerly) share one completed operation, but each
+ * still has a handle of its own: released once, refused after, never mistaken for the
+ * handle that reuses its place. */
+Test(work_lifetime, sends_done_as_posted_have_handles_of_their_own, .timeout = 30) {
+  tutti_config config = solo_config();
+  tutti_comm* comm = NULL;
+  cr_assert_eq(tutti_comm_init(&config, &comm), TUTTI_OK, "%s", tutti_last_error());
+  int32_t out[3] = {7, 8, 9};
+  tutti_work* sent[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; ++i) {
+    cr_assert_eq(tutti_send(comm, &out[i], 1, TUTTI_DTYPE_INT32, 0, 4, &sent[i]), TUTTI_OK, "%s", tutti_last_error());
+  }
+  cr_expect(sent[0] != sent[1] && sent[1] != sent[2] && sent[0] != sent[2], "two sends got one handle");
+  int done = 0;
+  cr_expect_eq(tutti_work_test(sent[1], &done), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(done, 1, "a 4-byte send to this rank itself was not done as posted");
+  cr_expect_eq(tutti_work_release(sent[1]), TUTTI_OK, "%s", tutti_last_error());
+  expect_error(tutti_work_wait(sent[1], 0), TUTTI_ERR_INVALID_ARGUMENT, "already released");
+  /* The next handle takes the released one's place, under another generation. */
+  tutti_work* again = NULL;
+  cr_assert_eq(tutti_send(comm, &out[1], 1, TUTTI_DTYPE_INT32, 0, 4, &again), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect(again != sent[1], "a new handle repeated a released one");
+  expect_error(tutti_work_release(sent[1]), TUTTI_ERR_INVALID_ARGUMENT, "already released");
+  for (int i = 0; i < 3; i += 2) {
+    cr_expect_eq(tutti_work_wait(sent[i], -1), TUTTI_OK, "%s", tutti_last_error());
+    cr_expect_eq(tutti_work_release(sent[i]), TUTTI_OK, "%s", tutti_last_error());
+  }
+  cr_expect_eq(tutti_work_wait(again, -1), TUTTI_OK, "%s", tutti_last_error());
+  cr_expect_eq(tutti_work_release(again), TUTTI_OK, "%s", tutti_last_error());
+  /* Every message arrived, in order. */
+  const int32_t want[4] = {7, 8, 9, 8};
+  for (int i = 0; i < 4; ++i) {
+    int32_t in = -1;
+    cr_assert_eq(tutti_recv(comm, &in, 1, TUTTI_DTYPE_INT32, 0, 4, NULL), TUTTI_OK, "%s", tutti_last_error());
+    cr_expect_eq(in, want[i], "message %d: got %d, want %d", i, in, want[i]);
+  }
+  cr_expect_eq(tutti_comm_destroy(comm), TUTTI_OK);
+}
+
 static void environment_and_stderr(void) {
   clear_launcher_environment();
   cr_redirect_stderr();
