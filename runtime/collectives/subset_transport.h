@@ -29,6 +29,8 @@ class SubsetTransport final : public transport::Transport {
   bool finish(transport::Request* request, size_t* received) override { return whole_.finish(request, received); }
   bool wait_for_activity(int timeout_ms) override { return whole_.wait_for_activity(timeout_ms); }
   void interrupt() override { whole_.interrupt(); }
+  Armed arm() override { return whole_.arm(); }
+  void wait_armed(int timeout_ms) override { whole_.wait_armed(timeout_ms); }
   const char* describe() const override { return whole_.describe(); }
 
  private:

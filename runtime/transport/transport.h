@@ -86,8 +86,22 @@ class Transport {
   // (blocking waits call it after a short spin so that oversubscribed ranks yield).
   // Returns false, at once, when there was something to progress already.
   virtual bool wait_for_activity(int timeout_ms) = 0;
-  // Wakes a thread blocked in wait_for_activity. Any thread; never blocks.
+  // Wakes a thread blocked in wait_for_activity or wait_armed. Any thread; never blocks.
   virtual void interrupt() = 0;
+
+  // wait_for_activity in two halves, for a thread that must not hold the transport
+  // while it sleeps, since another thread may drive it meanwhile (a communicator's
+  // executor, moving what is in flight while the user's thread computes): arm() with
+  // the transport held, then wait_armed() without.
+  enum class Armed {
+    kArmed,        // wait_armed() now wakes on any arrival or completion, or interrupt()
+    kBusy,         // there is something to progress already
+    kUnsupported,  // this transport cannot be slept on so: sleep some other way
+  };
+  virtual Armed arm() { return Armed::kUnsupported; }
+  // Blocks until the transport, armed, has news, interrupt() is called, or timeout_ms
+  // passes; a spurious return is allowed. Any thread, the transport not held.
+  virtual void wait_armed(int timeout_ms) { (void)timeout_ms; }
 
   // Whether a send this transport calls done may still have bytes in the process,
   // which only a later progress() writes out (UCX over TCP: its endpoint's buffer, when

@@ -16,6 +16,7 @@ Executor::~Executor() {
     stopping_ = true;
   }
   changed_.notify_all();
+  wake_from_transport();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -69,7 +70,15 @@ std::shared_ptr<Work> Executor::submit(Job job, std::shared_ptr<Work> work) {
     start_thread_locked();
   }
   changed_.notify_all();
+  wake_from_transport();
   return work;
+}
+
+void Executor::wake_from_transport() {
+  // in_transport_ is set under queue_mutex_ after the thread saw the queue empty and
+  // not stopping: a change made under the lock before it is seen there, one after it
+  // reads it set here.
+  if (in_transport_.load()) hooks_.interrupt();
 }
 
 // An inline run claims busy_ by itself, without queue_mutex_: a small isend's
@@ -128,22 +137,41 @@ void Executor::thread_main() {
     const uint64_t inline_runs = inline_runs_.load(std::memory_order_relaxed);
     const bool left_alone = inline_runs == inline_runs_seen;
     inline_runs_seen = inline_runs;
+    Armed armed = Armed::kUnsupported;
     if (left_alone) {
       lock.unlock();
       {
         std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);
         locked_out = !run.owns_lock();
-        if (run.owns_lock() && hooks_.progress_in_flight) in_flight = hooks_.progress_in_flight();
+        if (run.owns_lock() && hooks_.progress_in_flight) {
+          in_flight = hooks_.progress_in_flight();
+          if (in_flight && hooks_.arm) armed = hooks_.arm();
+        }
       }
       lock.lock();
     }
-    // Requests in flight, or some a moment ago: look again in kMovingMs, not holding
-    // the transport meanwhile (a program that posts one send or receive after another
-    // then pokes nobody awake). Otherwise sleep until a job arrives or we stop, poke()
-    // says a send or receive was posted inline, or, locked out by an inline call, until
-    // it leaves (leave_inline wakes this thread for that only), to look again; the
-    // timeout is a safety net.
     moving_looks_left_ = in_flight ? kMovingLooks : std::max(moving_looks_left_, 1) - 1;
+    if (armed == Armed::kBusy) continue;  // news already: look again at once
+    if (armed == Armed::kArmed) {
+      // Left alone with requests in flight: sleep in the transport, not holding it, until
+      // it has news for them, for at most kMovingMs (their deadlines, the user's thread
+      // coming back); submit() and the destructor interrupt it. What came meanwhile is
+      // seen under the lock first.
+      if (!stopping_ && !poked_ && queue_.empty()) {
+        in_transport_.store(true);
+        lock.unlock();
+        hooks_.wait_armed(kMovingMs);
+        lock.lock();
+        in_transport_.store(false);
+      }
+      continue;
+    }
+    // Requests in flight, or some a moment ago, and no sleep in the transport: look
+    // again in kMovingMs, not holding the transport meanwhile (a program that posts one
+    // send or receive after another then pokes nobody awake). Otherwise sleep until a
+    // job arrives or we stop, poke() says a send or receive was posted inline, or,
+    // locked out by an inline call, until it leaves (leave_inline wakes this thread for
+    // that only), to look again; the timeout is a safety net.
     locked_out_.store(locked_out);
     changed_.wait_for(lock, std::chrono::milliseconds(moving_looks_left_ > 0 ? kMovingMs : 50), [this] {
       return stopping_ || poked_ || ((!queue_.empty() || locked_out_.load()) && !busy_.load());

@@ -8,9 +8,13 @@
 //
 // Between jobs, while the transport has requests in flight that nobody waits for (the
 // isend/irecv of tutti_send/tutti_recv, once poke() says so), the thread moves them
-// through the hook it was given every kMovingMs, and holds the transport only while
-// it does: their waiters move them themselves (work.h's Driver), and a thread asleep
-// in the transport had to be woken, by a system call, for each of their turns.
+// through the hook it was given, and holds the transport only while it does: their
+// waiters move them themselves (work.h's Driver), and a thread asleep in the transport
+// holding it had to be woken, by a system call, for each of their turns. Once the
+// user's thread has left the communicator alone, the thread sleeps in the transport
+// without holding it (the arm hooks), so that it moves them as their news arrives:
+// looking every kMovingMs instead, a 64 MiB isend to a rank that computed took 294 ms
+// over TCP rather than 15.
 #pragma once
 
 #include <atomic>
@@ -34,10 +38,18 @@ class Executor {
   // someone who completes it later (a posted isend). Throws Error on failure.
   using Job = std::function<bool(Work&)>;
 
+  // What arm() found (transport::Transport::Armed, which this layer does not see).
+  enum class Armed { kArmed, kBusy, kUnsupported };
+
   struct Hooks {
     // Moves in-flight requests forward and completes their Works; returns whether any
     // are still in flight. Called with the run lock held.
     std::function<bool()> progress_in_flight;
+    // Optional, all three or none: the transport's arm (run lock held), wait_armed
+    // (not held; up to the given milliseconds) and interrupt (any thread).
+    std::function<Armed()> arm;
+    std::function<void(int)> wait_armed;
+    std::function<void()> interrupt;
   };
 
   explicit Executor(Hooks hooks);
@@ -84,6 +96,9 @@ class Executor {
   };
 
   void thread_main();
+  // Interrupts the thread's sleep in the transport, if it sleeps there. After a change
+  // made under queue_mutex_.
+  void wake_from_transport();
   void execute(Item& item);
   void start_thread_locked();
   // The inline path of run(): claims the executor if it is idle, and lets it go.
@@ -111,9 +126,10 @@ class Executor {
   std::atomic<bool> locking_{false};     // runs take the locks: has_thread_, or share()
   std::atomic<bool> queued_{false};      // !queue_.empty(); written under queue_mutex_
   // enter_inline and leave_inline take no lock: see there.
-  std::atomic<bool> busy_{false};         // a job or an inline run holds the executor
-  std::atomic<bool> locked_out_{false};   // the thread waits for an inline call's run lock; written under queue_mutex_
-  std::atomic<uint64_t> inline_runs_{0};  // inline runs ended (a count, not a clock: each run read one)
+  std::atomic<bool> busy_{false};          // a job or an inline run holds the executor
+  std::atomic<bool> locked_out_{false};    // the thread waits for an inline call's run lock; written under queue_mutex_
+  std::atomic<uint64_t> inline_runs_{0};   // inline runs ended (a count, not a clock: each run read one)
+  std::atomic<bool> in_transport_{false};  // the thread sleeps in wait_armed; written under queue_mutex_
 };
 
 template <typename Fn>

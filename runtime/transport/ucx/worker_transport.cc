@@ -146,10 +146,9 @@ WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int
   params.name = name.c_str();
   ucs_status_t status = ucp_worker_create(context_->get(), &params, &worker_);
   const char* call = "ucp_worker_create";
-  int event_fd = -1;
   if (status == UCS_OK) {
     call = "ucp_worker_get_efd";
-    status = ucp_worker_get_efd(worker_, &event_fd);
+    status = ucp_worker_get_efd(worker_, &event_fd_);
   }
   if (status == UCS_OK) {
     call = "ucp_worker_get_address";
@@ -168,7 +167,7 @@ WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int
                 ucs_status_string(status), "); check the UCX_* variables in the environment (ucx_info -c)"));
   }
   host_ = host_identity();
-  wait_fds_.push_back(pollfd{event_fd, POLLIN, 0});
+  wait_fds_.push_back(pollfd{event_fd_, POLLIN, 0});
   for (int i = 0; i < size_; ++i) {
     peers_[i].owner = this;
     peers_[i].rank = i;
@@ -693,19 +692,38 @@ bool WorkerTransport::wait_for_activity(int timeout_ms) {
   return sleep_on_worker(std::clamp(timeout_ms, 0, kMaxSleepMs));
 }
 
-bool WorkerTransport::sleep_on_worker(int timeout_ms) {
+Transport::Armed WorkerTransport::arm() {
   // Arming fails with BUSY while events wait to be progressed: then there is something
   // to do already. Once armed, the event fd wakes poll() on any arrival, completion or
-  // ucp_worker_signal (interrupt()); the pidfds on a peer's exit.
+  // ucp_worker_signal (interrupt()).
   ucs_status_t armed = ucp_worker_arm(worker_);
-  if (armed == UCS_ERR_BUSY) return false;
+  if (armed == UCS_ERR_BUSY) return Armed::kBusy;
   if (armed != UCS_OK) {
-    // Not expected with UCP_FEATURE_WAKEUP; a short nap keeps the caller from spinning.
+    // Not expected with UCP_FEATURE_WAKEUP.
     log::debug("ucx: ucp_worker_arm failed on ", where_, ": ", ucs_status_string(armed));
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
-    return true;
+    return Armed::kUnsupported;
   }
   ++sleeps_;
+  return Armed::kArmed;
+}
+
+void WorkerTransport::wait_armed(int timeout_ms) {
+  // The event fd alone: the pidfds are reaped by the thread that holds the transport
+  // (sleep_on_worker), and one of an ended peer stays readable.
+  pollfd event{event_fd_, POLLIN, 0};
+  ::poll(&event, 1, std::clamp(timeout_ms, 0, kMaxSleepMs));
+}
+
+bool WorkerTransport::sleep_on_worker(int timeout_ms) {
+  switch (arm()) {
+    case Armed::kBusy: return false;
+    case Armed::kUnsupported:
+      // A short nap keeps the caller from spinning.
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 1)));
+      return true;
+    case Armed::kArmed: break;
+  }
+  // The pidfds too, on a peer's exit.
   if (::poll(wait_fds_.data(), wait_fds_.size(), timeout_ms) > 0) reap_ended_processes();
   return true;
 }

@@ -96,6 +96,8 @@ class WorkerTransport final : public Transport {
   // only while it is progressed, so the caller must come back to progress().
   bool wait_for_activity(int timeout_ms) override;
   void interrupt() override;
+  Armed arm() override;
+  void wait_armed(int timeout_ms) override;
   // Over TCP, UCX completes a send once its last bytes are in the endpoint's own
   // buffer; they reach the socket in a later ucp_worker_progress, once it has room.
   // InfiniBand's UD, which also completes sends before the peer has them, resends from
@@ -187,6 +189,7 @@ class WorkerTransport final : public Transport {
   std::string address_;                                 // this worker's, for the other ranks
   std::string host_;                                    // host_identity() of this process
   std::vector<Peer> peers_;                             // sized once: UCX holds pointers to its elements
+  int event_fd_ = -1;                                   // the worker's: wait_armed polls it from any thread
   std::vector<pollfd> wait_fds_;                        // the worker's event fd, then the peers' pidfds
   std::vector<int> wait_ranks_;                         // the peer of each pidfd in wait_fds_[1..]
   std::vector<std::unique_ptr<Operation>> operations_;  // every one ever made

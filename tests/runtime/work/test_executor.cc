@@ -1,12 +1,16 @@
 // The executor: inline runs on an idle communicator, queued runs in issue order on its
 // own thread, failures carried by the Work, run_if_idle's refusal while busy, and the
 // in-flight hook driven between jobs, once poked, and, once asked to keep progressing,
-// while idle.
+// while idle; with requests in flight and the user's thread away, the thread sleeping
+// in the transport, interrupted for a job or its end.
 #include <criterion/criterion.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -23,6 +27,52 @@ Executor::Hooks no_transport() {
   Executor::Hooks hooks;
   hooks.progress_in_flight = [] { return false; };
   return hooks;
+}
+
+// A transport the thread can sleep in: arm answers what `answers` says (then kArmed),
+// and wait_armed blocks until interrupt(), however long it is asked to wait (up to 5
+// s), so that a test sees whether the executor interrupts it.
+struct SleepyTransport {
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool interrupted = false;
+  std::vector<Executor::Armed> answers;  // arm's first answers, in order
+  std::atomic<int> looks{0}, arms{0}, sleeps{0}, interrupts{0};
+  std::atomic<int> looks_before_first_sleep{-1};
+
+  Executor::Hooks hooks() {
+    Executor::Hooks hooks;
+    hooks.progress_in_flight = [this] {
+      ++looks;
+      return true;  // always something in flight
+    };
+    hooks.arm = [this] {
+      const int arm = arms++;
+      return arm < static_cast<int>(answers.size()) ? answers[arm] : Executor::Armed::kArmed;
+    };
+    hooks.wait_armed = [this](int) {
+      if (sleeps++ == 0) looks_before_first_sleep = looks.load();
+      std::unique_lock<std::mutex> lock(mutex);
+      woken.wait_for(lock, std::chrono::seconds(5), [this] { return interrupted; });
+      interrupted = false;
+    };
+    hooks.interrupt = [this] {
+      ++interrupts;
+      std::lock_guard<std::mutex> lock(mutex);
+      interrupted = true;
+      woken.notify_all();
+    };
+    return hooks;
+  }
+};
+
+bool eventually(const std::function<bool()>& condition) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 }  // namespace
@@ -243,4 +293,48 @@ Test(executor, keep_progressing_drives_the_transport_while_idle, .timeout = 10) 
   int ran = 0;
   executor.run([&] { ++ran; });
   cr_assert_eq(ran, 1);
+}
+
+// Poked with requests in flight and left alone, the thread sleeps in the transport
+// (not holding it: a blocking call runs inline meanwhile), and a job submitted then
+// interrupts that sleep and runs, though the sleep would last seconds; arm's kBusy
+// (news already) has it look again at once instead of sleeping.
+Test(executor, the_thread_sleeps_in_the_transport_until_a_job_comes, .timeout = 30) {
+  SleepyTransport transport;
+  transport.answers = {Executor::Armed::kBusy, Executor::Armed::kBusy};
+  Executor executor(transport.hooks());
+  executor.share();
+  executor.poke();
+  cr_assert(eventually([&] { return transport.sleeps.load() > 0; }), "the thread never slept in the transport");
+  cr_expect_geq(transport.looks_before_first_sleep.load(), 3, "two kBusy answers, then a sleep: 3 looks first, not %d",
+                transport.looks_before_first_sleep.load());
+  int ran_inline = 0;
+  cr_assert(executor.run_if_idle([&] { ++ran_inline; }), "an inline run was refused while the thread slept");
+  cr_expect_eq(ran_inline, 1);
+  std::atomic<bool> ran{false};
+  auto work = executor.submit([&](Work&) {
+    ran = true;
+    return true;
+  });
+  cr_assert(work->wait_for(3000), "the job did not run within 3 s of its submission (sleep not interrupted?)");
+  cr_expect(ran.load());
+  cr_expect_geq(transport.interrupts.load(), 1, "the submission did not interrupt the sleep");
+}
+
+// The destructor interrupts the thread's sleep in the transport rather than waiting
+// it out.
+Test(executor, destroying_it_interrupts_the_threads_sleep_in_the_transport, .timeout = 30) {
+  SleepyTransport transport;
+  auto start = std::chrono::steady_clock::now();
+  {
+    Executor executor(transport.hooks());
+    executor.share();
+    executor.poke();
+    cr_assert(eventually([&] { return transport.sleeps.load() > 0; }), "the thread never slept in the transport");
+    start = std::chrono::steady_clock::now();
+  }
+  const auto took_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  cr_expect_lt(took_ms, 3000, "the destructor took %lld ms: it waited out the sleep", static_cast<long long>(took_ms));
+  cr_expect_geq(transport.interrupts.load(), 1);
 }
