@@ -1,6 +1,6 @@
 /* coll_async: work objects and point-to-point messages, for test_work.c.
  *
- *   coll_async --case NAME
+ *   coll_async --case NAME [--mib N] [--rounds R]
  *
  *   overlap       the last rank issues 300 ms late; the others' async all_reduce of
  *                 4 MiB returns at once, not done; all compute 1.5 s, then sleep 1.5 s,
@@ -23,10 +23,11 @@
  *                 the bound; an all_reduce works after.
  *   isend_then_blocking (2 ranks) an isend behind which its sender makes a blocking
  *                 collective while the receiver is still in its blocking recv.
- *   irecv_while_computing (2 ranks) rank 1 posts a 4 MiB irecv and computes for 2 s
- *                 without a call; rank 0's isend of it and its wait end long before
- *                 (the executor's thread, poked by the post, moves the receive, which
- *                 the sender's rendezvous needs).
+ *   irecv_while_computing (2 ranks) rank 1 posts a 4 MiB irecv (--mib N: N MiB) and
+ *                 computes for 2 s without a call; rank 0's isend of it and its wait
+ *                 end long before (the executor's thread, poked by the post, moves the
+ *                 receive, which the sender's rendezvous needs). R rounds (--rounds):
+ *                 the first pays for the connection and the pages, by hand.
  *
  * Prints "<CASE> ..." lines with what it measured, "FAIL rank R <case>: ..." for each
  * failed check, and "coll_async: rank R case NAME, F failures"; exits 1 if F > 0. */
@@ -44,6 +45,8 @@
 static tutti_comm* comm;
 static int rank, size;
 static const char* case_name = "";
+static int irecv_mib = 4;    /* irecv_while_computing's message, MiB */
+static int irecv_rounds = 1; /* and how many times it is sent */
 static int failures;
 
 __attribute__((format(printf, 1, 2))) static void fail(const char* format, ...) {
@@ -563,30 +566,32 @@ static void case_irecv_while_computing(void) {
     fail("needs exactly 2 ranks, not %d", size);
     return;
   }
-  const size_t n = 1 << 20;
+  const size_t n = (size_t)irecv_mib << 18; /* int32 elements */
   const int compute_ms = 2000;
   int32_t* message = fill(TUTTI_DTYPE_INT32, 63, 0, n);
   int32_t* got = calloc(n, sizeof *got);
-  ok(tutti_barrier(comm, NULL), "tutti_barrier before");
-  if (rank == 0) {
-    long long start = now_ms();
-    tutti_work* send = NULL;
-    if (ok(tutti_send(comm, message, n, TUTTI_DTYPE_INT32, 1, 3, &send), "tutti_send (isend)")) {
-      ok(tutti_work_wait(send, -1), "wait isend");
+  for (int round = 0; round < irecv_rounds; ++round) {
+    ok(tutti_barrier(comm, NULL), "tutti_barrier before");
+    if (rank == 0) {
+      long long start = now_ms();
+      tutti_work* send = NULL;
+      if (ok(tutti_send(comm, message, n, TUTTI_DTYPE_INT32, 1, 3, &send), "tutti_send (isend)")) {
+        ok(tutti_work_wait(send, -1), "wait isend");
+      }
+      tutti_work_release(send);
+      long long sent_ms = now_ms() - start;
+      printf("IRECV_WHILE_COMPUTING sent_ms=%lld compute_ms=%d\n", sent_ms, compute_ms);
+      if (sent_ms >= compute_ms / 2)
+        fail("the isend took %lld ms while the receiver computed %d ms", sent_ms, compute_ms);
+    } else {
+      tutti_work* recv = NULL;
+      if (ok(tutti_recv(comm, got, n, TUTTI_DTYPE_INT32, 0, 3, &recv), "tutti_recv (irecv)")) {
+        compute_for(compute_ms);
+        if (ok(tutti_work_wait(recv, -1), "wait irecv"))
+          expect_inputs("irecv while computing", TUTTI_DTYPE_INT32, 63, 0, 0, got, n);
+      }
+      tutti_work_release(recv);
     }
-    tutti_work_release(send);
-    long long sent_ms = now_ms() - start;
-    printf("IRECV_WHILE_COMPUTING sent_ms=%lld compute_ms=%d\n", sent_ms, compute_ms);
-    if (sent_ms >= compute_ms / 2)
-      fail("the isend took %lld ms while the receiver computed %d ms", sent_ms, compute_ms);
-  } else {
-    tutti_work* recv = NULL;
-    if (ok(tutti_recv(comm, got, n, TUTTI_DTYPE_INT32, 0, 3, &recv), "tutti_recv (irecv)")) {
-      compute_for(compute_ms);
-      if (ok(tutti_work_wait(recv, -1), "wait irecv"))
-        expect_inputs("irecv while computing", TUTTI_DTYPE_INT32, 63, 0, 0, got, n);
-    }
-    tutti_work_release(recv);
   }
   ok(tutti_barrier(comm, NULL), "tutti_barrier after");
   printf("IRECV_WHILE_COMPUTING done\n");
@@ -598,6 +603,13 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 1; i + 1 < argc; ++i) {
     if (strcmp(argv[i], "--case") == 0) case_name = argv[i + 1];
+    if (strcmp(argv[i], "--mib") == 0) irecv_mib = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--rounds") == 0) irecv_rounds = atoi(argv[i + 1]);
+  }
+  if (irecv_mib < 1 || irecv_mib > 4096 || irecv_rounds < 1 || irecv_rounds > 100) {
+    fprintf(stderr, "coll_async: --mib takes 1 to 4096 and --rounds 1 to 100, not %d and %d\n", irecv_mib,
+            irecv_rounds);
+    return 2;
   }
   static const struct {
     const char* name;
@@ -617,7 +629,7 @@ int main(int argc, char** argv) {
   }
   if (run == NULL) {
     fprintf(stderr,
-            "usage: coll_async --case "
+            "usage: coll_async [--mib N] [--rounds R] --case "
             "overlap|in_order|wait_timeout|test_poll|p2p|p2p_too_small|irecv_unanswered|isend_then_blocking|"
             "irecv_while_computing\n");
     return 2;
