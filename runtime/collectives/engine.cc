@@ -286,7 +286,7 @@ std::shared_ptr<work::Work> Engine::issue(const Call& call, const char* api, boo
       // the operations issued before it otherwise. Its waiter moves it (tutti_work_wait
       // and tutti_work_test drive it), and so do this rank's other calls; where a peer
       // may need it to move meanwhile (track_in_flight), the executor's thread, poked,
-      // moves it every millisecond. Posted and completed by that thread instead, each
+      // moves it as its news arrives. Posted and completed by that thread instead, each
       // message cost a wake-up or two (an 8-byte exchange between 2 ranks took 25-134 us,
       // where Open MPI's over the same UCX takes 1-17).
       // Traced on this thread: each thread's events reach the file in turn, and an end

@@ -13,8 +13,8 @@
 // holding it had to be woken, by a system call, for each of their turns. Once the
 // user's thread has left the communicator alone, the thread sleeps in the transport
 // without holding it (the arm hooks), so that it moves them as their news arrives:
-// looking every kMovingMs instead, a 64 MiB isend to a rank that computed took 294 ms
-// over TCP rather than 15.
+// when it looked every kMovingMs instead, a 64 MiB isend to a rank that computed for
+// 500 ms took 294 ms over TCP (now 53; 15 when the receiver waits at once).
 #pragma once
 
 #include <atomic>
