@@ -9,7 +9,8 @@
 // read through. (A handle that was memory, with a tag inside as tutti_comm has, could
 // not give that: the released handle's memory is gone by the time a racing wait reads
 // the tag. Handles of allocated memory kept in a hash set cost two allocations and a
-// hash per operation: a quarter of a small isend's own time.)
+// hash per operation: an 8-byte exchange with a work took 4122 instructions a call on
+// its receiving rank, 3777 without.)
 #pragma once
 
 #include <memory>

@@ -188,7 +188,8 @@ class Engine {
   // The Work of every isend done as posted (a small message, sent eagerly): already
   // complete and never changed again, it is shared rather than made for each, as Open
   // MPI hands back a completed request (an allocation, a completion under a lock and a
-  // destruction a call: a fifth of a small isend's instructions).
+  // destruction a call: a rank's 8-byte exchange with itself, both with works, took
+  // 0.49 us, 0.42 without).
   std::shared_ptr<work::Work> sent_at_once_;
   int64_t lingering_progressed_ns_ = 0;       // when progress_in_flight last did; run lock held
   std::unique_ptr<work::Executor> executor_;  // last: stops before the rest goes
