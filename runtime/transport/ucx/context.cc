@@ -172,13 +172,36 @@ bool tls_allows(std::string_view tls, std::initializer_list<std::string_view> tr
   return whole_group || any;
 }
 
+namespace {
+
+// The process's context: Context::shared and Context::renew.
+struct ProcessContext {
+  std::mutex mutex;
+  std::weak_ptr<Context> context;  // guarded by mutex
+};
+
+ProcessContext& process_context() {
+  static ProcessContext instance;
+  return instance;
+}
+
+}  // namespace
+
 std::shared_ptr<Context> Context::shared() {
-  static std::mutex mutex;
-  static std::weak_ptr<Context> current;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto context = current.lock()) return context;
+  ProcessContext& process = process_context();
+  std::lock_guard<std::mutex> lock(process.mutex);
+  if (auto context = process.context.lock()) return context;
   std::shared_ptr<Context> context(new Context(create_context()));
-  current = context;
+  process.context = context;
+  return context;
+}
+
+std::shared_ptr<Context> Context::renew(const std::shared_ptr<Context>& stale) {
+  ProcessContext& process = process_context();
+  std::lock_guard<std::mutex> lock(process.mutex);
+  if (auto context = process.context.lock(); context && context != stale) return context;
+  std::shared_ptr<Context> context(new Context(create_context()));
+  process.context = context;
   return context;
 }
 

@@ -104,6 +104,12 @@ class Context {
   // The process's context, created on first use and destroyed when its last holder
   // lets go. Any thread. Throws Error(kTransport) saying what UCX refused.
   static std::shared_ptr<Context> shared();
+  // A new process context in place of `stale`, unless another thread renewed it
+  // already (then that one). The devices UCX lists are those of when a context was
+  // made: a worker made later fails with NO_DEVICE if one of them has gone since (a
+  // container's or a test's network interface), and only a new listing avoids it.
+  // Holders of the stale one keep it. Any thread.
+  static std::shared_ptr<Context> renew(const std::shared_ptr<Context>& stale);
 
   ~Context();
   Context(const Context&) = delete;

@@ -145,6 +145,14 @@ WorkerTransport::WorkerTransport(std::shared_ptr<Context> context, int rank, int
   params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   params.name = name.c_str();
   ucs_status_t status = ucp_worker_create(context_->get(), &params, &worker_);
+  // A network device the context listed has gone since (Context::renew): list them
+  // again. Twice at most, for devices that come and go while this runs.
+  for (int renewed = 0; status == UCS_ERR_NO_DEVICE && renewed < 2; ++renewed) {
+    log::info(where_, ": a network device UCX listed has gone (ucp_worker_create: ", ucs_status_string(status),
+              "); listing them again");
+    context_ = Context::renew(context_);
+    status = ucp_worker_create(context_->get(), &params, &worker_);
+  }
   const char* call = "ucp_worker_create";
   if (status == UCS_OK) {
     call = "ucp_worker_get_efd";
