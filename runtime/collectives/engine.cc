@@ -120,14 +120,7 @@ std::unique_ptr<Engine> Engine::create(const EngineSetup& setup, Deadline deadli
   Engine* self = engine.get();
   work::Executor::Hooks hooks;
   hooks.progress_in_flight = [self] { return self->progress_in_flight(); };
-  hooks.arm = [self] {
-    switch (self->transport_->arm()) {
-      case transport::Transport::Armed::kArmed: return work::Executor::Armed::kArmed;
-      case transport::Transport::Armed::kBusy: return work::Executor::Armed::kBusy;
-      case transport::Transport::Armed::kUnsupported: break;
-    }
-    return work::Executor::Armed::kUnsupported;
-  };
+  hooks.arm = [self] { return self->transport_->arm(); };
   hooks.wait_armed = [self](int timeout_ms) { self->transport_->wait_armed(timeout_ms); };
   hooks.interrupt = [self] { self->transport_->interrupt(); };
   engine->executor_ = std::make_unique<work::Executor>(std::move(hooks));

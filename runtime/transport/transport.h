@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/work/armed.h"
+
 namespace tutti::transport {
 
 // Collectives tag their messages with the operation's sequence number; user
@@ -93,11 +95,7 @@ class Transport {
   // while it sleeps, since another thread may drive it meanwhile (a communicator's
   // executor, moving what is in flight while the user's thread computes): arm() with
   // the transport held, then wait_armed() without.
-  enum class Armed {
-    kArmed,        // wait_armed() now wakes on any arrival or completion, or interrupt()
-    kBusy,         // there is something to progress already
-    kUnsupported,  // this transport cannot be slept on so: sleep some other way
-  };
+  using Armed = work::Armed;
   virtual Armed arm() { return Armed::kUnsupported; }
   // Blocks until the transport, armed, has news, interrupt() is called, or timeout_ms
   // passes; a spurious return is allowed. Any thread, the transport not held.

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "runtime/common/error.h"
+#include "runtime/work/armed.h"
 #include "runtime/work/work.h"
 
 namespace tutti::work {
@@ -37,9 +38,6 @@ class Executor {
   // (the executor completes its Work with OK), false when it handed the Work to
   // someone who completes it later (a posted isend). Throws Error on failure.
   using Job = std::function<bool(Work&)>;
-
-  // What arm() found (transport::Transport::Armed, which this layer does not see).
-  enum class Armed { kArmed, kBusy, kUnsupported };
 
   struct Hooks {
     // Moves in-flight requests forward and completes their Works; returns whether any

@@ -18,6 +18,7 @@
 #include "runtime/work/executor.h"
 
 using tutti::Status;
+using tutti::work::Armed;
 using tutti::work::Executor;
 using tutti::work::Work;
 
@@ -36,7 +37,7 @@ struct SleepyTransport {
   std::mutex mutex;
   std::condition_variable woken;
   bool interrupted = false;
-  std::vector<Executor::Armed> answers;  // arm's first answers, in order
+  std::vector<Armed> answers;  // arm's first answers, in order
   std::atomic<int> looks{0}, arms{0}, sleeps{0}, interrupts{0};
   std::atomic<int> looks_before_first_sleep{-1};
 
@@ -48,7 +49,7 @@ struct SleepyTransport {
     };
     hooks.arm = [this] {
       const int arm = arms++;
-      return arm < static_cast<int>(answers.size()) ? answers[arm] : Executor::Armed::kArmed;
+      return arm < static_cast<int>(answers.size()) ? answers[arm] : Armed::kArmed;
     };
     hooks.wait_armed = [this](int) {
       if (sleeps++ == 0) looks_before_first_sleep = looks.load();
@@ -301,7 +302,7 @@ Test(executor, keep_progressing_drives_the_transport_while_idle, .timeout = 10) 
 // (news already) has it look again at once instead of sleeping.
 Test(executor, the_thread_sleeps_in_the_transport_until_a_job_comes, .timeout = 30) {
   SleepyTransport transport;
-  transport.answers = {Executor::Armed::kBusy, Executor::Armed::kBusy};
+  transport.answers = {Armed::kBusy, Armed::kBusy};
   Executor executor(transport.hooks());
   executor.share();
   executor.poke();
